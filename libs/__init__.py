@@ -1,0 +1,1 @@
+"""Ember's shared libraries: the pure core (template, graph) and the thin I/O edges."""

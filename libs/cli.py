@@ -1,0 +1,63 @@
+"""The ``ember`` command: one service, all of them (``dev``), or ``migrate``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from collections.abc import Sequence
+
+from libs.messaging.subjects import SERVICES
+
+
+def _run_service(name: str) -> None:
+    # Imported by name so that services stay independent packages: the CLI
+    # knows their names, never their insides.
+    module = importlib.import_module(f"services.{name}.main")
+    module.main()
+
+
+def _migrate() -> None:
+    from libs import lifecycle
+    from libs.db import migrate
+
+    settings = lifecycle.load_settings_or_exit(need_urls=True)
+    assert settings.database_url is not None
+    applied = asyncio.run(migrate.migrate_url(settings.database_url))
+    print(f"applied {applied}" if applied else "schema is up to date")
+
+
+def _dev() -> None:
+    from libs import dev
+
+    raise SystemExit(dev.main())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ember",
+        description="Ember: a convergence engine for Heat templates. Configured by EMBER_* variables.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in SERVICES:
+        sub.add_parser(name, help=f"run the {name} service")
+    sub.add_parser("dev", help="run everything on this machine (embedded Postgres and NATS "
+                               "unless EMBER_DATABASE_URL / EMBER_NATS_URL are set)")
+    sub.add_parser("migrate", help="apply database migrations to EMBER_DATABASE_URL")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command in SERVICES:
+        _run_service(args.command)
+    elif args.command == "migrate":
+        _migrate()
+    elif args.command == "dev":
+        _dev()
+    else:  # argparse rejects unknown commands before this
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""Configuration, parsed once from ``EMBER_*`` variables into frozen dataclasses.
+
+Nothing reads the environment anywhere else: a service calls :func:`load` with
+``os.environ`` (tests pass their own mapping) and hands the result down.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+Exporter = Literal["none", "console", "otlp", "file"]
+LogFormat = Literal["json", "text"]
+
+_PREFIX_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+class ConfigError(ValueError):
+    """A variable has a value Ember cannot use; the message names the variable."""
+
+    def __init__(self, variable: str, problem: str) -> None:
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+
+
+@dataclasses.dataclass(frozen=True)
+class TelemetrySettings:
+    exporter: Exporter
+    otlp_endpoint: str | None
+    file: Path | None
+    service_namespace: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    database_url: str | None
+    nats_url: str | None
+    api_host: str
+    api_port: int
+    data_dir: Path
+    # Every stream, subject and consumer name derives from this prefix, so two
+    # Ember installations (or two test runs) can share one nats-server.
+    nats_prefix: str
+    # JetStream replicas for Ember's streams: 1 on one server, 3 on a cluster.
+    nats_replicas: int
+    telemetry: TelemetrySettings
+    log_level: str
+    log_format: LogFormat
+    report_interval: float
+    shutdown_grace: float
+    worker_concurrency: int
+    hostname: str
+
+    @property
+    def api_url(self) -> str:
+        host = "127.0.0.1" if self.api_host in ("0.0.0.0", "") else self.api_host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.api_port}"
+
+    def with_urls(self, database_url: str, nats_url: str) -> Settings:
+        return dataclasses.replace(self, database_url=database_url, nats_url=nats_url)
+
+    def require_urls(self) -> tuple[str, str]:
+        """The two server URLs a service needs; `ember dev` fills them in when unset."""
+        if not self.database_url:
+            raise ConfigError("EMBER_DATABASE_URL", "is not set (use `ember dev` for embedded servers)")
+        if not self.nats_url:
+            raise ConfigError("EMBER_NATS_URL", "is not set (use `ember dev` for embedded servers)")
+        return self.database_url, self.nats_url
+
+
+def _get(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
+    value = _get(env, name)
+    if value is None:
+        return None
+    for url in value.split(","):
+        scheme = url.split("://", 1)[0] if "://" in url else ""
+        if scheme not in schemes:
+            wanted = " or ".join(s + "://" for s in schemes)
+            raise ConfigError(name, f"expected a URL starting with {wanted}, got {url!r}")
+    return value
+
+
+def _bind(env: Mapping[str, str], name: str, default: str) -> tuple[str, int]:
+    value = _get(env, name) or default
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(name, f"expected HOST:PORT with a port from 1 to 65535, got {value!r}")
+    return host.strip("[]"), int(port)
+
+
+def _number(env: Mapping[str, str], name: str, default: float, minimum: float) -> float:
+    value = _get(env, name)
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(name, f"expected a number, got {value!r}") from None
+    if number < minimum:
+        raise ConfigError(name, f"must be at least {minimum:g}, got {value!r}")
+    return number
+
+
+def _integer(env: Mapping[str, str], name: str, default: int, minimum: int, maximum: int) -> int:
+    value = _get(env, name)
+    if value is None:
+        return default
+    if not re.fullmatch(r"[0-9]+", value) or not minimum <= int(value) <= maximum:
+        raise ConfigError(name, f"expected a whole number from {minimum} to {maximum}, got {value!r}")
+    return int(value)
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = _get(env, name) or default
+    if value not in choices:
+        raise ConfigError(name, f"expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _telemetry(env: Mapping[str, str]) -> TelemetrySettings:
+    endpoint = _url(env, "EMBER_OTLP_ENDPOINT", ("http", "https"))
+    # An OTLP endpoint alone is enough to mean "export there", as with OTEL_* conventions.
+    default: Exporter = "otlp" if endpoint else "none"
+    exporter = _choice(env, "EMBER_OTEL_EXPORTER", default, ("none", "console", "otlp", "file"))
+    if exporter == "otlp" and not endpoint:
+        raise ConfigError("EMBER_OTLP_ENDPOINT", "is required when EMBER_OTEL_EXPORTER=otlp")
+    file_value = _get(env, "EMBER_OTEL_FILE")
+    if exporter == "file" and not file_value:
+        raise ConfigError("EMBER_OTEL_FILE", "is required when EMBER_OTEL_EXPORTER=file")
+    return TelemetrySettings(
+        exporter=exporter,  # type: ignore[arg-type]  # narrowed by _choice
+        otlp_endpoint=endpoint,
+        file=Path(file_value) if file_value else None,
+        service_namespace=_get(env, "EMBER_OTEL_NAMESPACE") or "ember",
+    )
+
+
+def load(env: Mapping[str, str]) -> Settings:
+    """Parse every ``EMBER_*`` variable; raise :class:`ConfigError` on the first bad one."""
+    host, port = _bind(env, "EMBER_API_BIND", "127.0.0.1:8004")
+    prefix = _get(env, "EMBER_NATS_PREFIX") or "ember"
+    if not _PREFIX_RE.match(prefix):
+        raise ConfigError("EMBER_NATS_PREFIX", "expected lowercase letters, digits and _"
+                          f" (starting with a letter), got {prefix!r}")
+    log_level = (_get(env, "EMBER_LOG_LEVEL") or "INFO").upper()
+    if log_level not in _LOG_LEVELS:
+        raise ConfigError("EMBER_LOG_LEVEL", f"expected one of {', '.join(_LOG_LEVELS)}, got {log_level!r}")
+    return Settings(
+        database_url=_url(env, "EMBER_DATABASE_URL", ("postgres", "postgresql")),
+        nats_url=_url(env, "EMBER_NATS_URL", ("nats", "tls")),
+        api_host=host,
+        api_port=port,
+        data_dir=Path(_get(env, "EMBER_DATA_DIR") or ".ember").resolve(),
+        nats_prefix=prefix,
+        nats_replicas=_integer(env, "EMBER_NATS_REPLICAS", 1, 1, 5),
+        telemetry=_telemetry(env),
+        log_level=log_level,
+        log_format=_choice(env, "EMBER_LOG_FORMAT", "json", ("json", "text")),  # type: ignore[arg-type]
+        report_interval=_number(env, "EMBER_REPORT_INTERVAL", 10.0, 0.1),
+        shutdown_grace=_number(env, "EMBER_SHUTDOWN_GRACE", 10.0, 0.0),
+        worker_concurrency=_integer(env, "EMBER_WORKER_CONCURRENCY", 16, 1, 4096),
+        hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
+    )

@@ -1,0 +1,27 @@
+"""The body of a service whose work arrives on one durable consumer."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+
+from libs.messaging.consumer import Consumer, Handler
+from libs.messaging.subjects import ConsumerSpec
+from libs.runtime import Runtime
+
+
+def consuming(spec_of: Callable[[Runtime], ConsumerSpec], handler_of: Callable[[Runtime], Handler],
+              *, concurrency_of: Callable[[Runtime], int] = lambda rt: rt.settings.worker_concurrency,
+              ) -> Callable[[Runtime], AbstractAsyncContextManager[None]]:
+    @contextlib.asynccontextmanager
+    async def body(rt: Runtime) -> AsyncIterator[None]:
+        consumer = Consumer(rt.bus, spec_of(rt), handler_of(rt), concurrency=concurrency_of(rt),
+                            logger_name=rt.service)
+        await consumer.start()
+        try:
+            yield
+        finally:
+            await consumer.stop(rt.settings.shutdown_grace)
+
+    return body

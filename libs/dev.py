@@ -1,0 +1,185 @@
+"""``ember dev``: everything on one machine, nothing installed but this package.
+
+Starts an embedded PostgreSQL and nats-server under ``EMBER_DATA_DIR`` (unless
+``EMBER_DATABASE_URL`` / ``EMBER_NATS_URL`` point at running servers), applies
+migrations, then runs the five services as child processes and restarts any
+that dies. Ctrl-C, SIGTERM or the death of this process stops everything:
+services first (they drain), then NATS, then PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import IO
+
+from libs import lifecycle
+from libs.config import Settings
+from libs.db import migrate
+from libs.embedded import process
+from libs.embedded.nats import EmbeddedNats
+from libs.embedded.postgres import EmbeddedPostgres
+from libs.messaging.subjects import SERVICES
+from libs.telemetry import logs
+
+log = logs.logger("dev")
+
+RESTART_BACKOFF_MAX = 10.0
+
+
+@dataclasses.dataclass
+class Child:
+    service: str
+    proc: subprocess.Popen[bytes] | None = None
+    restarts: int = 0
+    next_start: float = 0.0
+
+
+def _banner(settings: Settings, db_url: str, nats_url: str) -> str:
+    api = settings.api_url
+    return f"""
+Ember is running.
+  API:       {api}   (Heat Orchestration API v1 at {api}/v1/<project>)
+  health:    {api}/ember/v1/health
+  postgres:  {db_url}
+  nats:      {nats_url}
+  data:      {settings.data_dir}   (logs and spans in {settings.data_dir / 'logs'})
+
+Try it (noauth: the project is the path's project id):
+  openstack --os-auth-type none --os-endpoint {api}/v1/demo \\
+      stack create --wait -t template.yaml mystack
+
+Ctrl-C stops everything.
+"""
+
+
+def _lock_data_dir(data_dir: Path) -> IO[str]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    handle = (data_dir / "dev.lock").open("w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"ember dev: another `ember dev` is already running on {data_dir}", file=sys.stderr)
+        raise SystemExit(1) from None
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
+def _api_answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/", timeout=1) as response:
+            return bool(response.status)
+    except urllib.error.HTTPError:
+        return True  # any HTTP answer, 300 included, means it serves
+    except OSError:
+        return False
+
+
+class Supervisor:
+    def __init__(self, settings: Settings, env: dict[str, str], stop: threading.Event) -> None:
+        self.settings = settings
+        self.env = env
+        self.stop = stop
+        self.children = [Child(s) for s in SERVICES]
+        self.log_dir = settings.data_dir / "logs"
+
+    def start(self, child: Child) -> None:
+        child.proc = process.spawn(
+            [sys.executable, "-m", "libs.cli", child.service],
+            # Structured logs to the terminal; console spans (stdout) to a file.
+            log_path=self.log_dir / f"{child.service}.spans", stderr_to_parent=True, env=self.env,
+        )
+
+    def watch(self) -> None:
+        while not self.stop.wait(0.2):
+            now = time.monotonic()
+            for child in self.children:
+                if child.proc is None:
+                    if now >= child.next_start:
+                        self.start(child)
+                    continue
+                code = child.proc.poll()
+                if code is None:
+                    continue
+                # A crashed process costs a short delay, as the design promises.
+                delay = min(0.5 * 2 ** child.restarts, RESTART_BACKOFF_MAX)
+                log.warning("%s exited with %s; restarting in %.1fs", child.service, code, delay)
+                child.proc = None
+                child.restarts += 1
+                child.next_start = now + delay
+
+    def stop_all(self) -> None:
+        running = [c.proc for c in self.children if c.proc is not None and c.proc.poll() is None]
+        for proc in running:
+            proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.settings.shutdown_grace + 5
+        for proc in running:
+            try:
+                proc.wait(max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def main() -> int:
+    settings = lifecycle.load_settings_or_exit()
+    logs.configure("dev", settings.hostname, settings.log_level, settings.log_format)
+    lock = _lock_data_dir(settings.data_dir)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+
+    servers: list[EmbeddedPostgres | EmbeddedNats] = []
+    supervisor: Supervisor | None = None
+    try:
+        db_url = settings.database_url
+        if not db_url:
+            pg = EmbeddedPostgres(settings.data_dir / "postgres")
+            servers.append(pg)
+            db_url = pg.start()
+        nats_url = settings.nats_url
+        if not nats_url:
+            ns = EmbeddedNats(settings.data_dir / "nats")
+            servers.append(ns)
+            nats_url = ns.start()
+        asyncio.run(migrate.migrate_url(db_url))
+        (settings.data_dir / "dev.env").write_text(
+            f"EMBER_DATABASE_URL={db_url}\nEMBER_NATS_URL={nats_url}\n")
+
+        env = dict(os.environ)
+        env.update({"EMBER_DATABASE_URL": db_url, "EMBER_NATS_URL": nats_url,
+                    "EMBER_DATA_DIR": str(settings.data_dir)})
+        env.setdefault("EMBER_OTEL_EXPORTER", "otlp" if settings.telemetry.otlp_endpoint else "console")
+        supervisor = Supervisor(settings, env, stop)
+        for child in supervisor.children:
+            supervisor.start(child)
+        deadline = time.monotonic() + 60
+        while not stop.is_set() and not _api_answers(settings.api_url):
+            if time.monotonic() > deadline:
+                log.error("the api did not answer on %s within 60s", settings.api_url)
+                return 1
+            stop.wait(0.2)
+        if not stop.is_set():
+            print(_banner(settings, db_url, nats_url), file=sys.stderr, flush=True)
+            supervisor.watch()
+        return 0
+    except process.EmbeddedServerError as exc:
+        print(f"ember dev: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if supervisor is not None:
+            supervisor.stop_all()
+        for server in reversed(servers):
+            server.stop()
+        lock.close()

@@ -1,0 +1,1 @@
+"""Dependency graphs, deltas and traversals: pure, no I/O."""

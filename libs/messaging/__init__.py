@@ -1,0 +1,1 @@
+"""NATS and JetStream: every name in :mod:`subjects`, payloads in :mod:`payloads`."""

@@ -1,0 +1,187 @@
+"""The NATS connection of one service: streams and consumers ensured, traced publishes.
+
+``Bus`` is entered once per process (``async with Bus.connect(...)``) and drained
+on exit, so in-flight publishes and acks reach the server before the socket closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js import api as js_api
+from nats.js.errors import NotFoundError
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Tracer
+
+from libs.messaging.payloads import Payload
+from libs.messaging.subjects import ConsumerSpec, Names, StreamSpec
+from libs.telemetry import logs, propagation
+
+log = logs.logger("bus")
+
+# JetStream drops a repeated Nats-Msg-Id within this window (the default is 2 min).
+DUPLICATE_WINDOW_SECONDS = 600.0
+
+
+class Bus:
+    def __init__(self, nc: Client, names: Names, tracer: Tracer, replicas: int) -> None:
+        self.nc = nc
+        self.js: JetStreamContext = nc.jetstream()
+        self.names = names
+        self.tracer = tracer
+        self.replicas = replicas
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def connect(cls, url: str, names: Names, tracer: Tracer, *, client_name: str,
+                      replicas: int = 1) -> AsyncIterator[Bus]:
+        async def on_error(exc: Exception) -> None:
+            log.warning("nats error: %s", exc)
+
+        closing = False
+
+        async def on_disconnect() -> None:
+            if not closing:
+                log.warning("nats disconnected; reconnecting")
+
+        async def on_reconnect() -> None:
+            log.info("nats reconnected")
+
+        nc = await nats.connect(
+            servers=[u.strip() for u in url.split(",")],
+            name=client_name,
+            error_cb=on_error,
+            disconnected_cb=on_disconnect,
+            reconnected_cb=on_reconnect,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            connect_timeout=5,
+        )
+        bus = cls(nc, names, tracer, replicas)
+        try:
+            yield bus
+        finally:
+            closing = True
+            with contextlib.suppress(Exception):
+                await nc.drain()
+
+    # ---- topology ---------------------------------------------------------
+    async def ensure_topology(self, attempts_seconds: float = 30.0) -> None:
+        """Create every stream and durable consumer, or update them to this config.
+
+        Idempotent and safe when several services start at once: JetStream accepts
+        an identical ``add_stream`` as a no-op. A fresh cluster needs a moment to
+        elect its meta leader, hence the retry.
+        """
+        deadline = asyncio.get_running_loop().time() + attempts_seconds
+        # Until a meta leader exists, JetStream requests go unanswered rather than
+        # failing; a short timeout makes the retry prompt.
+        js = self.nc.jetstream(timeout=1.0)
+        while True:
+            try:
+                for stream in self.names.streams:
+                    await self._ensure_stream(js, stream)
+                for consumer in self.names.consumers:
+                    await self._ensure_consumer(js, consumer)
+                return
+            except (nats.errors.TimeoutError, nats.js.errors.ServiceUnavailableError,
+                    nats.js.errors.ServerError) as exc:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                log.info("jetstream not ready yet (%s); retrying", exc)
+                await asyncio.sleep(0.5)
+
+    async def _ensure_stream(self, js: JetStreamContext, spec: StreamSpec) -> None:
+        config = js_api.StreamConfig(
+            name=spec.name,
+            subjects=list(spec.subjects),
+            retention=(js_api.RetentionPolicy.WORK_QUEUE if spec.retention == "workqueue"
+                       else js_api.RetentionPolicy.LIMITS),
+            storage=js_api.StorageType.FILE,
+            max_age=spec.max_age_seconds,
+            num_replicas=self.replicas,
+            duplicate_window=DUPLICATE_WINDOW_SECONDS,
+        )
+        try:
+            await js.stream_info(spec.name)
+        except NotFoundError:
+            await js.add_stream(config)
+        else:
+            await js.update_stream(config)
+
+    async def _ensure_consumer(self, js: JetStreamContext, spec: ConsumerSpec) -> None:
+        config = js_api.ConsumerConfig(
+            durable_name=spec.durable,
+            ack_policy=js_api.AckPolicy.EXPLICIT,
+            ack_wait=spec.ack_wait_seconds,
+            max_deliver=spec.max_deliver,
+            filter_subject=spec.filter_subject,
+            deliver_policy=js_api.DeliverPolicy.ALL,
+            max_ack_pending=20000,
+            max_waiting=512,
+        )
+        await js.add_consumer(spec.stream, config)
+
+    # ---- publishing ---------------------------------------------------------
+    async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None) -> None:
+        """Publish to JetStream and wait for the stream's ack, with trace context in headers."""
+        with self.tracer.start_as_current_span(f"publish {payload.kind}", kind=SpanKind.PRODUCER,
+                                               attributes={"messaging.destination": subject}):
+            headers = propagation.inject({})
+            if msg_id is not None:
+                headers["Nats-Msg-Id"] = msg_id
+            await self.js.publish(subject, payload.to_bytes(), headers=headers)
+
+    async def request_core(self, subject: str, data: bytes, timeout: float) -> Msg:
+        """A core NATS request (no JetStream), traced."""
+        with self.tracer.start_as_current_span(f"request {subject}", kind=SpanKind.CLIENT):
+            return await self.nc.request(subject, data, timeout=timeout, headers=propagation.inject({}))
+
+    async def gather_replies(self, subject: str, data: bytes, timeout: float,
+                             expected: int | None = None) -> list[Msg]:
+        """Publish once and collect every reply until ``timeout`` (or ``expected`` replies)."""
+        inbox = self.nc.new_inbox()
+        replies: list[Msg] = []
+        done = asyncio.Event()
+
+        async def on_reply(msg: Msg) -> None:
+            replies.append(msg)
+            if expected is not None and len(replies) >= expected:
+                done.set()
+
+        sub = await self.nc.subscribe(inbox, cb=on_reply)
+        try:
+            with self.tracer.start_as_current_span(f"scatter {subject}", kind=SpanKind.CLIENT):
+                await self.nc.publish(subject, data, reply=inbox, headers=propagation.inject({}))
+                await self.nc.flush()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done.wait(), timeout)
+        finally:
+            await sub.unsubscribe()
+        return replies
+
+    async def serve(self, subject: str, handler: Callable[[Msg], Awaitable[bytes]],
+                    queue: str = "") -> Any:
+        """Answer core NATS requests on ``subject`` (a queue group, if named, shares them)."""
+
+        async def on_request(msg: Msg) -> None:
+            parent = propagation.extract(msg.headers)
+            with self.tracer.start_as_current_span(f"serve {msg.subject}", context=parent,
+                                                   kind=SpanKind.SERVER):
+                try:
+                    body = await handler(msg)
+                except Exception:
+                    log.exception("control request on %s failed", msg.subject)
+                    trace.get_current_span().set_status(trace.StatusCode.ERROR)
+                    return
+                if msg.reply:
+                    await msg.respond(body)
+
+        return await self.nc.subscribe(subject, queue=queue, cb=on_request)

@@ -1,0 +1,117 @@
+"""Message payloads: frozen dataclasses with a schema version, serialized with orjson.
+
+Each payload names its ``kind``; :func:`decode` maps it back to the class. A
+payload of an unknown kind or a newer schema is a :class:`PayloadError`, which
+the consumer terminates rather than redelivering forever.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, TypeVar
+
+import orjson
+
+SCHEMA_VERSION = 1
+
+_REGISTRY: dict[str, type[Payload]] = {}
+
+P = TypeVar("P", bound="Payload")
+
+
+class PayloadError(ValueError):
+    """The bytes are not a payload this version of Ember understands."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Payload:
+    kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            if cls.kind in _REGISTRY:
+                raise TypeError(f"payload kind {cls.kind!r} registered twice")
+            _REGISTRY[cls.kind] = cls
+
+    def to_bytes(self) -> bytes:
+        body = dataclasses.asdict(self)
+        body["kind"] = self.kind
+        body["v"] = SCHEMA_VERSION
+        return orjson.dumps(body)
+
+    @classmethod
+    def from_dict(cls: type[P], data: dict[str, Any]) -> P:
+        names = {f.name for f in dataclasses.fields(cls)}
+        missing = [f.name for f in dataclasses.fields(cls) if f.name not in data
+                   and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if missing:
+            raise PayloadError(f"{cls.kind}: missing {', '.join(missing)}")
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def decode(data: bytes) -> Payload:
+    try:
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise PayloadError(f"not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise PayloadError("not a JSON object")
+    version = body.get("v")
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise PayloadError(f"unsupported schema version {version!r}")
+    cls = _REGISTRY.get(str(body.get("kind")))
+    if cls is None:
+        raise PayloadError(f"unknown payload kind {body.get('kind')!r}")
+    return cls.from_dict(body)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanRequest(Payload):
+    """Ask the planner to turn a stack's desired state into a traversal."""
+
+    kind: ClassVar[str] = "plan"
+    project: str
+    stack_id: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkItem(Payload):
+    """One node of one traversal, ready to run a step."""
+
+    kind: ClassVar[str] = "work"
+    stack_id: str
+    traversal_id: str
+    node: str
+
+    @property
+    def msg_id(self) -> str:
+        # JetStream drops a second publish with the same id within its window.
+        return f"{self.stack_id}:{self.traversal_id}:{self.node}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe(Payload):
+    """A health probe sent through a queue; whoever handles it answers on ``reply_to``."""
+
+    kind: ClassVar[str] = "probe"
+    probe_id: str
+    reply_to: str
+    # Wall-clock expiry: a probe that waited in a queue with no consumer must
+    # not be answered hours later by the next process to start.
+    expires_at: float
+
+    def expired(self, now: float) -> bool:
+        return now > self.expires_at
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeReply(Payload):
+    kind: ClassVar[str] = "probe_reply"
+    probe_id: str
+    service: str
+    service_id: str
+    host: str
+    pid: int
+    uptime_seconds: float

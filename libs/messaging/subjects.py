@@ -1,0 +1,128 @@
+"""Every stream, subject and durable consumer name Ember uses, in one place.
+
+All names derive from one prefix (``EMBER_NATS_PREFIX``, default ``ember``), so
+installations and test runs can share a nats-server without seeing each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+SERVICES = ("api", "planner", "worker", "observer", "notifier")
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamSpec:
+    name: str
+    subjects: tuple[str, ...]
+    # "workqueue": a message is gone once acked (work to do);
+    # "limits": kept for every consumer until age/size limits (notices to fan out).
+    retention: str
+    max_age_seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsumerSpec:
+    stream: str
+    durable: str
+    filter_subject: str
+    ack_wait_seconds: float
+    max_deliver: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Names:
+    prefix: str = "ember"
+
+    @property
+    def _stream_prefix(self) -> str:
+        return self.prefix.upper()
+
+    # ---- streams -------------------------------------------------------
+    @property
+    def plan_stream(self) -> StreamSpec:
+        return StreamSpec(f"{self._stream_prefix}_PLAN", (f"{self.prefix}.plan.>",), "workqueue", 7 * 86400)
+
+    @property
+    def work_stream(self) -> StreamSpec:
+        return StreamSpec(f"{self._stream_prefix}_WORK", (f"{self.prefix}.work.>",), "workqueue", 7 * 86400)
+
+    @property
+    def events_stream(self) -> StreamSpec:
+        return StreamSpec(f"{self._stream_prefix}_EVENTS", (f"{self.prefix}.events.>",), "limits", 86400)
+
+    @property
+    def hooks_stream(self) -> StreamSpec:
+        return StreamSpec(f"{self._stream_prefix}_HOOKS", (f"{self.prefix}.hooks.>",), "limits", 7 * 86400)
+
+    @property
+    def streams(self) -> tuple[StreamSpec, ...]:
+        return (self.plan_stream, self.work_stream, self.events_stream, self.hooks_stream)
+
+    # ---- durable consumers ----------------------------------------------
+    @property
+    def planners(self) -> ConsumerSpec:
+        return ConsumerSpec(self.plan_stream.name, "planners", f"{self.prefix}.plan.>", 30.0, 100)
+
+    @property
+    def workers(self) -> ConsumerSpec:
+        return ConsumerSpec(self.work_stream.name, "workers", f"{self.prefix}.work.>", 30.0, 1000)
+
+    @property
+    def notifier_events(self) -> ConsumerSpec:
+        return ConsumerSpec(self.events_stream.name, "notifier-events", f"{self.prefix}.events.>", 30.0, 100)
+
+    @property
+    def notifier_hooks(self) -> ConsumerSpec:
+        return ConsumerSpec(self.hooks_stream.name, "notifier-hooks", f"{self.prefix}.hooks.>", 30.0, 100)
+
+    @property
+    def consumers(self) -> tuple[ConsumerSpec, ...]:
+        return (self.planners, self.workers, self.notifier_events, self.notifier_hooks)
+
+    # ---- subjects ---------------------------------------------------------
+    def plan(self, project: str, stack_id: str) -> str:
+        return f"{self.prefix}.plan.{_token(project)}.{_token(stack_id)}"
+
+    def work(self, stack_id: str) -> str:
+        return f"{self.prefix}.work.{_token(stack_id)}"
+
+    # Health probes travel the real queues, so a reply proves the queue flows
+    # and that some process consumes it. ``_probe`` cannot be a stack id (uuids).
+    @property
+    def plan_probe(self) -> str:
+        return f"{self.prefix}.plan._probe"
+
+    @property
+    def work_probe(self) -> str:
+        return f"{self.prefix}.work._probe"
+
+    @property
+    def events_probe(self) -> str:
+        return f"{self.prefix}.events._probe"
+
+    def events(self, project: str, stack_id: str) -> str:
+        return f"{self.prefix}.events.{_token(project)}.{_token(stack_id)}"
+
+    def hooks(self, project: str, stack_id: str, resource: str) -> str:
+        return f"{self.prefix}.hooks.{_token(project)}.{_token(stack_id)}.{_token(resource)}"
+
+    def scale(self, project: str, stack_id: str, group: str) -> str:
+        return f"{self.prefix}.scale.{_token(project)}.{_token(stack_id)}.{_token(group)}"
+
+    # Core NATS (no JetStream): live control requests answered by running processes.
+    def control_ping(self, service: str) -> str:
+        if service not in SERVICES:
+            raise ValueError(f"unknown service {service!r}")
+        return f"{self.prefix}.control.{service}.ping"
+
+
+def _token(value: str) -> str:
+    """A subject token: NATS forbids '.', '*', '>' and whitespace inside one."""
+    out = []
+    for ch in value:
+        if ch in ".*> \t\r\n" or ord(ch) < 32:
+            out.append(f"%{ord(ch):02X}")
+        else:
+            out.append(ch)
+    return "".join(out) or "_"

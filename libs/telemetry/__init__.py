@@ -1,0 +1,1 @@
+"""Tracing, trace-context propagation through NATS headers, and structured logs."""

@@ -1,0 +1,1 @@
+"""The template language (HOT and CFN): pure, no I/O."""

@@ -1,0 +1,1 @@
+"""Ember's services. They never import each other: they meet in Postgres and on NATS."""

@@ -1,0 +1,63 @@
+"""Errors in Heat's fault body shape, for every failure the api answers.
+
+``{"code": 404, "title": "Not Found", "explanation": "...",
+"error": {"type": "EntityNotFound", "message": "...", "traceback": null}}``
+is what python-heatclient parses to print ``error.message``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
+
+import orjson
+from aiohttp import web
+
+from libs.telemetry import logs
+
+log = logs.logger("api")
+
+_EXPLANATIONS = {
+    400: "The server could not comply with the request since it is either malformed or otherwise incorrect.",
+    403: "Access was denied to this resource.",
+    404: "The resource could not be found.",
+    405: "The method specified is not allowed for this resource.",
+    409: "There was a conflict when trying to complete your request.",
+    413: "The request entity is too large.",
+    500: "The server has either erred or is incapable of performing the requested operation.",
+    503: "The service is unavailable.",
+}
+
+
+def fault(status: int, error_type: str, message: str,
+          headers: dict[str, str] | None = None) -> web.Response:
+    body = {
+        "code": status,
+        "title": HTTPStatus(status).phrase,
+        "explanation": _EXPLANATIONS.get(status, HTTPStatus(status).description),
+        "error": {"type": error_type, "message": message, "traceback": None},
+    }
+    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json",
+                        headers=headers)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def fault_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPMethodNotAllowed as exc:
+        return fault(405, "HTTPMethodNotAllowed",
+                     f"The method {request.method} is not allowed for this resource.",
+                     headers={"Allow": ", ".join(sorted(exc.allowed_methods))})
+    except web.HTTPNotFound:
+        return fault(404, "HTTPNotFound", f"The resource could not be found: {request.path}")
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return fault(exc.status, type(exc).__name__, exc.text or exc.reason)
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return fault(500, "InternalServerError", "An unexpected error occurred; see the api log.")

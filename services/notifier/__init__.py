@@ -1,0 +1,1 @@
+"""The notifier service: Gets event and hook notices out to webhooks and integration subjects."""

@@ -1,0 +1,1 @@
+"""The observer service: watches the cloud, records drift, asks for converge plans."""

