@@ -23,14 +23,15 @@ ensure_venv() {
   fi
   local stamp=".venv/.ember-installed-${extra:-base}"
   local want
-  want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+  want="$(cat pyproject.toml requirements.lock | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "== installing Ember into .venv"
     .venv/bin/python -m pip install --quiet --upgrade pip
+    # requirements.lock pins every transitive package; pyproject.toml pins the direct ones.
     if [ -n "$extra" ]; then
-      .venv/bin/python -m pip install --quiet -e ".[$extra]"
+      .venv/bin/python -m pip install --quiet -c requirements.lock -e ".[$extra]"
     else
-      .venv/bin/python -m pip install --quiet -e .
+      .venv/bin/python -m pip install --quiet -c requirements.lock -e .
     fi
     echo "$want" > "$stamp"
   fi
