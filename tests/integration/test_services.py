@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,47 @@ def _async(fn: Any) -> Any:
     async def call() -> Any:
         return fn()
     return call
+
+
+async def test_spans_reach_an_otlp_collector(ember_env: dict[str, str], tmp_path: Path) -> None:
+    """EMBER_OTLP_ENDPOINT alone sends spans over OTLP/HTTP, flushed when the service stops."""
+    from aiohttp import web
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    received: list[tuple[str, str]] = []
+
+    async def collect(request: web.Request) -> web.Response:
+        export = ExportTraceServiceRequest()
+        export.ParseFromString(await request.read())
+        for resource_spans in export.resource_spans:
+            attrs = {a.key: a.value.string_value for a in resource_spans.resource.attributes}
+            for scope in resource_spans.scope_spans:
+                received.extend((attrs["service.name"], span.name) for span in scope.spans)
+        return web.Response(status=200, body=b"", content_type="application/x-protobuf")
+
+    collector = web.Application()
+    collector.router.add_post("/v1/traces", collect)
+    runner = web.AppRunner(collector)
+    await runner.setup()
+    collector_port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", collector_port).start()
+    api_port = free_port()
+    env = {**ember_env, "EMBER_API_BIND": f"127.0.0.1:{api_port}",
+           "EMBER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector_port}"}
+    api = ember(["api"], env, tmp_path / "api.log")
+    try:
+        async with aiohttp.ClientSession() as http:
+            async def root_answers() -> bool:
+                try:
+                    async with http.get(f"http://127.0.0.1:{api_port}/") as response:
+                        return response.status == 300
+                except aiohttp.ClientError:
+                    return False
+            await eventually(root_answers, timeout=60, interval=0.2, what="the api")
+        # In a thread: the collector answering the final flush runs on this loop.
+        assert await asyncio.to_thread(terminate, api) == 0
+        await eventually(_async(lambda: ("ember-api", "GET /") in received), timeout=10,
+                         what="the request span at the collector")
+    finally:
+        await asyncio.to_thread(terminate, api)
+        await runner.cleanup()
