@@ -24,7 +24,13 @@ def _migrate() -> None:
 
     settings = lifecycle.load_settings_or_exit(need_urls=True)
     assert settings.database_url is not None
-    applied = asyncio.run(migrate.migrate_url(settings.database_url))
+    database_url = settings.database_url
+
+    async def prepare() -> list[int]:
+        await migrate.ensure_database(database_url)
+        return await migrate.migrate_url(database_url)
+
+    applied = asyncio.run(prepare())
     print(f"applied {applied}" if applied else "schema is up to date")
 
 
@@ -43,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(name, help=f"run the {name} service")
     sub.add_parser("dev", help="run everything on this machine (embedded Postgres and NATS "
                                "unless EMBER_DATABASE_URL / EMBER_NATS_URL are set)")
-    sub.add_parser("migrate", help="apply database migrations to EMBER_DATABASE_URL")
+    sub.add_parser("migrate", help="create EMBER_DATABASE_URL's database if missing and apply migrations")
     return parser
 
 

@@ -132,6 +132,11 @@ class Supervisor:
                 proc.wait()
 
 
+async def _prepare_database(url: str) -> None:
+    await migrate.ensure_database(url)
+    await migrate.migrate_url(url)
+
+
 def main() -> int:
     settings = lifecycle.load_settings_or_exit()
     logs.configure("dev", settings.hostname, settings.log_level, settings.log_format)
@@ -153,7 +158,7 @@ def main() -> int:
             ns = EmbeddedNats(settings.data_dir / "nats")
             servers.append(ns)
             nats_url = ns.start()
-        asyncio.run(migrate.migrate_url(db_url))
+        asyncio.run(_prepare_database(db_url))
         (settings.data_dir / "dev.env").write_text(
             f"EMBER_DATABASE_URL={db_url}\nEMBER_NATS_URL={nats_url}\n")
 

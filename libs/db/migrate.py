@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from importlib import resources
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import asyncpg
 
@@ -63,6 +64,28 @@ async def migrate(conn: Conn) -> list[int]:
     if applied_now:
         log.info("applied migrations %s", applied_now)
     return applied_now
+
+
+async def ensure_database(url: str) -> bool:
+    """Create the URL's database if the server lacks it; True when this call created it."""
+    try:
+        conn = await asyncpg.connect(url)
+    except asyncpg.InvalidCatalogNameError:
+        pass
+    else:
+        await conn.close()
+        return False
+    parts = urlsplit(url)
+    name = unquote(parts.path.lstrip("/"))
+    admin = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")))
+    try:
+        await admin.execute(f'CREATE DATABASE "{name.replace(chr(34), chr(34) * 2)}"')
+    except asyncpg.DuplicateDatabaseError:
+        return False  # another starter won the race
+    finally:
+        await admin.close()
+    log.info("created database %s", name)
+    return True
 
 
 async def migrate_url(url: str) -> list[int]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 
 import asyncpg
 
@@ -36,3 +38,26 @@ async def test_concurrent_starters_apply_each_migration_once(servers: Servers) -
 def test_migration_files_are_numbered_without_gaps() -> None:
     versions = [m.version for m in migrate.available()]
     assert versions == list(range(1, len(versions) + 1))
+
+
+async def test_ember_migrate_creates_a_missing_database(servers: Servers) -> None:
+    name = "ember_new_" + asyncio.current_task().get_name().replace("-", "_")[-8:]  # type: ignore[union-attr]
+    url = database_url_for(servers.admin_db_url, name)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "libs.cli", "migrate", env={**os.environ, "EMBER_DATABASE_URL": url,
+                                                              "EMBER_NATS_URL": "nats://127.0.0.1:1"},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        assert out.decode().startswith("applied [1")
+        conn = await asyncpg.connect(url)
+        try:
+            assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == len(migrate.available())
+        finally:
+            await conn.close()
+        assert await migrate.ensure_database(url) is False
+    finally:
+        admin = await asyncpg.connect(servers.admin_db_url)
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
