@@ -1,0 +1,204 @@
+"""Errors of the template language, named and worded as Heat names and words them.
+
+``error_type`` is Heat's exception class name: the API puts it in the fault
+body's ``error.type``, and clients and operators match on it. Messages keep
+Heat's wording (its typos included) because tools and people grep for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+PathItem = str | int
+
+
+def format_path(path: Sequence[PathItem]) -> str:
+    """Heat's path rendering: ``resources.server.properties.networks[0].port``."""
+    out = ""
+    for item in path:
+        if isinstance(item, int) or (isinstance(item, str) and item.isdigit()):
+            out += f"[{item}]"
+        elif out:
+            out += f".{item}"
+        else:
+            out = str(item)
+    return out
+
+
+class TemplateError(Exception):
+    """Base of every error the template language raises; maps to HTTP 400 unless noted."""
+
+    error_type = "StackValidationFailed"
+    http_status = 400
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class StackValidationFailed(TemplateError):
+    """Heat's ``StackValidationFailed``: ``[<error>: ]<path>: <message>``."""
+
+    error_type = "StackValidationFailed"
+
+    def __init__(self, message: str, path: Sequence[PathItem] = (), error: str = "") -> None:
+        self.path = tuple(path)
+        self.error = error
+        self.detail = message
+        rendered = format_path(self.path)
+        text = (f"{error}: " if error else "") + (f"{rendered}: " if rendered else "") + message
+        super().__init__(text)
+
+    def prefixed(self, *outer: PathItem) -> StackValidationFailed:
+        """The same error with ``outer`` path items put in front of its path."""
+        return StackValidationFailed(self.detail, (*outer, *self.path), self.error)
+
+
+class InvalidTemplateVersion(TemplateError):
+    error_type = "InvalidTemplateVersion"
+
+    def __init__(self, explanation: str) -> None:
+        super().__init__(f"The template version is invalid: {explanation}")
+
+
+class InvalidTemplateSection(TemplateError):
+    error_type = "InvalidTemplateSection"
+
+    def __init__(self, section: str) -> None:
+        super().__init__(f"The template section is invalid: {section}")
+
+
+class InvalidSchemaError(TemplateError):
+    error_type = "InvalidSchemaError"
+
+
+class UnknownUserParameter(TemplateError):
+    error_type = "UnknownUserParameter"
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"The Parameter ({key}) was not defined in template.")
+        self.key = key
+
+
+class UserParameterMissing(TemplateError):
+    error_type = "UserParameterMissing"
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"The Parameter ({key}) was not provided.")
+        self.key = key
+
+
+class ImmutableParameterModified(TemplateError):
+    error_type = "ImmutableParameterModified"
+
+    def __init__(self, *keys: str) -> None:
+        super().__init__("The following parameters are immutable and may not be updated: "
+                         + ", ".join(keys))
+        self.keys = keys
+
+
+class InvalidTemplateReference(TemplateError):
+    error_type = "InvalidTemplateReference"
+
+    def __init__(self, resource: str, key: str) -> None:
+        super().__init__(f'The specified reference "{resource}" (in {key}) is incorrect.')
+
+
+class InvalidTemplateAttribute(TemplateError):
+    error_type = "InvalidTemplateAttribute"
+
+    def __init__(self, resource: str, key: str) -> None:
+        super().__init__(f"The Referenced Attribute ({resource} {key}) is incorrect.")
+
+
+class CircularDependencyException(TemplateError):
+    error_type = "CircularDependencyException"
+
+    def __init__(self, cycle: str) -> None:
+        super().__init__(f"Circular Dependency Found: {cycle}")
+
+
+class InvalidBreakPointHook(TemplateError):
+    error_type = "InvalidBreakPointHook"
+
+
+class InvalidRestrictedAction(TemplateError):
+    error_type = "InvalidRestrictedAction"
+
+
+class InvalidEnvironment(TemplateError):
+    """Heat raises a plain ValueError here, which the API shows as HTTPBadRequest."""
+
+    error_type = "HTTPBadRequest"
+
+
+class InvalidMergeStrategyForParam(TemplateError):
+    error_type = "InvalidMergeStrategyForParam"
+
+    def __init__(self, strategy: str, param: str) -> None:
+        super().__init__(f"Invalid merge strategy '{strategy}' for parameter '{param}'.")
+
+
+class ConflictingMergeStrategyForParam(TemplateError):
+    error_type = "ConflictingMergeStrategyForParam"
+
+    def __init__(self, strategy: str, param: str, env_file: str) -> None:
+        super().__init__(f"Conflicting merge strategy '{strategy}' for parameter '{param}' "
+                         f"in file '{env_file}'.")
+
+
+class NotFound(TemplateError):
+    """Heat's generic ``NotFound`` (HTTP 404), e.g. an unknown template version in the API."""
+
+    error_type = "NotFound"
+    http_status = 404
+
+
+class NotSupported(TemplateError):
+    error_type = "NotSupported"
+
+    def __init__(self, feature: str) -> None:
+        super().__init__(f"{feature} is not supported.")
+
+
+class RequestLimitExceeded(TemplateError):
+    error_type = "RequestLimitExceeded"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"Request limit exceeded: {message}")
+
+
+class TemplateParseError(TemplateError):
+    """The text is neither valid YAML nor JSON (Heat: a ValueError shown as HTTPBadRequest)."""
+
+    error_type = "HTTPBadRequest"
+
+
+class FunctionError(TemplateError):
+    """A function failed while resolving (a ValueError/TypeError in Heat).
+
+    Raised inside resolution; callers attach the path (outputs turn it into
+    ``output_error``, properties into ``StackValidationFailed``).
+    """
+
+    error_type = "StackValidationFailed"
+
+
+class UnhandledPythonError(TemplateError):
+    """A plain Python exception that Heat's engine lets escape (no HeatException around it).
+
+    Heat's fault middleware names it by its class (``error.type`` is
+    ``ValueError``, ``TypeError``...) and answers 400 for ValueError and
+    AttributeError, 500 for anything else; the text is Python's. Seen with
+    malformed parameter schemas (``range: {min: abc}``) and groups.
+    """
+
+    _BAD_REQUEST = ("ValueError", "AttributeError")
+
+    def __init__(self, python_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = python_type
+        self.http_status = 400 if python_type in self._BAD_REQUEST else 500

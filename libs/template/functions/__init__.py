@@ -1,0 +1,1 @@
+"""Intrinsic functions: the framework (:mod:`base`), HOT's (:mod:`hot`) and CFN's (:mod:`cfn`)."""

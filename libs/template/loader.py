@@ -1,0 +1,163 @@
+"""Template and environment text to Python data, exactly as Heat's server parses them.
+
+Heat tries JSON first and falls back to YAML 1.1 through PyYAML's safe loader,
+so ``010`` is 8, ``yes`` is true and ``1e3`` (no dot) stays a string. Its one
+change to the safe loader is that timestamps construct as plain strings. When
+the fast C loader fails, Heat parses again with the pure-Python loader only to
+get its more helpful error text, and that text is what users see.
+
+Messages are Heat's. The API layer adds Heat's ``"Template not in valid
+format: "`` / ``"Environment not in valid format: "`` prefix when the text came
+in the request body.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+from libs.template.errors import InvalidEnvironment, RequestLimitExceeded, TemplateParseError
+
+try:
+    from yaml import CSafeLoader as _FastSafeLoader
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _FastSafeLoader  # type: ignore[assignment]
+
+MAX_TEMPLATE_SIZE = 524288
+"""Heat's ``max_template_size`` default (512 KiB), counted in characters of the text."""
+
+VERSION_KEYS = ("HeatTemplateFormatVersion", "heat_template_version", "AWSTemplateFormatVersion")
+
+ENV_SECTIONS = (
+    PARAMETERS, RESOURCE_REGISTRY, PARAMETER_DEFAULTS,
+    ENCRYPTED_PARAM_NAMES, EVENT_SINKS, PARAMETER_MERGE_STRATEGIES,
+) = (
+    "parameters", "resource_registry", "parameter_defaults",
+    "encrypted_param_names", "event_sinks", "parameter_merge_strategies",
+)
+
+Source = str | bytes | Mapping[str, Any]
+
+
+class HeatYamlLoader(_FastSafeLoader):
+    """The safe loader with timestamps kept as the text they were written as.
+
+    Heat keeps the timestamp resolver and replaces its constructor (rather than
+    dropping the resolver), so even an explicit ``!!timestamp`` tag gives a string.
+    """
+
+
+def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    assert isinstance(node, yaml.ScalarNode)
+    return loader.construct_scalar(node)
+
+
+HeatYamlLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+
+
+def _text(source: str | bytes) -> str:
+    # Heat receives text inside a JSON request body, so it never sees bytes.
+    return source.decode("utf-8") if isinstance(source, bytes) else source
+
+
+def check_template_size(text: str, max_size: int = MAX_TEMPLATE_SIZE) -> None:
+    """Heat's ``validate_template_limit``: the length of ``str()`` of the template."""
+    if len(text) > max_size:
+        raise RequestLimitExceeded(
+            f"Template size ({len(text)} bytes) exceeds maximum allowed size ({max_size} bytes).")
+
+
+def parse_template(source: Source, *, max_size: int = MAX_TEMPLATE_SIZE,
+                   url: str | None = None) -> dict[str, Any]:
+    """Template text (JSON or YAML) to a dict, with Heat's checks and messages.
+
+    An already-parsed map (a JSON object in the request body) is only size-checked,
+    against the length of its Python ``str()``, as Heat's API does; the version key
+    is then left to the template class. ``url`` names a nested template in the YAML
+    error message (Heat: ``[root stack]`` when absent).
+    """
+    if isinstance(source, Mapping):
+        data = dict(source)
+        check_template_size(str(data), max_size)
+        return data
+    text = _text(source)
+    check_template_size(text, max_size)
+    parsed = _load_template_text(text, url)
+    if not isinstance(parsed, dict):
+        raise TemplateParseError("The template is not a JSON object or YAML mapping.")
+    if not any(key in parsed for key in VERSION_KEYS):
+        raise TemplateParseError("Template format version not found.")
+    return parsed
+
+
+def _load_template_text(text: str, url: str | None) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        parsed = yaml.load(text, Loader=HeatYamlLoader)
+    except yaml.YAMLError:
+        try:
+            # Heat returns this reparse's result when it succeeds, without the
+            # None -> {} step below; the two loaders practically never disagree.
+            return yaml.load(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            where = "[root stack]" if url is None else url
+            raise TemplateParseError(f"Error parsing template {where} {exc}") from None
+    return {} if parsed is None else parsed
+
+
+def parse_environment(source: Source | None) -> dict[str, Any]:
+    """Environment text (always YAML, never tried as JSON first) to a dict.
+
+    A parsed map is only section-checked, as Heat's API does for a JSON object.
+    Sections are not defaulted here: see :func:`with_missing_sections`.
+    """
+    if source is None:
+        return {}
+    if isinstance(source, Mapping):
+        return validate_environment(dict(source))
+    text = _text(source)
+    try:
+        env = yaml.load(text, Loader=HeatYamlLoader)
+    except yaml.YAMLError:
+        try:
+            env = yaml.load(text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as exc:
+            raise InvalidEnvironment(str(exc)) from None
+    else:
+        if env is None:
+            env = {}
+    if not isinstance(env, dict):
+        raise InvalidEnvironment("The environment is not a valid YAML mapping data type.")
+    return validate_environment(env)
+
+
+def validate_environment(env: dict[str, Any]) -> dict[str, Any]:
+    """Only Heat's six sections, and none of them null.
+
+    Heat rejects ``parameters:`` with nothing after it rather than reading it as
+    empty; heatclient does not, so such a file passes the client and fails here.
+    """
+    for key, value in env.items():
+        if key not in ENV_SECTIONS:
+            raise InvalidEnvironment(f'environment has wrong section "{key}"')
+        if value is None:
+            raise InvalidEnvironment(f'environment has empty section "{key}"')
+    return env
+
+
+def with_missing_sections(env: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy with every absent section present and empty, as Heat's API fills them.
+
+    ``parameter_merge_strategies`` is the one section Heat leaves absent.
+    """
+    full = dict(env)
+    for section in ENV_SECTIONS:
+        if section not in full and section != PARAMETER_MERGE_STRATEGIES:
+            full[section] = [] if section in (ENCRYPTED_PARAM_NAMES, EVENT_SINKS) else {}
+    return full

@@ -1,0 +1,130 @@
+"""Resolving a stack's snippets against known resource data: properties and outputs.
+
+The engine knows each resource's reference id and attributes (from the
+database); validation and preview know none (they resolve what they can and
+treat the rest as unknown). :class:`ResourceData` is that knowledge; the
+:class:`StackResolver` joins it with parameters, conditions and files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from libs.template import errors
+from libs.template.functions import base
+from libs.template.stack import StackDefinition
+
+
+class ResourceData(Protocol):
+    def reference(self, resource: str) -> Any: ...
+
+    def attribute(self, resource: str, attribute: str) -> Any: ...
+
+    def all_attributes(self, resource: str) -> dict[str, Any]: ...
+
+
+class StaticResourceData:
+    """Resource data held in memory: what tests and previews use."""
+
+    def __init__(self, references: Mapping[str, Any] | None = None,
+                 attributes: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        self._references = dict(references or {})
+        self._attributes = {k: dict(v) for k, v in (attributes or {}).items()}
+
+    def reference(self, resource: str) -> Any:
+        return self._references.get(resource)
+
+    def attribute(self, resource: str, attribute: str) -> Any:
+        return self._attributes.get(resource, {}).get(attribute)
+
+    def all_attributes(self, resource: str) -> dict[str, Any]:
+        return dict(self._attributes.get(resource, {}))
+
+
+def _walk(value: Any, path: Sequence[Any]) -> Any:
+    """Heat's attribute path walk: a bad step gives None rather than an error."""
+    for step in path:
+        if isinstance(value, Mapping):
+            value = value.get(step) if isinstance(step, str) else None
+        elif isinstance(value, list) and not isinstance(step, bool):
+            # A string index into a list gives None for get_attr (Heat's quirk).
+            value = value[step] if isinstance(step, int) and -len(value) <= step < len(value) else None
+        else:
+            return None
+        if value is None:
+            return None
+    return value
+
+
+class StackResolver:
+    """A :class:`~libs.template.functions.base.Resolver` over one stack definition."""
+
+    def __init__(self, stack: StackDefinition, data: ResourceData, *,
+                 files: Mapping[str, str] | None = None, facade: Mapping[str, Any] | None = None,
+                 availability_zones: Sequence[str] = ("nova",)) -> None:
+        self._stack = stack
+        self._data = data
+        self._files = dict(files if files is not None else stack.template.files)
+        self._facade = facade
+        self._azs = list(availability_zones)
+
+    def parameter(self, name: str) -> Any:
+        if name not in self._stack.parameters:
+            raise errors.UserParameterMissing(name)
+        return self._stack.parameters.value(name)
+
+    def condition(self, name: str) -> bool:
+        return self._stack.conditions.is_enabled(name)
+
+    def _known(self, resource: str) -> None:
+        if resource not in self._stack.resources:
+            raise errors.InvalidTemplateReference(resource, "unknown")
+
+    def reference(self, resource: str) -> Any:
+        self._known(resource)
+        return self._data.reference(resource)
+
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any]) -> Any:
+        self._known(resource)
+        return _walk(self._data.attribute(resource, attribute), path)
+
+    def all_attributes(self, resource: str) -> dict[str, Any]:
+        self._known(resource)
+        return self._data.all_attributes(resource)
+
+    def file(self, key: str) -> str | None:
+        return self._files.get(key)
+
+    def facade(self, field: str) -> Any:
+        if self._facade is None:
+            # What Heat says when a top-level stack asks for its (absent) parent.
+            raise AttributeError("'NoneType' object has no attribute 'metadata_get'")
+        return self._facade.get(field)
+
+    def availability_zones(self) -> list[str]:
+        return list(self._azs)
+
+    # ---- what the API shows ---------------------------------------------------
+    def properties(self, resource: str) -> Any:
+        """A resource's properties resolved (Heat's "resolved properties")."""
+        return base.resolve(self._stack.resources[resource].properties, self, nullable=False) or {}
+
+    def output(self, name: str) -> dict[str, Any]:
+        """One output in the API's shape; a failure is ``output_error``, never an exception."""
+        defn = self._stack.outputs[name]
+        body: dict[str, Any] = {
+            "output_key": name,
+            "description": "No description given" if defn.description is None else str(defn.description),
+        }
+        value = None
+        try:
+            if defn.enabled:
+                value = base.resolve(defn.value, self)
+        except Exception as exc:  # Heat reports any failure, whatever its type
+            body["output_error"] = str(exc)
+        body["output_value"] = value
+        return body
+
+    def outputs(self) -> list[dict[str, Any]]:
+        return [self.output(name) for name in self._stack.outputs]

@@ -1,0 +1,322 @@
+"""A stack definition: template + parameters (+ conditions), validated in Heat's order.
+
+This is everything about a stack that needs no cloud and no database: which
+resources are enabled, what each requires, the dependency graph, the outputs,
+and Heat's validation. The engine and the API wrap it with a resolver that
+knows live resource data; validation and preview use it as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from libs.graph.dag import CycleError, Graph
+from libs.template import errors
+from libs.template.definitions import DELETE, OutputDefinition, ResourceDefinition
+from libs.template.functions import base
+from libs.template.template import Template
+
+_IN_PROGRESS = object()
+
+
+class ParameterValues(Protocol):
+    def value(self, name: str) -> Any: ...
+
+    def __contains__(self, name: object) -> bool: ...
+
+    def names(self) -> Iterable[str]: ...
+
+
+class ConditionResolver:
+    """Resolves condition expressions: parameters and other conditions, nothing else."""
+
+    def __init__(self, parameters: ParameterValues, conditions: Conditions) -> None:
+        self._parameters = parameters
+        self._conditions = conditions
+
+    def parameter(self, name: str) -> Any:
+        if name not in self._parameters:
+            raise errors.UserParameterMissing(name)
+        return self._parameters.value(name)
+
+    def condition(self, name: str) -> bool:
+        return self._conditions.is_enabled(name)
+
+    def reference(self, resource: str) -> Any:
+        raise ValueError("resources cannot be referenced in conditions")
+
+    def attribute(self, resource: str, attribute: str, path: Any) -> Any:
+        raise ValueError("resources cannot be referenced in conditions")
+
+    def all_attributes(self, resource: str) -> dict[str, Any]:
+        raise ValueError("resources cannot be referenced in conditions")
+
+    def file(self, key: str) -> str | None:
+        return None
+
+    def facade(self, field: str) -> Any:
+        raise ValueError("resource_facade cannot be used in conditions")
+
+    def availability_zones(self) -> list[str]:
+        return []
+
+
+class Conditions:
+    """The ``conditions`` section, each evaluated once, cycles refused (Heat's rules)."""
+
+    def __init__(self, parsed: Mapping[str, Any], parameters: ParameterValues) -> None:
+        self._defs = dict(parsed)
+        self._resolved: dict[str, object] = {}
+        self._resolver = ConditionResolver(parameters, self)
+
+    def validate(self) -> None:
+        for name, definition in self._defs.items():
+            _check_condition_type(name, definition)
+            base.validate(definition)
+
+    def is_enabled(self, name: Any) -> bool:
+        if name is None:
+            return True
+        if isinstance(name, bool):
+            return name
+        if not isinstance(name, str) or name not in self._defs:
+            raise ValueError(f'Invalid condition "{name}"')
+        state = self._resolved.get(name)
+        if state is _IN_PROGRESS:
+            raise errors.StackValidationFailed(f'Circular definition for condition "{name}"',
+                                               error="Condition validation error")
+        if state is None:
+            self._resolved[name] = _IN_PROGRESS
+            value = base.resolve(self._defs[name], self._resolver)
+            _check_condition_type(name, value)
+            self._resolved[name] = bool(value)
+        return bool(self._resolved[name])
+
+    def evaluate(self, expression: Any) -> bool:
+        """An inline condition (a resource's or output's ``condition:`` that is not a name)."""
+        value = base.resolve(expression, self._resolver)
+        return self.is_enabled(value)
+
+    def names(self) -> list[str]:
+        return list(self._defs)
+
+
+def _check_condition_type(name: str, definition: Any) -> None:
+    if not isinstance(definition, (bool, base.Function)):
+        raise errors.StackValidationFailed(
+            f'The definition of condition "{name}" is invalid: {definition}',
+            error="Condition validation error")
+
+
+class StackDefinition:
+    def __init__(self, template: Template, parameters: ParameterValues) -> None:
+        self.template = template
+        self.parameters = parameters
+        d = template.dialect
+        raw_conditions = template.section(d.conditions) if template.has_conditions else {}
+        if not isinstance(raw_conditions, Mapping):
+            raise errors.StackValidationFailed(
+                "Condition definitions must be a map. "
+                f"Found a {type(raw_conditions).__name__} instead",
+                error="Conditions validation error")
+        # Conditions are parsed before they exist, so they see parameters only;
+        # resources and outputs are parsed with the conditions at hand.
+        self._params_only = _NoResources(parameters)
+        self.conditions = Conditions(
+            {n: template.parse_condition(c, f"{d.conditions}.{n}", self._params_only)
+             for n, c in raw_conditions.items()},
+            parameters)
+        self._resolver = ConditionResolver(parameters, self.conditions)
+        self._all_names = frozenset(str(n) for n in template.resources_section)
+        self._resources: dict[str, ResourceDefinition] | None = None
+        self._outputs: dict[str, OutputDefinition] | None = None
+
+    # ---- resources -----------------------------------------------------------
+    def all_resource_names(self) -> frozenset[str]:
+        """Every resource the template names, enabled by its condition or not."""
+        return self._all_names
+
+    @property
+    def resources(self) -> dict[str, ResourceDefinition]:
+        """The enabled resources, parsed, in template order."""
+        if self._resources is None:
+            self._resources = dict(self._definitions())
+        return self._resources
+
+    def _definitions(self) -> Iterable[tuple[str, ResourceDefinition]]:
+        d = self.template.dialect
+        valid = set(self.template.version.resource_keys)
+        for name, snippet in self.template.resources_section.items():
+            # Heat never checks CFN resource keys: unknown ones are ignored.
+            invalid = [k for k in snippet if k not in valid] if self.template.version.kind == "hot" else []
+            if invalid:
+                raise errors.StackValidationFailed(
+                    "Invalid keyword(s) inside a resource definition: " + ", ".join(invalid))
+            defn = self._definition(str(name), snippet)
+            if defn.condition is not None:
+                try:
+                    enabled = self._enabled(defn.condition)
+                except ValueError as exc:
+                    raise errors.StackValidationFailed(
+                        str(exc), (d.resources, name, d.res_condition)) from None
+                if not enabled:
+                    continue
+            yield str(name), defn
+
+    def _enabled(self, condition: Any) -> bool:
+        if isinstance(condition, (str, bool)):
+            return self.conditions.is_enabled(condition)
+        return self.conditions.evaluate(condition)
+
+    def _definition(self, name: str, data: Mapping[str, Any]) -> ResourceDefinition:
+        d = self.template.dialect
+        t = self.template
+        base_path = f"{d.resources}.{name}"
+
+        def field(key: str | None, types: tuple[type, ...], typename: str, parse: bool = True) -> Any:
+            if key is None or key not in data:
+                return None
+            value = t.parse(data[key], f"{base_path}.{key}", self._resolver) if parse else data[key]
+            if not isinstance(value, types):
+                raise errors.StackValidationFailed(f"Resource {name} {key} type must be {typename}")
+            return value
+
+        type_name = field(d.res_type, (str,), "string")
+        if type_name is None:
+            raise errors.StackValidationFailed(f'Resource {name} is missing "{d.res_type}"')
+        properties = field(d.res_properties, (Mapping, base.Function), "object")
+        metadata = field(d.res_metadata, (Mapping, base.Function), "object")
+        depends = field(d.res_depends_on, (list, str), "list or string", parse=False)
+        if isinstance(depends, str):
+            depends = [depends]
+        for dep in depends or ():
+            if not isinstance(dep, str):
+                raise errors.StackValidationFailed(
+                    f"Resource {name} {d.res_depends_on} must be a list of strings")
+        policy_snippet = field(d.res_deletion_policy, (str, base.Function), "string")
+        policy = base.resolve(policy_snippet, self._params_only) if policy_snippet is not None else None
+        if policy is not None:
+            if policy not in t.version.deletion_policies:
+                raise errors.StackValidationFailed(f'Invalid deletion policy "{policy}"')
+            policy = t.version.deletion_policies[policy]
+        update_policy = field(d.res_update_policy, (Mapping, base.Function), "object")
+        description = field(d.res_description, (str,), "string", parse=False)
+        condition = None
+        if d.res_condition in data and t.has_conditions:
+            condition = t.parse_condition(data[d.res_condition], f"{base_path}.{d.res_condition}",
+                                          self._resolver)
+        external_id = None
+        if d.res_external_id is not None and d.res_external_id in data:
+            external_id = t.parse(data[d.res_external_id], f"{base_path}.{d.res_external_id}",
+                                  self._resolver)
+            if depends:
+                raise errors.StackValidationFailed(
+                    f"The external resource {name} cannot depend on other resources")
+        return ResourceDefinition(
+            name=name, type=type_name, properties=properties, metadata=metadata,
+            depends_on=tuple(depends or ()), deletion_policy=policy or DELETE,
+            update_policy=update_policy, description=description, condition=condition,
+            external_id=external_id)
+
+    # ---- dependencies ----------------------------------------------------------
+    def required(self, name: str) -> set[str]:
+        """What an enabled resource must come after, checked against the template.
+
+        ``depends_on`` may name a resource whose condition is false (Heat drops
+        it); a function may not, since it would need the resource's value.
+        Either way a name the template lacks is InvalidTemplateReference,
+        naming where it was used.
+        """
+        defn = self.resources[name]
+        found: set[str] = set()
+        for dep in defn.depends_on:
+            if dep not in self._all_names:
+                raise errors.InvalidTemplateReference(dep, name)
+            if dep in self.resources:
+                found.add(dep)
+        if defn.external_id is None:
+            for ref in defn.references():
+                if ref.resource not in self.resources:
+                    raise errors.InvalidTemplateReference(ref.resource, ref.path)
+                found.add(ref.resource)
+        return found
+
+    def graph(self) -> Graph[str]:
+        """The dependency graph of the enabled resources; CircularDependencyException on a cycle."""
+        graph = Graph({name: self.required(name) for name in self.resources})
+        try:
+            graph.topological_order()
+        except CycleError as exc:
+            members = exc.cycle[:-1]
+            rendered = ", ".join(f"{n}: {{{', '.join(sorted(graph.requires(n) & set(members)))}}}"
+                                 for n in members)
+            raise errors.CircularDependencyException("{" + rendered + "}") from None
+        return graph
+
+    # ---- outputs -------------------------------------------------------------
+    @property
+    def outputs(self) -> dict[str, OutputDefinition]:
+        if self._outputs is None:
+            self._outputs = dict(self._output_definitions())
+        return self._outputs
+
+    def _output_definitions(self) -> Iterable[tuple[str, OutputDefinition]]:
+        d = self.template.dialect
+        t = self.template
+        for key, val in t.outputs_section.items():
+            if not isinstance(val, Mapping):
+                raise errors.StackValidationFailed(
+                    f"Output definitions must be a map. Found a {type(val).__name__} instead",
+                    (d.outputs, key), error="Output validation error")
+            if d.out_value not in val:
+                raise errors.StackValidationFailed(
+                    f"Each output definition must contain a {d.out_value} key.",
+                    (d.outputs, key), error="Output validation error")
+            description = val.get(d.out_description)
+            if t.has_conditions and d.out_condition in val:
+                cond = t.parse_condition(val[d.out_condition], f"{d.outputs}.{key}.{d.out_condition}",
+                                         self._resolver)
+                try:
+                    enabled = self._enabled(cond)
+                except ValueError as exc:
+                    raise errors.StackValidationFailed(str(exc), (d.outputs, key, d.out_condition)) from None
+                if not enabled:
+                    yield str(key), OutputDefinition(str(key), None, description, enabled=False)
+                    continue
+            value = t.parse(val[d.out_value], f"{d.outputs}.{key}.{d.out_value}", self._resolver)
+            yield str(key), OutputDefinition(str(key), value, description)
+
+    # ---- validation, in Heat's order -----------------------------------------
+    def validate(self) -> None:
+        """Structure, conditions, resources, references and cycles, outputs.
+
+        Parameter values and groups are validated where the parameters are
+        built; resource properties by the resource plugins (another layer).
+        """
+        self.template.validate_structure()
+        self.conditions.validate()
+        resources = self.resources
+        duplicates = set(self.parameters.names()) & set(resources)
+        if duplicates:
+            raise errors.StackValidationFailed(f"Duplicate names {duplicates}")
+        d = self.template.dialect
+        for name, defn in resources.items():
+            base.validate(defn.properties, (d.resources, name, d.res_properties))
+            base.validate(defn.metadata, (d.resources, name, d.res_metadata))
+        self.graph()
+        for key, output in self.outputs.items():
+            base.validate(output.value, (d.outputs, key, d.out_value))
+            for ref in output.references():
+                if ref.resource not in self.resources:
+                    # Heat checks outputs without a resource path: "(in unknown)".
+                    raise errors.StackValidationFailed(
+                        errors.InvalidTemplateReference(ref.resource, "unknown").message,
+                        (ref.function_path,))
+
+
+class _NoResources(ConditionResolver):
+    """Resolves snippets that may use parameters only (a deletion policy)."""
+
+    def __init__(self, parameters: ParameterValues) -> None:
+        super().__init__(parameters, Conditions({}, parameters))
