@@ -85,12 +85,32 @@ def parse_template(source: Source, *, max_size: int = MAX_TEMPLATE_SIZE,
         return data
     text = _text(source)
     check_template_size(text, max_size)
-    parsed = _load_template_text(text, url)
+    parsed = as_rpc_json(_load_template_text(text, url))
     if not isinstance(parsed, dict):
         raise TemplateParseError("The template is not a JSON object or YAML mapping.")
     if not any(key in parsed for key in VERSION_KEYS):
         raise TemplateParseError("Template format version not found.")
     return parsed
+
+
+def _json_key(key: Any) -> str:
+    # What json.dumps makes of a non-string key.
+    if isinstance(key, str):
+        return key
+    return json.dumps(key) if isinstance(key, (bool, type(None))) else str(key)
+
+
+def as_rpc_json(value: Any) -> Any:
+    """The data as Heat's engine sees it after the API's JSON RPC: every map key a string.
+
+    A YAML ``{1: one}`` reaches Heat's functions as ``{"1": "one"}``, so
+    ``map_replace`` replaces ``"1"`` but not ``1`` (observed on Heat).
+    """
+    if isinstance(value, dict):
+        return {_json_key(k): as_rpc_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_rpc_json(v) for v in value]
+    return value
 
 
 def _load_template_text(text: str, url: str | None) -> Any:

@@ -164,3 +164,18 @@ def test_missing_sections_filled_except_merge_strategies() -> None:
         "parameters: {}\nencrypted_param_names: []\nparameter_defaults: {}\n"
         "event_sinks: []\nresource_registry: {}\n")
     assert empty == written
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("heat_template_version: 2016-10-14\nresources: {}\noutputs:\n  o: {value: {1: one, 1.5: x}}\n",
+         {"1": "one", "1.5": "x"}),
+        ("heat_template_version: 2016-10-14\nresources: {}\noutputs:\n  o: {value: {true: t, null: n}}\n",
+         {"true": "t", "null": "n"}),
+        ("heat_template_version: 2016-10-14\nresources: {}\noutputs:\n  o: {value: [{2: two}]}\n",
+         [{"2": "two"}]),
+    ],
+)
+def test_map_keys_become_strings_as_after_heats_rpc(text: str, expected: object) -> None:
+    assert loader.parse_template(text)["outputs"]["o"]["value"] == expected

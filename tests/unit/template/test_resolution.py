@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from libs.template.loader import HeatYamlLoader
+from libs.template.loader import HeatYamlLoader, as_rpc_json
 from libs.template.parameters import Parameters
 from libs.template.request import parameter_schemas
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -26,7 +26,8 @@ CASES = sorted((Path(__file__).parent / "fixtures" / "resolve").glob("*.yaml"))
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
 def test_outputs_resolve_as_heat(case: Path) -> None:
     data: dict[str, Any] = yaml.load(case.read_text(), Loader=HeatYamlLoader)
-    template = Template(data["template"], data.get("files"))
+    # As a client sends it: JSON, so every map key is a string.
+    template = Template(as_rpc_json(data["template"]), data.get("files"))
     parameters = Parameters(parameter_schemas(template), dialect=template.version.kind,
                             user_params=data.get("params", {}), stack_name="mystack",
                             stack_id="stack-uuid", project_id="demo")
