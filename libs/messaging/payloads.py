@@ -74,6 +74,15 @@ class PlanRequest(Payload):
     project: str
     stack_id: str
     reason: str
+    # CREATE, UPDATE, DELETE, ROLLBACK, SUSPEND, RESUME, CHECK.
+    action: str = "UPDATE"
+    # One traversal per request: a redelivered request finds its traversal and
+    # only publishes its ready nodes again.
+    request_id: str = ""
+
+    @property
+    def msg_id(self) -> str:
+        return f"plan:{self.stack_id}:{self.request_id}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,11 +62,13 @@ class Names:
     # ---- durable consumers ----------------------------------------------
     @property
     def planners(self) -> ConsumerSpec:
-        return ConsumerSpec(self.plan_stream.name, "planners", f"{self.prefix}.plan.>", 30.0, 100)
+        return ConsumerSpec(self.plan_stream.name, "planners", f"{self.prefix}.plan.>", 10.0, 100)
 
     @property
     def workers(self) -> ConsumerSpec:
-        return ConsumerSpec(self.work_stream.name, "workers", f"{self.prefix}.work.>", 30.0, 1000)
+        # Steps are short, so a dead worker's message comes back after 10 s (a long
+        # step sends in_progress); a wait is a redelivery, hence no delivery limit (-1).
+        return ConsumerSpec(self.work_stream.name, "workers", f"{self.prefix}.work.>", 10.0, -1)
 
     @property
     def notifier_events(self) -> ConsumerSpec:

@@ -114,6 +114,19 @@ class InvalidTemplateAttribute(TemplateError):
         super().__init__(f"The Referenced Attribute ({resource} {key}) is incorrect.")
 
 
+class InvalidExternalResourceDependency(TemplateError):
+    """An external resource (``external_id``) that says it depends on others.
+
+    Heat's API has no mapping for this exception, so it answers 500.
+    """
+
+    error_type = "InvalidExternalResourceDependency"
+    http_status = 500
+
+    def __init__(self, resource_type: str, external_id: object) -> None:
+        super().__init__(f"Invalid dependency with external {resource_type} resource: {external_id}")
+
+
 class CircularDependencyException(TemplateError):
     error_type = "CircularDependencyException"
 

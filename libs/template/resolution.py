@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from libs.template import errors
 from libs.template.functions import base
+from libs.template.functions.hot_refs import select_path
 from libs.template.stack import StackDefinition
 
 
@@ -40,21 +41,6 @@ class StaticResourceData:
 
     def all_attributes(self, resource: str) -> dict[str, Any]:
         return dict(self._attributes.get(resource, {}))
-
-
-def _walk(value: Any, path: Sequence[Any]) -> Any:
-    """Heat's attribute path walk: a bad step gives None rather than an error."""
-    for step in path:
-        if isinstance(value, Mapping):
-            value = value.get(step) if isinstance(step, str) else None
-        elif isinstance(value, list) and not isinstance(step, bool):
-            # A string index into a list gives None for get_attr (Heat's quirk).
-            value = value[step] if isinstance(step, int) and -len(value) <= step < len(value) else None
-        else:
-            return None
-        if value is None:
-            return None
-    return value
 
 
 class StackResolver:
@@ -87,7 +73,7 @@ class StackResolver:
 
     def attribute(self, resource: str, attribute: str, path: Sequence[Any]) -> Any:
         self._known(resource)
-        return _walk(self._data.attribute(resource, attribute), path)
+        return select_path(self._data.attribute(resource, attribute), path)
 
     def all_attributes(self, resource: str) -> dict[str, Any]:
         self._known(resource)

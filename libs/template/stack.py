@@ -8,12 +8,13 @@ knows live resource data; validation and preview use it as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from libs.graph.dag import CycleError, Graph
+from libs.graph.dag import Graph
 from libs.template import errors
-from libs.template.definitions import DELETE, OutputDefinition, ResourceDefinition
+from libs.template.definitions import DELETE, RETAIN, OutputDefinition, ResourceDefinition
 from libs.template.functions import base
 from libs.template.template import Template
 
@@ -65,10 +66,20 @@ class ConditionResolver:
 class Conditions:
     """The ``conditions`` section, each evaluated once, cycles refused (Heat's rules)."""
 
-    def __init__(self, parsed: Mapping[str, Any], parameters: ParameterValues) -> None:
-        self._defs = dict(parsed)
+    def __init__(self, parsed: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
+                 parameters: ParameterValues) -> None:
+        # Given as a function, the section is parsed when first needed, as Heat parses it
+        # (so the template's structure is checked first).
+        self._source = parsed
+        self._parsed: dict[str, Any] | None = None
         self._resolved: dict[str, object] = {}
         self._resolver = ConditionResolver(parameters, self)
+
+    @property
+    def _defs(self) -> dict[str, Any]:
+        if self._parsed is None:
+            self._parsed = dict(self._source() if callable(self._source) else self._source)
+        return self._parsed
 
     def validate(self) -> None:
         for name, definition in self._defs.items():
@@ -113,26 +124,36 @@ class StackDefinition:
     def __init__(self, template: Template, parameters: ParameterValues) -> None:
         self.template = template
         self.parameters = parameters
-        d = template.dialect
-        raw_conditions = template.section(d.conditions) if template.has_conditions else {}
+        # Conditions are parsed before they exist, so they see parameters only;
+        # resources and outputs are parsed with the conditions at hand. Nothing is
+        # parsed until asked for, as in Heat, whose validation checks structure first.
+        self._params_only = _NoResources(parameters)
+        self.conditions = Conditions(self._parse_conditions, parameters)
+        self._resolver = ConditionResolver(parameters, self.conditions)
+        self._resources: dict[str, ResourceDefinition] | None = None
+        self._outputs: dict[str, OutputDefinition] | None = None
+
+    def _parse_conditions(self) -> dict[str, Any]:
+        t = self.template
+        d = t.dialect
+        raw_conditions = t.section(d.conditions) if t.has_conditions else {}
         if not isinstance(raw_conditions, Mapping):
             raise errors.StackValidationFailed(
                 "Condition definitions must be a map. "
                 f"Found a {type(raw_conditions).__name__} instead",
                 error="Conditions validation error")
-        # Conditions are parsed before they exist, so they see parameters only;
-        # resources and outputs are parsed with the conditions at hand.
-        self._params_only = _NoResources(parameters)
-        self.conditions = Conditions(
-            {n: template.parse_condition(c, f"{d.conditions}.{n}", self._params_only)
-             for n, c in raw_conditions.items()},
-            parameters)
-        self._resolver = ConditionResolver(parameters, self.conditions)
-        self._all_names = frozenset(str(n) for n in template.resources_section)
-        self._resources: dict[str, ResourceDefinition] | None = None
-        self._outputs: dict[str, OutputDefinition] | None = None
+        return {n: t.parse_condition(c, f"{d.conditions}.{n}", self._params_only)
+                for n, c in raw_conditions.items()}
+
+    @functools.cached_property
+    def _all_names(self) -> frozenset[str]:
+        return frozenset(str(n) for n in self.template.resources_section)
 
     # ---- resources -----------------------------------------------------------
+    def _has_resource(self, name: Any) -> bool:
+        """Whether the stack has this resource enabled (Heat's ``stack[name]`` lookup)."""
+        return name in self.resources
+
     def all_resource_names(self) -> frozenset[str]:
         """Every resource the template names, enabled by its condition or not."""
         return self._all_names
@@ -177,7 +198,8 @@ class StackDefinition:
         def field(key: str | None, types: tuple[type, ...], typename: str, parse: bool = True) -> Any:
             if key is None or key not in data:
                 return None
-            value = t.parse(data[key], f"{base_path}.{key}", self._resolver) if parse else data[key]
+            value = (t.parse(data[key], f"{base_path}.{key}", self._resolver, has_resource=self._has_resource)
+                     if parse else data[key])
             if not isinstance(value, types):
                 raise errors.StackValidationFailed(f"Resource {name} {key} type must be {typename}")
             return value
@@ -209,10 +231,9 @@ class StackDefinition:
         external_id = None
         if d.res_external_id is not None and d.res_external_id in data:
             external_id = t.parse(data[d.res_external_id], f"{base_path}.{d.res_external_id}",
-                                  self._resolver)
-            if depends:
-                raise errors.StackValidationFailed(
-                    f"The external resource {name} cannot depend on other resources")
+                                  self._resolver, has_resource=self._has_resource)
+            # Heat keeps an external resource whatever its deletion_policy says.
+            policy = RETAIN
         return ResourceDefinition(
             name=name, type=type_name, properties=properties, metadata=metadata,
             depends_on=tuple(depends or ()), deletion_policy=policy or DELETE,
@@ -223,36 +244,39 @@ class StackDefinition:
     def required(self, name: str) -> set[str]:
         """What an enabled resource must come after, checked against the template.
 
-        ``depends_on`` may name a resource whose condition is false (Heat drops
-        it); a function may not, since it would need the resource's value.
-        Either way a name the template lacks is InvalidTemplateReference,
-        naming where it was used.
+        As Heat's ``ResourceDefinition.dependencies``: the references of its functions
+        first (a function may not name a disabled resource, since it would need its
+        value), then ``depends_on``, which may name a resource whose condition is false
+        (Heat drops it). Either way a name the template lacks is InvalidTemplateReference,
+        naming where it was used. A resource with an ``external_id`` depends on nothing,
+        and may not say it does.
         """
         defn = self.resources[name]
+        if defn.external_id is not None:
+            external_id = base.resolve(defn.external_id, self._resolver)
+            if external_id:
+                if defn.depends_on:
+                    raise errors.InvalidExternalResourceDependency(defn.type, external_id)
+                return set()
         found: set[str] = set()
+        for ref in defn.references():
+            if ref.resource not in self.resources:
+                raise errors.InvalidTemplateReference(ref.resource, ref.path)
+            found.add(ref.resource)
         for dep in defn.depends_on:
             if dep not in self._all_names:
                 raise errors.InvalidTemplateReference(dep, name)
             if dep in self.resources:
                 found.add(dep)
-        if defn.external_id is None:
-            for ref in defn.references():
-                if ref.resource not in self.resources:
-                    raise errors.InvalidTemplateReference(ref.resource, ref.path)
-                found.add(ref.resource)
         return found
 
     def graph(self) -> Graph[str]:
         """The dependency graph of the enabled resources; CircularDependencyException on a cycle."""
-        graph = Graph({name: self.required(name) for name in self.resources})
-        try:
-            graph.topological_order()
-        except CycleError as exc:
-            members = exc.cycle[:-1]
-            rendered = ", ".join(f"{n}: {{{', '.join(sorted(graph.requires(n) & set(members)))}}}"
-                                 for n in members)
-            raise errors.CircularDependencyException("{" + rendered + "}") from None
-        return graph
+        requires = {name: self.required(name) for name in self.resources}
+        _, stuck = _heat_order(requires)
+        if stuck:
+            raise _cycle_error(stuck)
+        return Graph(requires)
 
     # ---- outputs -------------------------------------------------------------
     @property
@@ -284,15 +308,21 @@ class StackDefinition:
                 if not enabled:
                     yield str(key), OutputDefinition(str(key), None, description, enabled=False)
                     continue
-            value = t.parse(val[d.out_value], f"{d.outputs}.{key}.{d.out_value}", self._resolver)
+            # Parsed once the resources are: a ``Ref`` names an enabled one, or a parameter.
+            value = t.parse(val[d.out_value], f"{d.outputs}.{key}.{d.out_value}", self._resolver,
+                            resource_names=frozenset(self.resources), has_resource=self._has_resource)
             yield str(key), OutputDefinition(str(key), value, description)
 
     # ---- validation, in Heat's order -----------------------------------------
     def validate(self) -> None:
-        """Structure, conditions, resources, references and cycles, outputs.
+        """Heat's ``Stack.validate``, less what needs resource plugins.
 
-        Parameter values and groups are validated where the parameters are
-        built; resource properties by the resource plugins (another layer).
+        Structure, conditions, resources, duplicate names, dependencies (references,
+        then cycles), the functions of each resource in dependency order (external
+        resources skipped), then the outputs. Heat parses the outputs while it works
+        out the first resource's data, so their parse errors come before a cycle is
+        found, if any resource is free of it. Parameter values and groups are validated
+        where the parameters are built; properties by the resource plugins.
         """
         self.template.validate_structure()
         self.conditions.validate()
@@ -300,19 +330,57 @@ class StackDefinition:
         duplicates = set(self.parameters.names()) & set(resources)
         if duplicates:
             raise errors.StackValidationFailed(f"Duplicate names {duplicates}")
+        order, stuck = _heat_order({name: self.required(name) for name in resources})
+        if order:
+            _ = self.outputs
+        if stuck:
+            raise _cycle_error(stuck)
         d = self.template.dialect
-        for name, defn in resources.items():
+        for name in order:
+            defn = resources[name]
+            if defn.external_id is not None and base.resolve(defn.external_id, self._resolver) is not None:
+                continue
             base.validate(defn.properties, (d.resources, name, d.res_properties))
             base.validate(defn.metadata, (d.resources, name, d.res_metadata))
-        self.graph()
+            base.validate(defn.update_policy, (d.resources, name, d.res_update_policy))
         for key, output in self.outputs.items():
-            base.validate(output.value, (d.outputs, key, d.out_value))
-            for ref in output.references():
-                if ref.resource not in self.resources:
-                    # Heat checks outputs without a resource path: "(in unknown)".
-                    raise errors.StackValidationFailed(
-                        errors.InvalidTemplateReference(ref.resource, "unknown").message,
-                        (ref.function_path,))
+            # get_attr checks its resource here (InvalidTemplateReference "(in unknown)");
+            # get_resource does not: an output naming no resource fails when resolved.
+            # Heat validates at "Value" and turns that into the format's own word, but a
+            # list's items sit at "Value[0]", which it leaves as it is.
+            section = "Value" if isinstance(output.value, list) else d.out_value
+            base.validate(output.value, (d.outputs, key, section))
+
+
+def _heat_order(requires: Mapping[str, set[str]]) -> tuple[list[str], dict[str, set[str]]]:
+    """Heat's topological sort: the order, and what is left (each with what it still needs).
+
+    Heat's graph lists a resource's requirements before the resource itself, and each
+    round takes the first node that needs nothing more; what a cycle blocks (the cycle
+    and everything after it) is left.
+    """
+    graph: dict[str, set[str]] = {}
+    for name, deps in requires.items():
+        for dep in sorted(deps):
+            graph.setdefault(dep, set())
+            graph.setdefault(name, set()).add(dep)
+        graph.setdefault(name, set())
+    order: list[str] = []
+    while True:
+        free = next((n for n, needs in graph.items() if not needs), None)
+        if free is None:
+            return order, graph
+        order.append(free)
+        del graph[free]
+        for needs in graph.values():
+            needs.discard(free)
+
+
+def _cycle_error(stuck: Mapping[str, set[str]]) -> errors.CircularDependencyException:
+    # Heat prints what its sort left: each resource with what it still requires (Heat
+    # shows resources as ``<PluginClass> "name"``; the plugin classes are not known here).
+    rendered = ", ".join(f"{n}: {{{', '.join(sorted(needs))}}}" for n, needs in stuck.items())
+    return errors.CircularDependencyException("{" + rendered + "}")
 
 
 class _NoResources(ConditionResolver):

@@ -8,7 +8,7 @@ schemas) comes from the version table.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from libs.template import cfn_format, errors, loader, versions
@@ -117,15 +117,30 @@ class Template:
         return frozenset(section) if isinstance(section, Mapping) else frozenset()
 
     # ---- parsing -------------------------------------------------------------
-    def parse_context(self, resolver: base.Resolver | None = None) -> base.ParseContext:
-        """With a resolver, ``if`` picks its branch while parsing, as Heat's does."""
+    def resource_names(self) -> frozenset[str]:
+        section = self.section(self.dialect.resources)
+        return frozenset(str(n) for n in section) if isinstance(section, Mapping) else frozenset()
+
+    def parse_context(self, resolver: base.Resolver | None = None, *,
+                      resource_names: frozenset[str] | None = None,
+                      has_resource: Callable[[str], bool] | None = None) -> base.ParseContext:
+        """With a resolver, ``if`` picks its branch while parsing, as Heat's does.
+
+        ``resource_names`` (default: every resource of the template) and ``has_resource``
+        are the stack's, as ParseContext describes.
+        """
         return base.ParseContext(
             functions=self.version.functions, condition_functions=self.version.condition_functions,
             version=self.version.full_name, resolver=resolver, mappings=self.mappings,
-            parameter_names=self.parameter_names())
+            parameter_names=self.parameter_names(),
+            resource_names=self.resource_names() if resource_names is None else resource_names,
+            has_resource=has_resource)
 
-    def parse(self, snippet: Any, path: str, resolver: base.Resolver | None = None) -> Any:
-        return base.parse(snippet, path, self.parse_context(resolver))
+    def parse(self, snippet: Any, path: str, resolver: base.Resolver | None = None, *,
+              resource_names: frozenset[str] | None = None,
+              has_resource: Callable[[str], bool] | None = None) -> Any:
+        ctx = self.parse_context(resolver, resource_names=resource_names, has_resource=has_resource)
+        return base.parse(snippet, path, ctx)
 
     def parse_condition(self, snippet: Any, path: str, resolver: base.Resolver | None = None) -> Any:
         return base.parse(snippet, path, self.parse_context(resolver).for_conditions())

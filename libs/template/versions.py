@@ -62,11 +62,12 @@ class VersionSpec:
 
     def parse_context(self, resolver: Resolver | None = None, *,
                       mappings: Mapping[str, Any] | None = None,
-                      parameter_names: frozenset[str] = frozenset()) -> ParseContext:
+                      parameter_names: frozenset[str] = frozenset(),
+                      resource_names: frozenset[str] = frozenset()) -> ParseContext:
         """A context for parsing snippets of this version (see ParseContext for the options)."""
         return ParseContext(self.functions, self.condition_functions, self.full_name,
                             resolver=resolver, mappings=dict(mappings or {}),
-                            parameter_names=parameter_names)
+                            parameter_names=parameter_names, resource_names=resource_names)
 
 
 # ---- HOT function tables ------------------------------------------------------------

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from libs import lifecycle
 from libs.consuming import consuming
-from libs.messaging.consumer import Handler
+from libs.messaging.consumer import Delivery, Handler
 from libs.messaging.dispatch import Dispatch
-from libs.messaging.payloads import Probe
+from libs.messaging.payloads import PlanRequest, Probe
 from libs.runtime import Runtime
+from services.planner.planning import handle_plan
 
 
 def handlers(rt: Runtime) -> Handler:
-    return Dispatch({Probe: rt.answer_probe})
+    async def plan(request: PlanRequest, delivery: Delivery) -> None:
+        await handle_plan(rt, request, delivery)
+
+    return Dispatch({Probe: rt.answer_probe, PlanRequest: plan})
 
 
 body = consuming(lambda rt: rt.names.planners, handlers)

@@ -6,12 +6,15 @@ from libs import lifecycle
 from libs.consuming import consuming
 from libs.messaging.consumer import Handler
 from libs.messaging.dispatch import Dispatch
-from libs.messaging.payloads import Probe
+from libs.messaging.payloads import Probe, WorkItem
+from libs.resources.registry import default_registry
 from libs.runtime import Runtime
+from services.worker.steps import Steps
 
 
 def handlers(rt: Runtime) -> Handler:
-    return Dispatch({Probe: rt.answer_probe})
+    steps = Steps(rt, default_registry())
+    return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle})
 
 
 body = consuming(lambda rt: rt.names.workers, handlers)

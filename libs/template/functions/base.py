@@ -22,7 +22,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from libs.template.errors import PathItem, StackValidationFailed
+from libs.template.errors import InvalidTemplateReference, PathItem, StackValidationFailed
 
 # Returned by a two-argument ``if`` (HOT 2021-04-16) whose condition is false: the
 # enclosing map key or list item disappears instead of becoming null.
@@ -31,6 +31,9 @@ REMOVED: Any = Ellipsis
 # ``dep_attrs`` yields this when a function needs every attribute of a resource
 # (``get_attr: [res]`` with no attribute name).
 ALL_ATTRIBUTES = "__all_attributes__"
+
+# The module of Heat's CFN function classes (see Function.heat_module).
+HEAT_CFN_MODULE = "heat.engine.cfn.functions"
 
 
 class Resolver(Protocol):
@@ -82,6 +85,14 @@ class ParseContext:
     # parameter (pseudo parameters aside), else a resource reference.
     mappings: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     parameter_names: frozenset[str] = frozenset()
+    # ``Ref`` names a resource exactly when the stack has one of that name (Heat's
+    # ``name in stack``): every resource of the template while resources are parsed,
+    # the enabled ones afterwards (outputs).
+    resource_names: frozenset[str] = frozenset()
+    # Heat's ``get_attr`` validation looks its resource up in the stack, failing with
+    # InvalidTemplateReference; given the stack's lookup (enabled resources, asked only
+    # when validating), validation does the same. Without it, that is left to resolving.
+    has_resource: Callable[[str], bool] | None = dataclasses.field(default=None, compare=False)
 
     def table(self) -> Mapping[str, type[Function]]:
         return self.condition_functions if self.in_condition else self.functions
@@ -152,8 +163,28 @@ class Function(abc.ABC):
     def dep_attrs(self, resource: str) -> Iterator[str]:
         return dep_attrs(self.args, resource)
 
+    # Where Heat defines this function's class, and the class's name there, when it differs.
+    # Heat's messages embed a function's repr (``make_url``'s bad port, an invalid condition
+    # definition): ``<heat.engine.hot.functions.GetParam {get_param: 'p'} -> 'value'>``.
+    heat_module = "heat.engine.hot.functions"
+    heat_name: str | None = None
+
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {{{self.name}: {self.args!r}}}>"
+        heat_class = f"{self.heat_module}.{self.heat_name or type(self).__name__}"
+        return f"<{heat_class} {{{self.name}: {self.args!r}}} -> {self._repr_result()}>"
+
+    def _repr_result(self) -> str:
+        """Heat's: the value if it can be had, ``???`` when resolving fails with TypeError/ValueError.
+
+        Any other failure escapes, as in Heat (where it then replaces the message being built).
+        Without a resolver at hand the value cannot be had.
+        """
+        if self.ctx.resolver is None:
+            return "???"
+        try:
+            return repr(self.result(self.ctx.resolver))
+        except (TypeError, ValueError):
+            return "???"
 
 
 class Macro(Function):
@@ -176,6 +207,24 @@ class Invalid(Function):
 
     def result(self, resolver: Resolver) -> Any:  # pragma: no cover - never constructed
         raise AssertionError("Invalid functions are rejected at parse time")
+
+
+def check_resource(fn: Function, resource: Any) -> None:
+    """Heat's ``get_attr`` validation: the resource it names must be in the stack.
+
+    Only when the parse context knows the stack's resources (``has_resource``); a name
+    that is a function is resolved with the parse-time resolver, as Heat resolves it.
+    """
+    has_resource = fn.ctx.has_resource
+    if has_resource is None:
+        return
+    if contains_function(resource):
+        if fn.ctx.resolver is None:
+            return
+        resource = resolve(resource, fn.ctx.resolver)
+    # An unhashable name fails the lookup as in Heat (TypeError: unhashable type).
+    if not has_resource(resource):
+        raise InvalidTemplateReference(str(resource), "unknown")
 
 
 def condition_holds(value: Any, resolver: Resolver) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from libs.template.functions.base import (
+    HEAT_CFN_MODULE,
     Function,
     Macro,
     Reference,
@@ -24,6 +25,8 @@ from libs.template.functions.base import (
 
 class If(Macro):
     """One of two values, chosen by a condition."""
+
+    heat_module = HEAT_CFN_MODULE
 
     _decided: bool | None  # None: chosen when resolved
     _branches: dict[bool, Any]  # the parsed branches that may be taken
@@ -53,6 +56,10 @@ class If(Macro):
             self._branches = {True: self.parse(if_true, self.path),
                               False: self.parse(if_false, self.path)}
 
+    def _repr_result(self) -> str:
+        # Heat's macros show what they parsed to: the branch taken.
+        return "???" if self._decided is None else repr(self._branches[self._decided])
+
     def _live(self) -> Iterator[Any]:
         return iter(self._branches.values())
 
@@ -78,6 +85,8 @@ class If(Macro):
 class Equals(Function):
     """Whether two values are equal once resolved (no type conversion: 1 is not "1")."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def check_args(self) -> None:
         message = f'Arguments to "{self.name}" must be of the form: [value_1, value_2]'
         if not self.args or not isinstance(self.args, list):
@@ -94,6 +103,8 @@ class Equals(Function):
 class Not(Function):
     """The negation of the one condition in its list."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def check_args(self) -> None:
         args = self.args
         if (not args or not isinstance(args, Sequence) or isinstance(args, str)
@@ -107,6 +118,8 @@ class Not(Function):
 
 class _Combination(Function):
     """Two or more conditions combined."""
+
+    heat_module = HEAT_CFN_MODULE
 
     def check_args(self) -> None:
         if not isinstance(self.args, Sequence) or isinstance(self.args, str):

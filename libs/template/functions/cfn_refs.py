@@ -1,9 +1,9 @@
 """CFN functions that reach outside the snippet: parameters, resources, Mappings, the parent.
 
 ``Ref`` is two functions in one: Heat decides while parsing whether it names a
-resource (a dependency, resolved to the reference id) or a parameter. Here the
-template's parameter names and the format's pseudo parameters make it a
-parameter reference; any other name is a resource.
+resource (a dependency, resolved to the reference id) or a parameter. As in
+Heat, a name the stack has a resource of is a resource reference; any other
+name (a parameter, a pseudo parameter, or nothing at all) a parameter one.
 
 Class names follow Heat's where Python puts them into messages
 (``cannot unpack non-iterable Join object``).
@@ -18,10 +18,12 @@ from libs.template import cfn_format
 from libs.template.errors import InvalidTemplateReference
 from libs.template.functions.base import (
     ALL_ATTRIBUTES,
+    HEAT_CFN_MODULE,
     Function,
     ParseContext,
     Reference,
     Resolver,
+    check_resource,
     resolve,
 )
 
@@ -29,13 +31,9 @@ from libs.template.functions.base import (
 # (OS::region is declared by Heat but never defined, so it is not one).
 _HOT_PSEUDO_PARAMETERS = frozenset({"OS::stack_id", "OS::stack_name", "OS::project_id"})
 
-# Heat's names for classes that differ here, for messages that embed a class name.
-_HEAT_CLASS_NAMES = {"ResourceRef": "GetResource"}
-
-
 def heat_type_name(value: Any) -> str:
-    name = type(value).__name__
-    return _HEAT_CLASS_NAMES.get(name, name)
+    """The name Heat's class for ``value`` has, for messages that embed a class name."""
+    return getattr(value, "heat_name", None) or type(value).__name__
 
 
 def _pseudo_parameters(ctx: ParseContext) -> frozenset[str]:
@@ -54,6 +52,8 @@ def _static(value: Any, ctx: ParseContext) -> Any:
 class Ref(Function):
     """Refers to a parameter (its value) or a resource (its reference id), by name."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def __new__(cls, ctx: ParseContext, name: str, args: Any, path: str) -> Ref:
         kind = _ref_class(ctx, args) if cls is Ref else cls
         return super().__new__(kind)
@@ -67,7 +67,7 @@ def _ref_class(ctx: ParseContext, args: Any) -> type[Ref]:
     # function cannot be a key there.
     if isinstance(args, (list, dict, Function)):
         raise TypeError(f"unhashable type: '{heat_type_name(args)}'")
-    if isinstance(args, str) and args not in ctx.parameter_names | _pseudo_parameters(ctx):
+    if isinstance(args, str) and args in ctx.resource_names:
         return ResourceRef
     return ParamRef
 
@@ -85,6 +85,10 @@ class ParamRef(Ref):
 class ResourceRef(Ref):
     """The reference id (usually the physical id) of a resource of this template."""
 
+    # Heat makes a resource ``Ref`` its HOT ``get_resource`` class.
+    heat_module = "heat.engine.hot.functions"
+    heat_name = "GetResource"
+
     def result(self, resolver: Resolver) -> Any:
         return resolver.reference(self.args)
 
@@ -96,12 +100,18 @@ class ResourceRef(Ref):
 class GetAtt(Function):
     """The value of one attribute of a resource of this template."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def check_args(self) -> None:
         try:
             self._resource, self._attribute = self.args
         except ValueError:
             raise ValueError(f'Arguments to "{self.name}" must be of the form '
                              "[resource_name, attribute]") from None
+
+    def validate(self) -> None:
+        super().validate()
+        check_resource(self, self._resource)
 
     def result(self, resolver: Resolver) -> Any:
         attribute = resolve(self._attribute, resolver)
@@ -135,6 +145,8 @@ class GetAtt(Function):
 class FindInMap(Function):
     """Looks up ``[map, key, value]`` in the template's Mappings section."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def check_args(self) -> None:
         try:
             self._map, self._key, self._value = self.args
@@ -152,12 +164,16 @@ class FindInMap(Function):
 class GetAZs(Function):
     """The availability zones of the cloud (the region argument is ignored)."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def result(self, resolver: Resolver) -> Any:
         return resolver.availability_zones()
 
 
 class ResourceFacade(Function):
     """Metadata, DeletionPolicy or UpdatePolicy of the parent resource of a provider template."""
+
+    heat_module = HEAT_CFN_MODULE
 
     def check_args(self) -> None:
         # Compared, not hashed: Heat's check takes any argument, lists included.

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from libs.template.functions.base import Function, Resolver, resolve
+from libs.template.functions.base import HEAT_CFN_MODULE, Function, Resolver, resolve
 
 # Heat's hint for a malformed Fn::MemberListToMap, whitespace included; it names
 # Fn::MemberListToMap whatever the function is called.
@@ -29,6 +29,8 @@ _MEMBER = re.compile(r"\.member\.([0-9]+)\.(.*)")
 
 class Select(Function):
     """One item of a list (by index) or of a map (by key); "" when there is none."""
+
+    heat_module = HEAT_CFN_MODULE
 
     def check_args(self) -> None:
         try:
@@ -69,6 +71,8 @@ class Select(Function):
 class Join(Function):
     """The strings of a list joined with a delimiter (null items count as "")."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def check_args(self) -> None:
         message = (f'Incorrect arguments to "{self.name}" should be: '
                    f'"{self.name}" : [ " ", [ "str1", "str2"]]')
@@ -102,6 +106,8 @@ def _join_item(item: Any) -> str:
 class Split(Function):
     """A string cut into a list at each occurrence of a delimiter."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def check_args(self) -> None:
         # Heat's hint, unbalanced bracket included.
         message = (f'Incorrect arguments to "{self.name}" should be: '
@@ -125,6 +131,8 @@ class Split(Function):
 
 class Replace(Function):
     """A string with each key of a map replaced by its value, longest keys first."""
+
+    heat_module = HEAT_CFN_MODULE
 
     def check_args(self) -> None:
         example = (f'{{"{self.name}": [ {{"$var1": "foo", "%var2%": "bar"}}, '
@@ -177,6 +185,8 @@ def _substitute(text: str, keys: Sequence[str], values: Mapping[str, str]) -> st
 class Base64(Function):
     """The string itself: Heat takes user data as plain text and does not encode it."""
 
+    heat_module = HEAT_CFN_MODULE
+
     def result(self, resolver: Resolver) -> Any:
         value = resolve(self.args, resolver)
         if not isinstance(value, str):
@@ -186,6 +196,8 @@ class Base64(Function):
 
 class MemberListToMap(Function):
     """A map built from an AWS member list (``.member.<n>.<Name|Value>=...``)."""
+
+    heat_module = HEAT_CFN_MODULE
 
     def check_args(self) -> None:
         try:

@@ -98,6 +98,10 @@ class If(Macro):
             self.chosen = self.holds(resolver)
             self.branches = {self.chosen: self.parse(if_true if self.chosen else if_false, self.path)}
 
+    def _repr_result(self) -> str:
+        # Heat's macros show what they parsed to: the branch taken.
+        return "???" if self.chosen is None else repr(self.branches[self.chosen])
+
     def holds(self, resolver: Resolver) -> bool:
         """Whether the condition holds."""
         return condition_holds(resolve(self.condition, resolver), resolver)

@@ -14,6 +14,7 @@ from libs.template.functions.base import (
     Function,
     Reference,
     Resolver,
+    check_resource,
     contains_function,
     resolve,
 )
@@ -118,6 +119,10 @@ class GetAttThenSelect(Function):
             raise ValueError(f'Arguments to "{self.name}" must be of the form '
                              '[resource_name, attribute, (path), ...]')
         return self.args[0], self.args[1], list(self.args[2:])
+
+    def validate(self) -> None:
+        super().validate()
+        check_resource(self, self.resource_arg)
 
     def resource_name(self) -> Any:
         """The resource named, if known before resolution, else UNKNOWN."""

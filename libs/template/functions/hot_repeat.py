@@ -39,7 +39,8 @@ class Repeat(Function):
     def result(self, resolver: Resolver) -> Any:
         for_each = resolve(self.args["for_each"], resolver)
         if not isinstance(for_each, Mapping):
-            raise TypeError(f"'{type(for_each).__name__}' object has no attribute 'items'")
+            # Heat calls .items() on it: Python's AttributeError escapes.
+            raise AttributeError(f"'{type(for_each).__name__}' object has no attribute 'items'")
         if not for_each:
             # Heat unpacks the map's items into two tuples; Python's words for an empty one.
             raise ValueError("not enough values to unpack (expected 2, got 0)")

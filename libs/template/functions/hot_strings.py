@@ -15,10 +15,10 @@ def json_text(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _no_attribute(value: Any, attribute: str) -> TypeError:
-    # Where Heat calls a method on a value of the wrong type, its message is Python's
-    # AttributeError text; the text is what users see, so keep it.
-    return TypeError(f"'{type(value).__name__}' object has no attribute '{attribute}'")
+def _no_attribute(value: Any, attribute: str) -> AttributeError:
+    # Where Heat calls a method on a value of the wrong type, Python's AttributeError
+    # escapes; its class name shows where Heat names the error (validation), so keep both.
+    return AttributeError(f"'{type(value).__name__}' object has no attribute '{attribute}'")
 
 
 class Join(Function):

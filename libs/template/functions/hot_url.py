@@ -25,7 +25,9 @@ class MakeURL(Function):
             raise ValueError(f'Invalid arguments to "{self.name}": {names}')
         self._check(self.args)
 
-    def _check(self, args: Mapping[Any, Any]) -> None:
+    def _check(self, args: Any) -> None:
+        # ``args`` is a map once validated; resolved without validation it may be anything,
+        # and Heat's ``in``/indexing then fail with Python's own errors, as these do.
         for key in _KEYS:
             if key not in args:
                 continue
@@ -41,7 +43,7 @@ class MakeURL(Function):
             elif not isinstance(value, (Function, str)):
                 raise TypeError(f'The "{key}" argument to "{self.name}" must be a string')
 
-    def _check_port(self, port: Any, args: Mapping[Any, Any]) -> None:
+    def _check_port(self, port: Any, args: Any) -> None:
         number = port
         if not isinstance(number, int):
             try:
@@ -53,9 +55,9 @@ class MakeURL(Function):
 
     def result(self, resolver: Resolver) -> Any:
         args = resolve(self.args, resolver)
-        if not isinstance(args, Mapping):
-            raise TypeError(f"'{type(args).__name__}' object has no attribute 'get'")
         self._check(args)
+        if not isinstance(args, Mapping):
+            raise AttributeError(f"'{type(args).__name__}' object has no attribute 'get'")
 
         scheme = args.get("scheme", "")
         if ":" in scheme:

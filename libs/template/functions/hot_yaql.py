@@ -57,8 +57,6 @@ class Yaql(Function):
         statement = self._parse(resolve(self.args["expression"], resolver))
         data = resolve(self.args.get("data", {}), resolver)
         _, context = _engine()
-        try:
-            return statement.evaluate({"data": data}, context.create_child_context())
-        except yaql_exceptions.YaqlException as exc:
-            # Heat lets yaql's own error through; its message is what users see.
-            raise ValueError(str(exc)) from exc
+        # As Heat: yaql's own errors (CollectionTooLargeException, NoMethodRegisteredException...)
+        # escape as they are; their class names show where Heat names the error.
+        return statement.evaluate({"data": data}, context.create_child_context())

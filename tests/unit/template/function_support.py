@@ -60,7 +60,8 @@ class FakeResolver:
         if resource not in self.attrs:
             raise errors.InvalidTemplateReference(resource, "unknown")
         if attribute not in self.attrs[resource]:
-            raise errors.InvalidTemplateAttribute(resource, attribute)
+            # Heat's resource proxy names the attribute together with its path.
+            raise errors.InvalidTemplateAttribute(resource, str((attribute, *path)) if path else attribute)
         return select_path(self.attrs[resource][attribute], path)
 
     def all_attributes(self, resource: str) -> dict[str, Any]:
@@ -97,7 +98,11 @@ def spec(date: str) -> versions.VersionSpec:
 
 def parse(snippet: Any, date: str, resolver: base.Resolver | None = None, *,
           condition: bool = False, path: str = PATH) -> Any:
-    ctx = spec(date).parse_context(resolver)
+    # The stack's resources (for 2013-05-23's ``Ref``): those the resolver knows.
+    names: frozenset[str] = frozenset()
+    if isinstance(resolver, FakeResolver):
+        names = frozenset(resolver.refs) | frozenset(resolver.attrs)
+    ctx = spec(date).parse_context(resolver, resource_names=names)
     return base.parse(snippet, path, ctx.for_conditions() if condition else ctx)
 
 

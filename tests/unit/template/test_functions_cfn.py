@@ -93,6 +93,7 @@ def context(world: Mapping[str, Any], resolver: DictResolver | None = None) -> b
     return base.ParseContext(
         functions=functions, condition_functions=condition_functions, version=version,
         mappings=cfn_format.mappings_section(world), parameter_names=frozenset(world.get("parameters") or {}),
+        resource_names=frozenset(world.get("resources") or {}),
         resolver=resolver if world.get("decide_while_parsing") else None)
 
 
@@ -216,15 +217,15 @@ WORLD: dict[str, Any] = {
     ("cfn", "AWS::StackName", cfn.ParamRef),
     ("cfn", "AWS::Region", cfn.ParamRef),
     ("cfn", "server", cfn.ResourceRef),
-    ("cfn", "nowhere", cfn.ResourceRef),
-    ("cfn", "OS::stack_name", cfn.ResourceRef),
+    ("cfn", "nowhere", cfn.ParamRef),
+    ("cfn", "OS::stack_name", cfn.ParamRef),
     ("cfn", 5, cfn.ParamRef),
     ("heat", "env", cfn.ParamRef),
     ("hot2013", "OS::stack_name", cfn.ParamRef),
     ("hot2013", "OS::stack_id", cfn.ParamRef),
     ("hot2013", "OS::project_id", cfn.ParamRef),
-    ("hot2013", "OS::region", cfn.ResourceRef),
-    ("hot2013", "AWS::StackName", cfn.ResourceRef),
+    ("hot2013", "OS::region", cfn.ParamRef),
+    ("hot2013", "AWS::StackName", cfn.ParamRef),
 ])
 def test_ref_kind(table: str, name: Any, kind: type[base.Function]) -> None:
     parsed, _ = parse({"Ref": name}, {**WORLD, "table": table})

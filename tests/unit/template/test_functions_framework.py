@@ -219,11 +219,19 @@ def test_yaql_limits_are_heats_defaults() -> None:
     assert (LIMIT_ITERATORS, MEMORY_QUOTA) == (200, 10000)
 
 
-def test_make_url_resolved_without_validation() -> None:
+@pytest.mark.parametrize(("value", "error", "message"), [
+    ("http://x", AttributeError, "'str' object has no attribute 'get'"),
+    (["a"], AttributeError, "'list' object has no attribute 'get'"),
+    (5, TypeError, "argument of type 'int' is not iterable"),
+    ("a-host", TypeError, "string indices must be integers, not 'str'"),
+])
+def test_make_url_resolved_without_validation(value: Any, error: type[Exception], message: str) -> None:
+    # What Heat's MakeURL.result does with arguments that are no map: Python's own errors.
     parsed = parse({"make_url": {"get_param": "u"}}, "2017-09-01")
-    with pytest.raises(TypeError) as caught:
-        base.resolve(parsed, make_resolver({"params": {"u": "http://x"}}))
-    assert str(caught.value) == "'str' object has no attribute 'get'"
+    with pytest.raises(error) as caught:
+        base.resolve(parsed, make_resolver({"params": {"u": value}}))
+    assert type(caught.value) is error
+    assert str(caught.value) == message
 
 
 def test_removed_function_result_is_the_call_itself() -> None:

@@ -79,7 +79,7 @@ def test_create_does_check_parameter_values() -> None:
          "The Parameter (nope) was not defined in template."),
         ("heat_template_version: 2015-04-30\nresources:\n  a: {type: OS::Heat::None, depends_on: b}\n"
          "  b: {type: OS::Heat::None, depends_on: a}\n", {},
-         "CircularDependencyException", "Circular Dependency Found: {a: {b}, b: {a}}"),
+         "CircularDependencyException", "Circular Dependency Found: {b: {a}, a: {b}}"),
     ],
 )
 def test_validate_errors_keep_heats_types(template: str, params: dict[str, Any], error_type: str,

@@ -1,0 +1,52 @@
+"""``events``: what Heat's event list shows, stack events and resource events alike."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import uuid
+from typing import Any
+
+from libs.db import Conn
+
+
+@dataclasses.dataclass(frozen=True)
+class EventRow:
+    seq: int
+    id: uuid.UUID
+    stack_id: uuid.UUID
+    resource_name: str
+    physical_resource_id: str
+    resource_type: str
+    action: str
+    status: str
+    reason: str
+    properties: Any
+    traversal_id: uuid.UUID | None
+    created_at: datetime.datetime
+
+    @property
+    def resource_status(self) -> str:
+        return f"{self.action}_{self.status}"
+
+
+_COLUMNS = ("seq, id, stack_id, resource_name, physical_resource_id, resource_type, action, status,"
+            " reason, properties, traversal_id, created_at")
+
+
+async def add(conn: Conn, *, stack_id: uuid.UUID, resource_name: str, physical_resource_id: str | None,
+              resource_type: str, action: str, status: str, reason: str, properties: Any = None,
+              traversal_id: uuid.UUID | None = None) -> uuid.UUID:
+    event_id = uuid.uuid4()
+    await conn.execute(
+        "INSERT INTO events (id, stack_id, resource_name, physical_resource_id, resource_type, action,"
+        " status, reason, properties, traversal_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        event_id, stack_id, resource_name, physical_resource_id or "", resource_type, action, status,
+        reason, properties, traversal_id)
+    return event_id
+
+
+async def for_stack(conn: Conn, stack_id: uuid.UUID, *, after_seq: int = 0) -> list[EventRow]:
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM events WHERE stack_id = $1 AND seq > $2 ORDER BY seq",
+                            stack_id, after_seq)
+    return [EventRow(**dict(r)) for r in rows]

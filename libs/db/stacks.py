@@ -1,0 +1,96 @@
+"""``stacks``: one row per stack, with its desired state and current traversal."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import uuid
+from typing import Any
+
+from libs.db import Conn
+
+_COLUMNS = ("id, name, project, action, status, status_reason, template_id, prev_template_id,"
+            " current_traversal, disable_rollback, timeout_mins, tags, parent_id, nested_depth,"
+            " outputs, created_at, updated_at, deleted_at")
+
+
+@dataclasses.dataclass(frozen=True)
+class StackRow:
+    id: uuid.UUID
+    name: str
+    project: str
+    action: str
+    status: str
+    status_reason: str
+    template_id: uuid.UUID | None
+    prev_template_id: uuid.UUID | None
+    current_traversal: uuid.UUID | None
+    disable_rollback: bool
+    timeout_mins: int | None
+    tags: list[str]
+    parent_id: uuid.UUID | None
+    nested_depth: int
+    outputs: Any
+    created_at: datetime.datetime
+    updated_at: datetime.datetime | None
+    deleted_at: datetime.datetime | None
+
+    @property
+    def stack_status(self) -> str:
+        return f"{self.action}_{self.status}"
+
+
+async def insert(conn: Conn, *, stack_id: uuid.UUID, name: str, project: str, template_id: uuid.UUID,
+                 disable_rollback: bool, timeout_mins: int | None, tags: list[str],
+                 parent_id: uuid.UUID | None = None, nested_depth: int = 0) -> StackRow:
+    row = await conn.fetchrow(
+        f"INSERT INTO stacks (id, name, project, action, status, template_id, disable_rollback,"
+        f" timeout_mins, tags, parent_id, nested_depth)"
+        f" VALUES ($1, $2, $3, 'CREATE', 'IN_PROGRESS', $4, $5, $6, $7, $8, $9) RETURNING {_COLUMNS}",
+        stack_id, name, project, template_id, disable_rollback, timeout_mins, tags, parent_id,
+        nested_depth)
+    assert row is not None
+    return StackRow(**dict(row))
+
+
+async def get(conn: Conn, stack_id: uuid.UUID, *, for_update: bool = False) -> StackRow | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM stacks WHERE id = $1"
+                              + (" FOR UPDATE" if for_update else ""), stack_id)
+    return StackRow(**dict(row)) if row else None
+
+
+async def by_name(conn: Conn, project: str, name: str) -> StackRow | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM stacks WHERE project = $1 AND name = $2"
+                              " AND deleted_at IS NULL", project, name)
+    return StackRow(**dict(row)) if row else None
+
+
+async def set_desired(conn: Conn, stack_id: uuid.UUID, *, action: str, template_id: uuid.UUID | None,
+                      reason: str = "", **fields: Any) -> None:
+    """Point the stack at a new desired state; the planner picks it up from here."""
+    sets = ["action = $2", "status = 'IN_PROGRESS'", "status_reason = $3", "template_id = $4",
+            "updated_at = now()"]
+    args: list[Any] = [stack_id, action, reason, template_id]
+    for key, value in fields.items():
+        args.append(value)
+        sets.append(f"{key} = ${len(args)}")
+    await conn.execute(f"UPDATE stacks SET {', '.join(sets)} WHERE id = $1", *args)
+
+
+async def begin_traversal(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, action: str,
+                          reason: str) -> None:
+    await conn.execute(
+        "UPDATE stacks SET current_traversal = $2, action = $3, status = 'IN_PROGRESS',"
+        " status_reason = $4, updated_at = now() WHERE id = $1", stack_id, traversal_id, action, reason)
+
+
+async def settle(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, *, status: str, reason: str,
+                 outputs: Any = None, completed_template: bool = False, deleted: bool = False) -> bool:
+    """Mark the traversal's end on the stack, only if it is still the current one (fencing)."""
+    result = await conn.execute(
+        "UPDATE stacks SET status = $3, status_reason = $4, outputs = COALESCE($5, outputs),"
+        " prev_template_id = CASE WHEN $6 THEN template_id ELSE prev_template_id END,"
+        " deleted_at = CASE WHEN $7 THEN now() ELSE deleted_at END, updated_at = now()"
+        " WHERE id = $1 AND current_traversal = $2", stack_id, traversal_id, status, reason, outputs,
+        completed_template, deleted)
+    return result.endswith(" 1")

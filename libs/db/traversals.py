@@ -1,0 +1,109 @@
+"""``traversals`` and ``traversal_nodes``: the sync points of a traversal.
+
+A node runs when its ``waiting_on`` count reaches 0. Finishing a node marks
+it done and decrements its successors in one transaction, once: a redelivered
+finish finds the node done and changes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import uuid
+
+from libs.db import Conn
+from libs.engine.plan import TraversalGraph
+
+
+@dataclasses.dataclass(frozen=True)
+class TraversalRow:
+    id: uuid.UUID
+    stack_id: uuid.UUID
+    action: str
+    template_id: uuid.UUID | None
+    remaining: int
+    deadline: datetime.datetime | None
+    failed: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeRow:
+    node: str
+    waiting_on: int
+    successors: list[str]
+    done: bool
+
+
+async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, action: str,
+                 template_id: uuid.UUID | None, graph: TraversalGraph,
+                 deadline: datetime.datetime | None, request_id: str) -> None:
+    await conn.execute(
+        "INSERT INTO traversals (id, stack_id, action, template_id, remaining, deadline, request_id)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7)", traversal_id, stack_id, action, template_id,
+        len(graph.nodes), deadline, request_id)
+    if graph.nodes:
+        await conn.copy_records_to_table(
+            "traversal_nodes", columns=["traversal_id", "node", "waiting_on", "successors"],
+            records=[(traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()])
+
+
+async def by_request(conn: Conn, stack_id: uuid.UUID, request_id: str) -> uuid.UUID | None:
+    value = await conn.fetchval("SELECT id FROM traversals WHERE stack_id = $1 AND request_id = $2",
+                                stack_id, request_id)
+    return value if isinstance(value, uuid.UUID) else None
+
+
+async def ready_nodes(conn: Conn, traversal_id: uuid.UUID) -> list[str]:
+    rows = await conn.fetch("SELECT node FROM traversal_nodes WHERE traversal_id = $1 AND waiting_on = 0"
+                            " AND NOT done", traversal_id)
+    return [r["node"] for r in rows]
+
+
+async def get(conn: Conn, traversal_id: uuid.UUID) -> TraversalRow | None:
+    row = await conn.fetchrow("SELECT id, stack_id, action, template_id, remaining, deadline, failed"
+                              " FROM traversals WHERE id = $1", traversal_id)
+    return TraversalRow(**dict(row)) if row else None
+
+
+async def node(conn: Conn, traversal_id: uuid.UUID, key: str) -> NodeRow | None:
+    row = await conn.fetchrow("SELECT node, waiting_on, successors, done FROM traversal_nodes"
+                              " WHERE traversal_id = $1 AND node = $2", traversal_id, key)
+    return NodeRow(**dict(row)) if row else None
+
+
+async def finish_node(conn: Conn, traversal_id: uuid.UUID, key: str) -> tuple[list[str], int] | None:
+    """Mark done, release successors; (successors now ready, nodes left), or None if already done.
+
+    Call inside a transaction together with the state write of the step.
+    """
+    successors = await conn.fetchval(
+        "UPDATE traversal_nodes SET done = true WHERE traversal_id = $1 AND node = $2 AND NOT done"
+        " RETURNING successors", traversal_id, key)
+    if successors is None:
+        return None
+    ready = await conn.fetch(
+        "UPDATE traversal_nodes SET waiting_on = waiting_on - 1 WHERE traversal_id = $1"
+        " AND node = ANY($2::text[]) RETURNING node, waiting_on", traversal_id, successors)
+    remaining = await conn.fetchval(
+        "UPDATE traversals SET remaining = remaining - 1 WHERE id = $1 RETURNING remaining", traversal_id)
+    return [r["node"] for r in ready if r["waiting_on"] == 0], int(remaining)
+
+
+async def ready_successors(conn: Conn, traversal_id: uuid.UUID, key: str) -> list[str]:
+    """For a node already done: successors that are ready and not done (to publish again)."""
+    rows = await conn.fetch(
+        "SELECT s.node FROM traversal_nodes n JOIN traversal_nodes s ON s.traversal_id = n.traversal_id"
+        " AND s.node = ANY(n.successors) WHERE n.traversal_id = $1 AND n.node = $2"
+        " AND s.waiting_on = 0 AND NOT s.done", traversal_id, key)
+    return [r["node"] for r in rows]
+
+
+async def mark_failed(conn: Conn, traversal_id: uuid.UUID) -> bool:
+    """The first failure of a traversal wins (it decides rollback); later ones see False."""
+    result = await conn.execute("UPDATE traversals SET failed = true WHERE id = $1 AND NOT failed",
+                                traversal_id)
+    return result.endswith(" 1")
+
+
+async def close(conn: Conn, traversal_id: uuid.UUID) -> None:
+    await conn.execute("UPDATE traversals SET finished_at = now() WHERE id = $1", traversal_id)

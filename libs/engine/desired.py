@@ -1,0 +1,46 @@
+"""A stored desired state (template, files, merged environment) as a stack definition.
+
+Pure and cacheable by (stack, template id): the planner and every worker step
+need it, and it never changes for a given id.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from libs.template.environment import Environment
+from libs.template.parameters import Parameters
+from libs.template.request import parameter_schemas
+from libs.template.stack import StackDefinition
+from libs.template.template import Template
+
+
+@dataclasses.dataclass(frozen=True)
+class Desired:
+    template: Template
+    environment: Environment
+    parameters: Parameters
+    definition: StackDefinition
+
+    def requires(self) -> dict[str, set[str]]:
+        """Each enabled resource with the names it must come after."""
+        return {name: self.definition.required(name) for name in self.definition.resources}
+
+    def types(self) -> dict[str, str]:
+        return {name: d.type for name, d in self.definition.resources.items()}
+
+
+def load(template: Mapping[str, Any], files: Mapping[str, str], environment: Mapping[str, Any], *,
+         stack_name: str, stack_id: str, project_id: str) -> Desired:
+    tmpl = Template(template, files)
+    env = Environment.from_dict(environment)
+    params = Parameters(parameter_schemas(tmpl), dialect=tmpl.version.kind, user_params=env.parameters,
+                        param_defaults=env.parameter_defaults, stack_name=stack_name,
+                        stack_id=stack_id, project_id=project_id)
+    definition = StackDefinition(tmpl, params)
+    return Desired(tmpl, env, params, definition)
+
+
+EMPTY_TEMPLATE: dict[str, Any] = {"heat_template_version": "2015-04-30"}

@@ -1,0 +1,131 @@
+"""A traversal's graph: which nodes run, in which order, from the template and the rows.
+
+Two kinds of node per resource row, as in Heat's convergence: ``<id>:u``
+converges the row to the template (create, update, replace, check, resume)
+and ``<id>:c`` cleans up (delete what left the template or was replaced,
+suspend). Update nodes follow the template's dependencies forward; cleanup
+nodes follow the rows' recorded dependencies backwards, so a dependent is
+deleted before what it needs, and after the dependents that stay have moved on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+from libs.graph.dag import Graph
+
+NodeKind = Literal["u", "c"]
+
+
+def update_node(resource_id: int) -> str:
+    return f"{resource_id}:u"
+
+
+def cleanup_node(resource_id: int) -> str:
+    return f"{resource_id}:c"
+
+
+def parse_node(node: str) -> tuple[int, NodeKind]:
+    rid, _, kind = node.partition(":")
+    if kind not in ("u", "c"):
+        raise ValueError(f"not a node key: {node!r}")
+    return int(rid), kind  # type: ignore[return-value]
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """What the planner needs to know of an existing resource row."""
+
+    id: int
+    name: str
+    is_current: bool
+    requires: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    key: str
+    waiting_on: int
+    successors: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class TraversalGraph:
+    nodes: dict[str, Node]
+
+    def ready(self) -> list[str]:
+        """Nodes with nothing to wait for: the first wave."""
+        return [key for key, node in self.nodes.items() if node.waiting_on == 0]
+
+
+def rows_to_add(names: Iterable[str], rows: Iterable[Row]) -> list[str]:
+    """Template resources that have no current row yet (new rows start as INIT)."""
+    current = {r.name for r in rows if r.is_current}
+    return [n for n in names if n not in current]
+
+
+def build(action: str, requires: Mapping[str, Iterable[str]], rows: Iterable[Row],
+          new_ids: frozenset[int] = frozenset()) -> TraversalGraph:
+    """The graph of one traversal.
+
+    ``requires`` maps each enabled template resource to the names it must come
+    after (empty for DELETE and SUSPEND). ``rows`` are every row of the stack,
+    those just added for new resources included (their ids in ``new_ids``:
+    they have nothing to clean up yet).
+    """
+    rows = list(rows)
+    current = {r.name: r for r in rows if r.is_current}
+    edges: dict[str, set[str]] = {}
+
+    def need(node: str, first: str) -> None:
+        edges.setdefault(node, set()).add(first)
+        edges.setdefault(first, set())
+
+    if action in ("DELETE", "SUSPEND"):
+        wanted = [r for r in rows if action == "DELETE" or r.is_current]
+        ids = {r.id for r in wanted}
+        for row in wanted:
+            edges.setdefault(cleanup_node(row.id), set())
+            for dep in row.requires:
+                if dep in ids:
+                    need(cleanup_node(dep), cleanup_node(row.id))
+        return _nodes(edges)
+
+    if action in ("RESUME", "CHECK"):
+        by_id = {r.id: r for r in rows if r.is_current}
+        for row in by_id.values():
+            edges.setdefault(update_node(row.id), set())
+            for dep in row.requires:
+                if dep in by_id:
+                    need(update_node(row.id), update_node(dep))
+        return _nodes(edges)
+
+    for name, needs in requires.items():
+        me = update_node(current[name].id)
+        edges.setdefault(me, set())
+        for other in needs:
+            need(me, update_node(current[other].id))
+    existing = [r for r in rows if r.id not in new_ids]
+    existing_ids = {r.id for r in existing}
+    for row in existing:
+        mine = cleanup_node(row.id)
+        edges.setdefault(mine, set())
+        if row.name in requires:
+            # Clean up after the name converged: a replaced or failed old row goes
+            # only once the current one is in place.
+            need(mine, update_node(current[row.name].id))
+        for dep in row.requires:
+            if dep in existing_ids:
+                need(cleanup_node(dep), mine)
+    return _nodes(edges)
+
+
+def _nodes(edges: dict[str, set[str]]) -> TraversalGraph:
+    graph = Graph(edges)
+    graph.topological_order()  # the template's graph was checked; this guards the planner
+    return TraversalGraph({
+        key: Node(key, len(graph.requires(key)), tuple(sorted(graph.required_by(key))))
+        for key in graph
+    })

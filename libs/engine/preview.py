@@ -1,0 +1,40 @@
+"""Preview of an update: which resources would be added, deleted, replaced, updated or kept.
+
+The same decision the worker makes (:func:`libs.engine.step.decide`), asked of
+every resource at once with the data the stack has now, and nothing written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from libs.engine.step import RowState, decide
+
+
+@dataclasses.dataclass(frozen=True)
+class Changes:
+    added: list[str] = dataclasses.field(default_factory=list)
+    deleted: list[str] = dataclasses.field(default_factory=list)
+    replaced: list[str] = dataclasses.field(default_factory=list)
+    updated: list[str] = dataclasses.field(default_factory=list)
+    unchanged: list[str] = dataclasses.field(default_factory=list)
+
+
+def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
+            new_properties: Callable[[str], Mapping[str, Any]],
+            needs_replace: Callable[[str], Callable[[Mapping[str, Any], Mapping[str, Any]], bool]],
+            never_updates: Callable[[str], bool]) -> Changes:
+    out = Changes()
+    for name in new_types:
+        row = current.get(name)
+        if row is None or row.action == "INIT":
+            out.added.append(name)
+            continue
+        verb = decide("u", "UPDATE", "preview", "preview", row, in_template=True,
+                      new_type=new_types[name], new_properties=new_properties(name),
+                      needs_replace=needs_replace(name), never_updates=never_updates(name)).verb
+        {"replace": out.replaced, "update": out.updated}.get(verb, out.unchanged).append(name)
+    out.deleted.extend(n for n in current if n not in new_types)
+    return out

@@ -1,0 +1,181 @@
+"""Stack operations as the API asks for them: validate, record the desired state, ask for a plan.
+
+Each one answers as soon as the desired state is stored and the plan request
+is on the queue (Heat's 201/202); the planner and workers do the rest. The
+api service and the tests call these; nothing here waits for the cloud.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+import asyncpg
+
+from libs.db import events, resources, stacks, templates
+from libs.engine import preview
+from libs.engine.step import RowState
+from libs.messaging.bus import Bus
+from libs.messaging.payloads import PlanRequest
+from libs.resources.registry import Registry
+from libs.template import errors, request
+from libs.template.environment import Environment
+from libs.template.limits import Limits
+from libs.template.resolution import StackResolver, StaticResourceData
+from libs.template.template import Template
+
+
+class StackExists(errors.TemplateError):
+    error_type = "StackExists"
+    http_status = 409
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"The Stack ({name}) already exists.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    disable_rollback: bool = True  # Heat's engine default
+    timeout_mins: int | None = None
+    tags: Sequence[str] = ()
+
+
+async def _ask_plan(bus: Bus, project: str, stack_id: uuid.UUID, action: str, reason: str) -> None:
+    plan = PlanRequest(project=project, stack_id=str(stack_id), reason=reason, action=action,
+                       request_id=uuid.uuid4().hex)
+    await bus.publish(bus.names.plan(project, str(stack_id)), plan, msg_id=plan.msg_id)
+
+
+async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
+                       stack_request: request.StackRequest, options: Options = Options(),
+                       limits: Limits = request.DEFAULT_LIMITS,
+                       builtin_types: Collection[str] | None = None) -> stacks.StackRow:
+    stack_id = uuid.uuid4()
+    loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
+                          limits=limits, builtin_types=builtin_types)
+    async with pool.acquire() as conn, conn.transaction():
+        if await stacks.by_name(conn, project, name) is not None:
+            raise StackExists(name)
+        template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
+                                             loaded.environment.to_dict())
+        try:
+            row = await stacks.insert(conn, stack_id=stack_id, name=name, project=project,
+                                      template_id=template_id, disable_rollback=options.disable_rollback,
+                                      timeout_mins=options.timeout_mins, tags=list(options.tags))
+        except asyncpg.UniqueViolationError:
+            raise StackExists(name) from None
+    await _ask_plan(bus, project, stack_id, "CREATE", "create")
+    return row
+
+
+async def patched_request(pool: asyncpg.Pool, stack: stacks.StackRow, given: request.StackRequest,
+                          clear_parameters: Sequence[str] = ()) -> request.StackRequest:
+    """Heat's PATCH (``existing``): what is given, merged over what the stack has.
+
+    No template means the stored one; files merge into the stored files; the
+    environment is loaded over the stored one; parameters merge over the stored
+    ones, minus ``clear_parameters``, and those the template lacks are dropped.
+    """
+    assert stack.template_id is not None
+    async with pool.acquire() as conn:
+        stored = await templates.get(conn, stack.template_id)
+    template = Template.load(given.template if given.template is not None else stored.template,
+                             {**stored.files, **given.files})
+    env = Environment.from_dict(stored.environment).with_layer(
+        request.environment_for(given, template).to_dict()).to_dict()
+    known = template.parameter_names()
+    env["parameters"] = {k: v for k, v in env["parameters"].items()
+                         if k in known and k not in clear_parameters}
+    return request.StackRequest(template=template.raw, files=template.files, environment=env)
+
+
+async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
+                       stack_request: request.StackRequest, options: Options | None = None,
+                       existing: bool = False, clear_parameters: Sequence[str] = (),
+                       limits: Limits = request.DEFAULT_LIMITS,
+                       builtin_types: Collection[str] | None = None) -> None:
+    """A new desired state; allowed while another traversal runs (no stack lock)."""
+    if stack.action == "SUSPEND":
+        raise errors.NotSupported("Updating a stack when it is suspended")
+    if stack.action == "DELETE":
+        raise errors.NotSupported("Updating a stack when it is deleting")
+    if existing:
+        stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
+    loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
+                          project_id=stack.project, limits=limits, builtin_types=builtin_types)
+    async with pool.acquire() as conn, conn.transaction():
+        template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
+                                             loaded.environment.to_dict())
+        extra: dict[str, Any] = {}
+        if options is not None:
+            extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
+                     "tags": list(options.tags)}
+        await stacks.set_desired(conn, stack.id, action="UPDATE", template_id=template_id, **extra)
+    await _ask_plan(bus, stack.project, stack.id, "UPDATE", "update")
+
+
+async def delete_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> None:
+    """Allowed while a create or update runs: the delete becomes the current traversal."""
+    async with pool.acquire() as conn:
+        await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id)
+    await _ask_plan(bus, stack.project, stack.id, "DELETE", "delete")
+
+
+async def stack_action(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, action: str) -> None:
+    """SUSPEND, RESUME or CHECK: a traversal over the current resources."""
+    async with pool.acquire() as conn:
+        await stacks.set_desired(conn, stack.id, action=action, template_id=stack.template_id)
+    await _ask_plan(bus, stack.project, stack.id, action, action.lower())
+
+
+async def cancel_update(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *, rollback: bool) -> None:
+    """Heat's ``cancel_update`` (roll back) and ``cancel_without_rollback`` (stop where it is)."""
+    allowed = ("UPDATE",) if rollback else ("UPDATE", "CREATE")
+    if stack.status != "IN_PROGRESS" or stack.action not in allowed:
+        raise errors.NotSupported(f"Cancelling update when stack is {stack.stack_status}")
+    if rollback:
+        async with pool.acquire() as conn:
+            await stacks.set_desired(conn, stack.id, action="ROLLBACK", template_id=stack.prev_template_id)
+        await _ask_plan(bus, stack.project, stack.id, "ROLLBACK", "cancel_update")
+        return
+    reason = f"Stack {stack.action} cancelled"
+    async with pool.acquire() as conn, conn.transaction():
+        # A fresh traversal with no nodes becomes current: in-flight steps finish
+        # their resource and stop propagating.
+        await conn.execute("UPDATE stacks SET current_traversal = $2, status = 'FAILED',"
+                           " status_reason = $3, updated_at = now() WHERE id = $1",
+                           stack.id, uuid.uuid4(), reason)
+        await events.add(conn, stack_id=stack.id, resource_name=stack.name,
+                         physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack",
+                         action=stack.action, status="FAILED", reason=reason)
+
+
+async def preview_update(pool: asyncpg.Pool, stack: stacks.StackRow, *,
+                         stack_request: request.StackRequest, registry: Registry, existing: bool = False,
+                         clear_parameters: Sequence[str] = ()) -> preview.Changes:
+    """Heat's update preview: the same decisions as the worker would make now, nothing written."""
+    if existing:
+        stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
+    loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
+                          project_id=stack.project)
+    definition = loaded.definition
+    async with pool.acquire() as conn:
+        rows = {r.name: r for r in await resources.for_stack(conn, stack.id) if r.is_current}
+    data = StaticResourceData({n: r.reference for n, r in rows.items()},
+                              {n: r.attributes for n, r in rows.items()})
+    resolver = StackResolver(definition, data)
+
+    def props(name: str) -> Mapping[str, Any]:
+        plugin = registry.get(definition.resources[name].type)
+        return plugin.validate(resolver.properties(name), resource_name=name)
+
+    def replace_rule(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+        return registry.get(definition.resources[name].type).needs_replace
+
+    current = {n: RowState(id=r.id, name=n, type=r.type, action=r.action, status=r.status,
+                           is_current=True, traversal_id=None, template_id=None, properties=r.properties)
+               for n, r in rows.items()}
+    return preview.changes(current, {n: d.type for n, d in definition.resources.items()}, props,
+                           replace_rule, lambda n: registry.get(definition.resources[n].type).never_updates)

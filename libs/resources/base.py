@@ -1,0 +1,265 @@
+"""The resource plugin interface: schemas, steps, update rules, reference ids and attributes.
+
+A plugin is a stateless :class:`ResourceType`; everything it needs comes in
+as arguments, so one instance serves every resource of its type.
+
+How the worker drives an action (``CREATE``, ``UPDATE``, ``DELETE``,
+``SUSPEND``, ``RESUME``, ``CHECK``) on one resource:
+
+1. Before CREATE and UPDATE it resolves the resource's properties and calls
+   :meth:`ResourceType.validate`; the typed values it returns become
+   ``StepContext.properties`` and, once the action completes, the resource's
+   applied properties. A ``StackValidationFailed`` there fails the action as
+   ``Failed(str(exc), exc.error_type)`` would (Heat validates inside the
+   action). For UPDATE the planner has already asked
+   :meth:`~ResourceType.check_immutable`, :meth:`~ResourceType.needs_update`
+   (False: nothing to run) and :meth:`~ResourceType.needs_replace` (True: a
+   CREATE of a replacement, then a DELETE of the old resource, instead).
+2. It calls :meth:`ResourceType.start` once, with ``started_at == now``.
+3. On :class:`~libs.resources.steps.Wait` it persists ``physical_id``
+   (unless ``KEEP``) and the ``data`` changes (None deletes a key) at once,
+   then re-queues the node with ``delay``; when it comes back it calls
+   :meth:`ResourceType.check` with a fresh context: same ``started_at``,
+   new ``now``, the data as now persisted. Any number of ``Wait`` may follow.
+4. On :class:`~libs.resources.steps.Done` it records ``physical_id``,
+   ``data`` and ``attributes`` and sets ``<ACTION>_COMPLETE`` with
+   ``reason`` as the status reason.
+5. On :class:`~libs.resources.steps.Failed` it sets ``<ACTION>_FAILED`` with
+   ``failed.status_reason("resources", name)`` (the template's spelling of
+   the section, with a nested stack's path in front).
+
+A redelivered message may run ``start`` or ``check`` again with the same
+context; plugins answer the same way (random values are kept in ``data``).
+
+Rules that depend on the resource's recorded state rather than on its type
+stay with the planner and worker, as in Heat's ``Resource``: replace a
+``*_FAILED`` resource on update (unless ``never_updates``); skip DELETE of a
+resource never created; refuse SUSPEND/RESUME from the wrong state; CHECK of
+a resource never created is skipped for types without ``has_check`` and is
+``CHECK_FAILED`` ("Can not check <name>, resource not created yet.") for the
+others.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import uuid
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+from libs.resources.attributes import SHOW, AttrSchema, attributes_api
+from libs.resources.properties import PropSchema, SupportStatusName, schema_api, validate_properties
+from libs.resources.steps import Action, Done, StepContext, StepResult
+from libs.template.constraints import CustomConstraints
+from libs.template.errors import NotSupported
+
+PHYSICAL_NAME_LIMIT: Final = 255
+
+
+@dataclasses.dataclass(frozen=True)
+class SupportStatus:
+    """Since when, and how well, a resource type is supported (Heat's ``SupportStatus``)."""
+
+    status: SupportStatusName = "SUPPORTED"
+    version: str | None = None
+    message: str | None = None
+    previous_status: SupportStatus | None = None
+
+    def to_api(self) -> dict[str, Any]:
+        return {"status": self.status, "message": self.message, "version": self.version,
+                "previous_status": None if self.previous_status is None else self.previous_status.to_api()}
+
+
+def short_id(resource_uuid: str | uuid.UUID) -> str:
+    """Heat's 12-character id of a resource: the 60 random "time" bits of its uuid4, base32.
+
+    Physical names use it, so a resource keeps its name for its whole life.
+    """
+    value = resource_uuid if isinstance(resource_uuid, uuid.UUID) else uuid.UUID(resource_uuid)
+    if value.version != 4:
+        raise ValueError(f"Invalid UUID version ({value.version})")
+    alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+    return "".join(alphabet[(value.time >> shift) & 31] for shift in range(55, -5, -5))
+
+
+def physical_name(stack_name: str, resource_name: str, short: str,
+                  limit: int | None = PHYSICAL_NAME_LIMIT) -> str:
+    """``<stack>-<resource>-<short_id>``, cut to ``limit`` as Heat cuts it.
+
+    A backup stack's trailing ``*`` is dropped. A long name keeps its first
+    two characters and its end: ``ab-<last limit-3 characters>``, so the
+    unique short id survives the cut.
+    """
+    name = f"{stack_name.rstrip('*')}-{resource_name}-{short}"
+    if not limit or len(name) <= limit:
+        return name
+    if limit < 4:
+        raise ValueError("limit cannot be less than 4")
+    return name[:2] + "-" + name[-(limit - 3):]
+
+
+class ResourceType(abc.ABC):
+    """One resource type. Subclasses set the class attributes and override the steps they need."""
+
+    type_name: ClassVar[str]
+    # Ember's own words: Heat's are its class docstrings.
+    description: ClassVar[str] = ""
+    support_status: ClassVar[SupportStatus] = SupportStatus()
+    properties_schema: ClassVar[Mapping[str, PropSchema]] = {}
+    attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {}
+    # Properties that may change in place although their schema does not say so.
+    update_allowed_properties: ClassVar[frozenset[str]] = frozenset()
+    # Named points inside an action where hooks may pause it (none yet).
+    named_steps: ClassVar[tuple[str, ...]] = ()
+    physical_name_limit: ClassVar[int | None] = PHYSICAL_NAME_LIMIT
+    # True when the type checks itself on CHECK (else CHECK completes with "not supported").
+    has_check: ClassVar[bool] = False
+    # Data keys holding secrets, to be stored and shown redacted.
+    secret_data: ClassVar[frozenset[str]] = frozenset()
+    # True: an update leaves the resource alone whatever its state, even *_FAILED
+    # (Heat's OS::Heat::None skips the replace-failed rule too).
+    never_updates: ClassVar[bool] = False
+
+    # ---- validation ---------------------------------------------------------------------------
+    def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
+                 resource_section: str = "resources", properties_section: str = "properties",
+                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None
+                 ) -> dict[str, Any]:
+        """The typed properties a step receives, or ``StackValidationFailed``.
+
+        Values may hold :data:`~libs.resources.properties.UNKNOWN` while the
+        stack is only being validated; they pass unchecked.
+        """
+        typed = validate_properties(
+            self.properties_schema, values, resource_name=resource_name,
+            resource_section=resource_section, properties_section=properties_section,
+            strict_values=strict_values, custom_constraints=custom_constraints)
+        self.validate_typed(typed)
+        return typed
+
+    def validate_typed(self, properties: Mapping[str, Any]) -> None:
+        """The type's own rules over its typed properties (Heat's plugin ``validate``)."""
+        return  # most types have none beyond their schema
+
+    # ---- steps --------------------------------------------------------------------------------
+    def start(self, action: Action, ctx: StepContext) -> StepResult:
+        """The first step of ``action``."""
+        if action is Action.CREATE:
+            return self.start_create(ctx)
+        if action is Action.UPDATE:
+            return self.start_update(ctx)
+        if action is Action.DELETE:
+            return self.start_delete(ctx)
+        if action is Action.CHECK:
+            return self.start_check(ctx)
+        # Suspend and resume of a type with nothing to suspend complete at once.
+        return Done()
+
+    def check(self, action: Action, ctx: StepContext) -> StepResult:
+        """Every later step of ``action``, each after the ``Wait`` the previous one answered."""
+        return Done()
+
+    @abc.abstractmethod
+    def start_create(self, ctx: StepContext) -> StepResult:
+        """Create the resource; every type must say what its physical id is."""
+
+    def start_update(self, ctx: StepContext) -> StepResult:
+        return Done()
+
+    def start_delete(self, ctx: StepContext) -> StepResult:
+        return Done()
+
+    def start_check(self, ctx: StepContext) -> StepResult:
+        # Heat completes the CHECK and says why nothing was checked.
+        return Done(reason=f"CHECK not supported for {self.type_name}")
+
+    # ---- updates ------------------------------------------------------------------------------
+    def needs_update(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any],
+                     definition_changed: bool = False) -> bool:
+        """Whether an UPDATE runs at all: the definition (metadata, policies...) or a property changed."""
+        return definition_changed or dict(old_properties) != dict(new_properties)
+
+    def changed_properties(self, old_properties: Mapping[str, Any] | None,
+                           new_properties: Mapping[str, Any]) -> set[str]:
+        old = old_properties or {}
+        return {key for key in new_properties if old.get(key) != new_properties.get(key)}
+
+    def check_immutable(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any],
+                        resource_name: str) -> None:
+        """``NotSupported`` when an ``immutable`` property changed (checked before replacement)."""
+        changed = self.changed_properties(old_properties, new_properties)
+        forbidden = sorted(k for k in changed
+                           if k in self.properties_schema and self.properties_schema[k].immutable)
+        if forbidden:
+            raise NotSupported(f"Update to properties {', '.join(forbidden)} of {resource_name} "
+                               f"({self.type_name})")
+
+    def needs_replace(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any]) -> bool:
+        """Whether the property changes need a new resource rather than an in-place update.
+
+        Heat's rule: the type's own rule first, then any changed property
+        that is not ``update_allowed``.
+        """
+        changed = self.changed_properties(old_properties, new_properties)
+        if not changed:
+            return False
+        if self.replace_for_changes(changed, old_properties, new_properties):
+            return True
+        return not changed <= self.update_allowed()
+
+    def replace_for_changes(self, changed: set[str], old_properties: Mapping[str, Any],
+                            new_properties: Mapping[str, Any]) -> bool:
+        """The type's own replacement rule (Heat's ``needs_replace_with_prop_diff``)."""
+        return False
+
+    def update_allowed(self) -> frozenset[str]:
+        return self.update_allowed_properties | {
+            name for name, prop in self.properties_schema.items() if prop.update_allowed}
+
+    # ---- references and attributes -----------------------------------------------------------
+    def reference_id(self, physical_id: str | None, data: Mapping[str, str], *, resource_name: str) -> Any:
+        """What ``get_resource``/``Ref`` give: the physical id, or the resource's name before it has one."""
+        return physical_id if physical_id is not None else resource_name
+
+    def has_attribute(self, name: str) -> bool:
+        return name == SHOW or name in self.attributes_schema
+
+    def attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                  properties: Mapping[str, Any]) -> Any:
+        """One attribute's value (``KeyError`` for a name :meth:`has_attribute` refuses)."""
+        if not self.has_attribute(name):
+            raise KeyError(name)
+        if name == SHOW:
+            # Only a cloud object has something to show, and only once it exists.
+            return None if physical_id is None else self.show(physical_id, data)
+        return self.resolve_attribute(name, physical_id, data, properties)
+
+    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                          properties: Mapping[str, Any]) -> Any:
+        return None
+
+    def show(self, physical_id: str, data: Mapping[str, str]) -> Any:
+        return None
+
+    def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
+                       properties: Mapping[str, Any]) -> dict[str, Any]:
+        """``get_attr: [res]``: every declared attribute but ``show``."""
+        return {name: self.attribute(name, physical_id, data, properties)
+                for name in self.attributes_schema if name != SHOW}
+
+    # ---- names and the API --------------------------------------------------------------------
+    def physical_resource_name(self, ctx: StepContext) -> str:
+        return physical_name(ctx.stack_name, ctx.resource_name, ctx.short_id, self.physical_name_limit)
+
+    def schema_api(self, *, with_description: bool = False) -> dict[str, Any]:
+        """The body of ``GET /resource_types/{type}``."""
+        shown: dict[str, Any] = {
+            "resource_type": self.type_name,
+            "properties": schema_api(self.properties_schema),
+            "attributes": attributes_api(self.attributes_schema),
+            "support_status": self.support_status.to_api(),
+        }
+        if with_description:
+            shown["description"] = self.description
+        return shown

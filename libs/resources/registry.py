@@ -1,0 +1,48 @@
+"""Which plugin implements which resource type.
+
+A :class:`Registry` is an ordinary object built by whoever needs one
+(:func:`default_registry` for the built-in types); importing this module
+registers nothing anywhere.
+"""
+
+from __future__ import annotations
+
+from libs.resources.base import ResourceType
+
+
+class Registry:
+    """Resource type names to plugin instances (plugins are stateless: one instance serves all)."""
+
+    def __init__(self) -> None:
+        self._plugins: dict[str, ResourceType] = {}
+
+    def register(self, cls: type[ResourceType]) -> type[ResourceType]:
+        """Add a plugin class; returns it, so it can decorate the class."""
+        if cls.type_name in self._plugins:
+            raise ValueError(f"Resource type {cls.type_name} is already registered")
+        self._plugins[cls.type_name] = cls()
+        return cls
+
+    def get(self, type_name: str) -> ResourceType:
+        """The plugin for ``type_name``; ``KeyError`` if none is registered."""
+        return self._plugins[type_name]
+
+    def __contains__(self, type_name: object) -> bool:
+        return type_name in self._plugins
+
+    def types(self) -> list[str]:
+        """Registered type names, sorted as Heat lists them."""
+        return sorted(self._plugins)
+
+
+def default_registry() -> Registry:
+    """A registry of the built-in types that need no cloud."""
+    from libs.resources.none import NoneResource
+    from libs.resources.random_string import RandomString
+    from libs.resources.test_resource import TestResource
+    from libs.resources.value import Value
+
+    registry = Registry()
+    for cls in (NoneResource, TestResource, RandomString, Value):
+        registry.register(cls)
+    return registry

@@ -1,0 +1,132 @@
+"""What one step of a resource action is given, and what it answers.
+
+A step never waits: it looks at its :class:`StepContext` and answers at once
+with :class:`Done`, :class:`Wait` (call ``check`` again after ``delay``
+seconds) or :class:`Failed`. Time and randomness come in through the
+context, so the same context always gives the same answer, and a step the
+worker runs twice (a redelivered message) does no harm.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from libs.template.errors import PathItem, format_path
+
+
+class Action(enum.StrEnum):
+    """Resource actions, spelled as in Heat's ``<ACTION>_<STATUS>``."""
+
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    SUSPEND = "SUSPEND"
+    RESUME = "RESUME"
+    CHECK = "CHECK"
+
+
+class KeepType:
+    """The type of :data:`KEEP`: one instance."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP: Final = KeepType()
+"""``physical_id=KEEP``: leave the recorded physical id as it is."""
+
+DataChanges = Mapping[str, str | None]
+
+
+@dataclasses.dataclass(frozen=True)
+class StepContext:
+    """Everything a step may look at.
+
+    ``properties`` are the validated properties of the action: the new ones
+    for CREATE and UPDATE, the last applied ones for the other actions;
+    ``old_properties`` are the last applied ones during UPDATE, else None.
+    ``data`` is the resource's persisted key/value data (Heat's
+    ``resource_data``) as it stands before this step. ``now`` and
+    ``started_at`` are wall-clock seconds; ``started_at`` is when the first
+    step of this action ran (equal to ``now`` in that step). ``short_id`` is
+    12 lowercase characters, stable for the resource (see
+    :func:`libs.resources.base.short_id`). ``rng`` is the only source of
+    randomness a plugin may use (the worker passes ``random.SystemRandom()``).
+    """
+
+    stack_id: str
+    stack_name: str
+    resource_name: str
+    physical_id: str | None
+    properties: Mapping[str, Any]
+    old_properties: Mapping[str, Any] | None
+    data: Mapping[str, str]
+    now: float
+    started_at: float
+    short_id: str
+    rng: random.Random = dataclasses.field(default_factory=random.SystemRandom, repr=False,
+                                           compare=False)
+
+    @property
+    def elapsed(self) -> float:
+        return self.now - self.started_at
+
+
+@dataclasses.dataclass(frozen=True)
+class Done:
+    """The action is complete.
+
+    ``data`` values of None delete the key. ``attributes`` are values only
+    known at this moment (what a cloud answered), for the worker to store;
+    types that can work their attributes out later leave it empty.
+    ``reason`` is the status reason of the ``<ACTION>_COMPLETE`` state (Heat
+    leaves it empty except, e.g., ``CHECK not supported for <type>``).
+    """
+
+    physical_id: str | KeepType | None = KEEP
+    data: DataChanges = dataclasses.field(default_factory=dict)
+    attributes: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Wait:
+    """Not finished: persist ``data`` and ``physical_id`` now, call ``check`` after ``delay`` seconds.
+
+    Recording the physical id before the action completes is what lets a
+    half-created resource be found and deleted later (Heat sets its
+    ``resource_id`` in ``handle_create``, before polling).
+    """
+
+    delay: float
+    data: DataChanges = dataclasses.field(default_factory=dict)
+    physical_id: str | KeepType | None = KEEP
+
+
+@dataclasses.dataclass(frozen=True)
+class Failed:
+    """The action failed with Heat's exception class name ``error`` and ``message``.
+
+    Heat's status reason also names where it failed:
+    ``status_reason("resources", "r1")`` gives
+    ``ValueError: resources.r1: Test Resource failed r1``; a nested stack
+    puts its parent's path in front.
+    """
+
+    message: str
+    error: str = "Exception"
+
+    def status_reason(self, *path: PathItem) -> str:
+        return _failure_text(self.error, path, self.message)
+
+
+def _failure_text(error: str, path: Sequence[PathItem], message: str) -> str:
+    rendered = format_path(path)
+    return (f"{error}: " if error else "") + (f"{rendered}: " if rendered else "") + message
+
+
+StepResult = Done | Wait | Failed

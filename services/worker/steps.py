@@ -1,0 +1,375 @@
+"""One step of one node: the worker's whole job.
+
+For a work item (stack, traversal, node) the worker holds the resource row's
+advisory lock for the length of one step, decides what the node does
+(:func:`libs.engine.step.decide`), runs one plugin step, and writes the
+outcome with a compare-and-set on the row's version. A finished node releases
+its successors in the same transaction; they are published after commit, and
+published again by whoever finds the node already done (a crash between commit
+and publish costs a redelivery, nothing more). A step that must wait raises
+``Retry``: no worker sleeps on the cloud.
+"""
+
+from __future__ import annotations
+
+import datetime
+import random
+import time
+import uuid
+from typing import Any
+
+from libs.db import Conn, events, locks, resources, stacks, traversals
+from libs.engine import desired, status
+from libs.engine.plan import parse_node
+from libs.engine.step import Decision, RowState, decide
+from libs.errors import Conflict, Permanent, Retry
+from libs.messaging.consumer import Delivery
+from libs.messaging.payloads import PlanRequest, WorkItem
+from libs.resources.base import ResourceType
+from libs.resources.registry import Registry
+from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, Wait
+from libs.runtime import Runtime
+from libs.telemetry import logs
+from libs.template.resolution import StackResolver, StaticResourceData
+from services.worker.desired_cache import DesiredCache
+
+log = logs.logger("worker")
+VERB_ACTION = {"create": "CREATE", "update": "UPDATE", "replace": "CREATE", "delete": "DELETE",
+               "suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
+
+
+class Steps:
+    def __init__(self, rt: Runtime, registry: Registry) -> None:
+        self.rt = rt
+        self.registry = registry
+        self.cache = DesiredCache()
+        self.rng = random.SystemRandom()
+
+    async def handle(self, item: WorkItem, _delivery: Delivery) -> None:
+        rid, kind = parse_node(item.node)
+        with logs.log_context(stack_id=item.stack_id, traversal_id=item.traversal_id, node=item.node):
+            async with self.rt.pool.acquire() as conn:
+                if not await locks.try_lock_resource(conn, rid):
+                    raise Conflict(f"resource {rid} is busy with another step")
+                try:
+                    ready = await Node(self, conn, item, rid, kind).run()
+                finally:
+                    await locks.unlock_resource(conn, rid)
+            for node in ready:
+                nxt = WorkItem(stack_id=item.stack_id, traversal_id=item.traversal_id, node=node)
+                await self.rt.bus.publish(self.rt.names.work(item.stack_id), nxt, msg_id=nxt.msg_id)
+
+
+class Node:
+    """One delivery of one node; ``run`` returns the successor nodes to publish."""
+
+    def __init__(self, steps: Steps, conn: Conn, item: WorkItem, rid: int, kind: str) -> None:
+        self.s = steps
+        self.conn = conn
+        self.item = item
+        self.rid = rid
+        self.kind = kind
+        self.stack_id = uuid.UUID(item.stack_id)
+        self.traversal_id = uuid.UUID(item.traversal_id)
+
+    async def run(self) -> list[str]:
+        conn = self.conn
+        stack = await stacks.get(conn, self.stack_id)
+        trav = await traversals.get(conn, self.traversal_id)
+        if stack is None or trav is None:
+            raise Permanent("stack or traversal no longer exists")
+        self.stack, self.trav = stack, trav
+        self.current = stack.current_traversal == trav.id
+        node = await traversals.node(conn, trav.id, self.item.node)
+        if node is None:
+            raise Permanent(f"no node {self.item.node} in traversal {trav.id}")
+        if node.done:
+            return await traversals.ready_successors(conn, trav.id, node.node) if self.current else []
+        if node.waiting_on > 0:
+            raise Retry(0.2, "predecessors not finished")
+        if self.current and trav.deadline is not None and _now() > trav.deadline:
+            await self.fail_stack(status.TIMED_OUT)
+            self.current = False  # and abandon this node's action below, as a stale one
+        self.want: desired.Desired | None = None
+        if trav.template_id is not None:
+            self.want = await self.s.cache.get(conn, stack, trav.template_id)
+        row = await self._target_row()
+        if row is None:  # already forgotten by an earlier delivery of this node
+            return await self.finish(None)
+        if not self.current:
+            # A stale traversal only finishes the action it started, then stops;
+            # one that timed out abandons it instead (Heat's runner is cut short).
+            if row.traversal_id == trav.id and row.status == status.IN_PROGRESS:
+                if trav.deadline is not None and _now() > trav.deadline:
+                    await self.mark_failed(row, row.action, f"{row.action} aborted ({status.TIMED_OUT})")
+                else:
+                    await self.step(row, row.action, first=False, propagate=False)
+            return []
+        return await self.decide_and_step(row)
+
+    async def _target_row(self) -> resources.ResourceRow | None:
+        row = await resources.get(self.conn, self.rid)
+        if row is None or self.kind != "u":
+            return row
+        # A replacement started by this node carries on in the new row.
+        replacement = await self.conn.fetchval(
+            "SELECT id FROM resources WHERE replaces = $1 AND traversal_id = $2 ORDER BY id DESC LIMIT 1",
+            row.id, self.traversal_id)
+        if replacement is not None:
+            return await resources.get(self.conn, replacement)
+        return row
+
+    # ---- deciding -------------------------------------------------------------
+    async def decide_and_step(self, row: resources.ResourceRow) -> list[str]:
+        in_template = self.want is not None and row.name in self.want.definition.resources
+        new_props: dict[str, Any] | None = None
+        new_type: str | None = None
+        plugin: ResourceType | None = None
+        if self.kind == "u" and in_template and self.trav.action in status.CONVERGING:
+            assert self.want is not None
+            new_type = self.want.definition.resources[row.name].type
+            plugin = self.s.registry.get(new_type)
+            try:
+                new_props = await self.properties(row.name, plugin)
+            except Exception as exc:  # property errors fail the resource, as in Heat
+                await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
+                return []
+        decision = decide(self.kind, self.trav.action, str(self.trav.id),
+                          str(self.trav.template_id) if self.trav.template_id else None,
+                          _state(row), in_template=in_template, new_type=new_type,
+                          new_properties=new_props,
+                          needs_replace=plugin.needs_replace if plugin is not None else None,
+                          never_updates=plugin is not None and plugin.never_updates)
+        return await self.carry_out(row, decision, new_props)
+
+    async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
+        assert self.want is not None
+        definition = self.want.definition
+        required = definition.required(name)
+        current = await resources.current_by_names(self.conn, self.stack_id, required)
+        data = StaticResourceData({n: r.reference for n, r in current.items()},
+                                  {n: r.attributes for n, r in current.items()})
+        resolved = StackResolver(definition, data).properties(name)
+        return dict(plugin.validate(resolved, resource_name=name))
+
+    async def carry_out(self, row: resources.ResourceRow, decision: Decision,
+                        props: dict[str, Any] | None) -> list[str]:
+        verb = decision.verb
+        if verb == "wait":
+            raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
+        if verb == "done":
+            return await self.finish(None)
+        if verb == "noop":
+            async with self.conn.transaction():
+                if self.kind == "u" and self.trav.template_id is not None:
+                    await self._write(row, template_id=self.trav.template_id,
+                                      deletion_policy=self._deletion_policy(row.name))
+                return await self.finish(None)
+        if verb in ("forget", "retain"):
+            async with self.conn.transaction():
+                await resources.remove(self.conn, row.id)
+                return await self.finish(None)
+        if verb == "continue":
+            return await self.step(row, decision.action, first=False, props=props)
+        if verb == "replace":
+            assert self.want is not None
+            new_type = self.want.definition.resources[row.name].type
+            async with self.conn.transaction():
+                new_id = await resources.insert_replacement(self.conn, row, new_type)
+                fresh = await resources.get(self.conn, new_id)
+            assert fresh is not None
+            return await self.step(fresh, "CREATE", first=True, props=props)
+        return await self.step(row, VERB_ACTION[verb], first=True, props=props,
+                               changed=decision.changed)
+
+    # ---- stepping -------------------------------------------------------------
+    async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
+                   props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
+                   propagate: bool = True) -> list[str]:
+        plugin = self.s.registry.get(row.type)
+        if first:
+            async with self.conn.transaction():  # the state and its event, or neither
+                started = await self._write(row, action=action, status=status.IN_PROGRESS,
+                                            status_reason=status.STATE_CHANGED,
+                                            traversal_id=self.traversal_id, action_started=_now())
+                if started is None:
+                    raise Conflict("resource row changed under this step")
+                row = started
+                await self.event(row, action, status.IN_PROGRESS, status.STATE_CHANGED)
+        if props is None:
+            if self.want is not None and row.name in self.want.definition.resources and action in (
+                    "CREATE", "UPDATE"):
+                props = await self.properties(row.name, plugin)
+            else:
+                # Deleting, suspending...: what was applied, over the schema's defaults
+                # (a row that failed before its first write has nothing recorded).
+                defaults = {k: s.default for k, s in plugin.properties_schema.items()}
+                props = {**defaults, **(row.properties or {})}
+        ctx = StepContext(
+            stack_id=str(self.stack_id), stack_name=self.stack.name, resource_name=row.name,
+            physical_id=row.physical_id, properties=props, old_properties=row.properties,
+            data=dict(row.data), now=time.time(),
+            started_at=(row.action_started or _now()).timestamp(), short_id=_short_id(row.id),
+            rng=self.s.rng)
+        result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
+        if isinstance(result, Wait):
+            changes: dict[str, Any] = {}
+            if result.data:
+                changes["data"] = _merged(row.data, result.data)
+            if not isinstance(result.physical_id, KeepType):
+                changes["physical_id"] = result.physical_id  # Heat records it before polling
+            if changes and await self._write(row, **changes) is None:
+                raise Conflict("resource row changed under this step")
+            raise Retry(result.delay, f"{action} of {row.name} in progress")
+        if isinstance(result, Failed):
+            await self.mark_failed(row, action, result.status_reason("resources", row.name))
+            return []
+        assert isinstance(result, Done)
+        return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
+
+    async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
+                        props: dict[str, Any], result: Done, propagate: bool) -> list[str]:
+        data = _merged(row.data, result.data)
+        physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
+        async with self.conn.transaction():
+            if action == "DELETE":
+                await self.event(row, action, status.COMPLETE, status.STATE_CHANGED)
+                await resources.remove(self.conn, row.id)
+            else:
+                requires: list[int] = []
+                if self.want is not None and row.name in self.want.definition.resources:
+                    names = self.want.definition.required(row.name)
+                    requires = [r.id for r in (await resources.current_by_names(
+                        self.conn, self.stack_id, names)).values()]
+                done = await self._write(
+                    row, action=action, status=status.COMPLETE, status_reason=result.reason or
+                    status.STATE_CHANGED, physical_id=physical_id, data=data,
+                    properties=props if action in ("CREATE", "UPDATE") else row.properties,
+                    reference=plugin.reference_id(physical_id, data, resource_name=row.name),
+                    attributes=plugin.all_attributes(physical_id, data, props),
+                    template_id=self.trav.template_id or row.template_id, requires=requires,
+                    deletion_policy=self._deletion_policy(row.name))
+                if done is None:
+                    raise Conflict("resource row changed under this step")
+                if row.replaces is not None and not row.is_current:
+                    await resources.promote(self.conn, row.replaces, row.id)
+                await self.event(done, action, status.COMPLETE, result.reason or status.STATE_CHANGED)
+            if not propagate:
+                return []
+            return await self.finish(None, in_transaction=True)
+
+    async def finish(self, _row: object, *, in_transaction: bool = False) -> list[str]:
+        if not in_transaction:
+            async with self.conn.transaction():
+                return await self.finish(None, in_transaction=True)
+        result = await traversals.finish_node(self.conn, self.traversal_id, self.item.node)
+        if result is None:
+            return await traversals.ready_successors(self.conn, self.traversal_id, self.item.node)
+        ready, remaining = result
+        if remaining == 0:
+            await self.complete_stack()
+        return ready
+
+    # ---- the stack's end ----------------------------------------------------
+    async def complete_stack(self) -> None:
+        action = self.trav.action
+        reason = status.stack_completed(action)
+        outputs = None
+        if self.want is not None and action != "DELETE":
+            rows = await resources.for_stack(self.conn, self.stack_id)
+            current = {r.name: r for r in rows if r.is_current}
+            data = StaticResourceData({n: r.reference for n, r in current.items()},
+                                      {n: r.attributes for n, r in current.items()})
+            outputs = StackResolver(self.want.definition, data).outputs()
+        settled = await stacks.settle(
+            self.conn, self.stack_id, self.traversal_id, status=status.COMPLETE, reason=reason,
+            outputs=outputs, completed_template=action in status.CONVERGING, deleted=action == "DELETE")
+        if settled:
+            await self.stack_event(action, status.COMPLETE, reason)
+            await traversals.close(self.conn, self.traversal_id)
+
+    async def fail_stack(self, reason: str) -> None:
+        action = self.trav.action
+        async with self.conn.transaction():
+            if not await traversals.mark_failed(self.conn, self.traversal_id):
+                return
+            rollback = (not self.stack.disable_rollback and action in ("CREATE", "UPDATE")
+                        and self.current)
+            settled = await stacks.settle(self.conn, self.stack_id, self.traversal_id,
+                                          status=status.FAILED, reason=reason)
+            if not settled:
+                return
+            await self.stack_event(action, status.FAILED, reason)
+            if rollback:
+                await stacks.set_desired(self.conn, self.stack_id, action="ROLLBACK",
+                                         template_id=self.stack.prev_template_id, reason=reason)
+            else:
+                # In-flight steps of this traversal see it is no longer current and stop.
+                await self.conn.execute("UPDATE stacks SET current_traversal = NULL WHERE id = $1",
+                                        self.stack_id)
+        if rollback:
+            plan = PlanRequest(project=self.stack.project, stack_id=str(self.stack_id), reason="rollback",
+                               action="ROLLBACK", request_id=f"rollback-{self.traversal_id}")
+            await self.s.rt.bus.publish(self.s.rt.names.plan(self.stack.project, str(self.stack_id)),
+                                        plan, msg_id=plan.msg_id)
+
+    async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
+        async with self.conn.transaction():
+            if await self._write(row, action=action, status=status.FAILED, status_reason=reason,
+                                 traversal_id=self.traversal_id) is None:
+                raise Conflict("resource row changed under this step")
+            await self.event(row, action, status.FAILED, reason)
+        if self.current:
+            await self.fail_stack(status.resource_failed(action, reason))
+
+    def _deletion_policy(self, name: str) -> str:
+        if self.want is not None and name in self.want.definition.resources:
+            return self.want.definition.resources[name].deletion_policy
+        return "Delete"
+
+    # ---- writes ---------------------------------------------------------------
+    async def _write(self, row: resources.ResourceRow, **changes: Any) -> resources.ResourceRow | None:
+        return await resources.write(self.conn, row, **changes)
+
+    async def event(self, row: resources.ResourceRow, action: str, state: str, reason: str) -> None:
+        await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,
+                         physical_resource_id=row.physical_id, resource_type=row.type, action=action,
+                         status=state, reason=reason, traversal_id=self.traversal_id)
+
+    async def stack_event(self, action: str, state: str, reason: str) -> None:
+        await events.add(self.conn, stack_id=self.stack_id, resource_name=self.stack.name,
+                         physical_resource_id=str(self.stack_id), resource_type="OS::Heat::Stack",
+                         action=action, status=state, reason=reason, traversal_id=self.traversal_id)
+
+
+def _state(row: resources.ResourceRow) -> RowState:
+    return RowState(id=row.id, name=row.name, type=row.type, action=row.action, status=row.status,
+                    is_current=row.is_current,
+                    traversal_id=str(row.traversal_id) if row.traversal_id else None,
+                    template_id=str(row.template_id) if row.template_id else None,
+                    properties=row.properties, deletion_policy=row.deletion_policy)
+
+
+def _merged(data: dict[str, Any], changes: Any) -> dict[str, Any]:
+    out = dict(data)
+    for key, value in dict(changes).items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out
+
+
+def _short_id(resource_id: int) -> str:
+    # Stable per row, 12 lowercase characters, as Heat's short ids look.
+    alphabet = "abcdefghijklmnopqrstuvwxyz234567"
+    n = (resource_id * 0x9E3779B97F4A7C15) & ((1 << 60) - 1)
+    return "".join(alphabet[(n >> (5 * i)) & 31] for i in range(12))
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if not hasattr(exc, "error_type") else str(exc)
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)

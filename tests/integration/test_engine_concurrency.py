@@ -1,0 +1,82 @@
+"""Overlapping operations: no stack lock, the last desired state wins, nothing done twice."""
+
+from __future__ import annotations
+
+import collections
+import uuid
+
+from libs import operations
+from libs.config import Settings
+from libs.db import stacks
+from libs.runtime import Runtime
+from libs.template.request import StackRequest
+from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled
+from tests.support import eventually
+
+
+def _slow(value: str, n: int = 4, secs: float = 2) -> dict[str, object]:
+    return hot({f"r{i}": {"type": "OS::Heat::TestResource",
+                          "properties": {"value": value, "action_wait_secs": {"create": secs}}}
+                for i in range(n)})
+
+
+async def _stack(api: Runtime, stack_id: uuid.UUID) -> stacks.StackRow:
+    async with api.pool.acquire() as conn:
+        row = await stacks.get(conn, stack_id)
+    assert row is not None
+    return row
+
+
+async def test_two_updates_during_a_long_create_end_at_the_last_template(settings: Settings) -> None:
+    async with engine(settings, workers=2) as api:
+        created = await operations.create_stack(api.pool, api.bus, project="demo", name="overlap",
+                                                stack_request=StackRequest(template=_slow("v1")))
+
+        async def creating() -> bool:
+            rows = await resource_rows(api.pool, created.id)
+            return sum(r.status == "IN_PROGRESS" for r in rows.values()) == 4
+        await eventually(creating, what="the create under way")
+        await operations.update_stack(api.pool, api.bus, await _stack(api, created.id),
+                                      stack_request=StackRequest(template=_slow("v2")))
+        await operations.update_stack(api.pool, api.bus, await _stack(api, created.id),
+                                      stack_request=StackRequest(template=_slow("v3")))
+        done = await settled(api.pool, created.id, status="UPDATE_COMPLETE", timeout=60)
+        assert done.status_reason == "Stack UPDATE completed successfully"
+        rows = await resource_rows(api.pool, created.id)
+        assert {n: r.properties["value"] for n, r in rows.items() if r.properties} == dict.fromkeys(
+            ["r0", "r1", "r2", "r3"], "v3")
+        lines = await event_lines(api.pool, created.id)
+        created_once = collections.Counter(n for n, s, _ in lines if s == "CREATE_COMPLETE")
+        assert created_once == dict.fromkeys(["r0", "r1", "r2", "r3"], 1)
+        assert all(r.action == "UPDATE" for r in rows.values())
+
+
+async def test_delete_during_create(settings: Settings) -> None:
+    async with engine(settings, workers=2) as api:
+        created = await operations.create_stack(api.pool, api.bus, project="demo", name="early",
+                                                stack_request=StackRequest(template=_slow("v1")))
+
+        async def creating() -> bool:
+            rows = await resource_rows(api.pool, created.id)
+            return any(r.status == "IN_PROGRESS" for r in rows.values())
+        await eventually(creating, what="the create under way")
+        await operations.delete_stack(api.pool, api.bus, await _stack(api, created.id))
+        done = await settled(api.pool, created.id, status="DELETE_COMPLETE", timeout=60)
+        assert done.deleted_at is not None
+        assert await resource_rows(api.pool, created.id) == {}
+
+
+async def test_failed_create_rolls_back_when_rollback_is_enabled(settings: Settings) -> None:
+    async with engine(settings) as api:
+        template = hot({"ok": {"type": "OS::Heat::TestResource"},
+                        "bad": {"type": "OS::Heat::TestResource", "properties": {"fail": True},
+                                "depends_on": ["ok"]}})
+        created = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="rb", stack_request=StackRequest(template=template),
+            options=operations.Options(disable_rollback=False))
+        done = await settled(api.pool, created.id, status="ROLLBACK_COMPLETE", timeout=30)
+        assert done.status_reason == "Stack ROLLBACK completed successfully"
+        assert await resource_rows(api.pool, created.id) == {}
+        statuses = [s for n, s, _ in await event_lines(api.pool, created.id) if n == "rb"]
+        assert statuses == ["CREATE_IN_PROGRESS", "CREATE_FAILED", "ROLLBACK_IN_PROGRESS",
+                            "ROLLBACK_COMPLETE"]

@@ -1,0 +1,81 @@
+"""PATCH updates (existing), clear_parameters, and update preview buckets."""
+
+from __future__ import annotations
+
+import uuid
+
+from libs import operations
+from libs.config import Settings
+from libs.db import stacks
+from libs.resources.registry import default_registry
+from libs.runtime import Runtime
+from libs.template.request import StackRequest
+from tests.integration.engine_support import engine, resource_rows, settled
+
+TEMPLATE = {
+    "heat_template_version": "2016-10-14",
+    "parameters": {"greeting": {"type": "string", "default": "hello"},
+                   "name": {"type": "string", "default": "world"}},
+    "resources": {
+        "msg": {"type": "OS::Heat::TestResource",
+                "properties": {"value": {"list_join": [" ", [{"get_param": "greeting"},
+                                                             {"get_param": "name"}]]}}},
+        "stay": {"type": "OS::Heat::TestResource", "properties": {"value": "same"}},
+        "swap": {"type": "OS::Heat::TestResource", "properties": {"update_replace_value": "1"}},
+        "old": {"type": "OS::Heat::None"},
+    },
+}
+
+
+async def _row(api: Runtime, stack_id: uuid.UUID) -> stacks.StackRow:
+    async with api.pool.acquire() as conn:
+        row = await stacks.get(conn, stack_id)
+    assert row is not None
+    return row
+
+
+async def test_patch_keeps_and_merges_then_clears(settings: Settings) -> None:
+    async with engine(settings) as api:
+        created = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="patchy",
+            stack_request=StackRequest(template=TEMPLATE, parameters={"name": "ember"}))
+        await settled(api.pool, created.id, status="CREATE_COMPLETE")
+        rows = await resource_rows(api.pool, created.id)
+        assert rows["msg"].properties is not None and rows["msg"].properties["value"] == "hello ember"
+
+        # PATCH with only a parameter: the stored template and "name" are kept.
+        patch = StackRequest(template=None, parameters={"greeting": "hi"})
+        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+                                      stack_request=patch, existing=True)
+        await settled(api.pool, created.id, status="UPDATE_COMPLETE")
+        rows = await resource_rows(api.pool, created.id)
+        assert rows["msg"].properties is not None and rows["msg"].properties["value"] == "hi ember"
+
+        # clear_parameters drops a kept value: back to the template default.
+        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+                                      stack_request=StackRequest(template=None), existing=True,
+                                      clear_parameters=["name"])
+        await settled(api.pool, created.id, status="UPDATE_COMPLETE")
+        rows = await resource_rows(api.pool, created.id)
+        assert rows["msg"].properties is not None and rows["msg"].properties["value"] == "hi world"
+
+
+async def test_update_preview_buckets(settings: Settings) -> None:
+    async with engine(settings) as api:
+        created = await operations.create_stack(api.pool, api.bus, project="demo", name="preview",
+                                                stack_request=StackRequest(template=TEMPLATE))
+        await settled(api.pool, created.id, status="CREATE_COMPLETE")
+        new = {**TEMPLATE, "resources": {
+            "msg": {"type": "OS::Heat::TestResource", "properties": {"value": "changed"}},
+            "stay": {"type": "OS::Heat::TestResource", "properties": {"value": "same"}},
+            "swap": {"type": "OS::Heat::TestResource", "properties": {"update_replace_value": "2"}},
+            "fresh": {"type": "OS::Heat::None"},
+        }}
+        changes = await operations.preview_update(api.pool, await _row(api, created.id),
+                                                  stack_request=StackRequest(template=new),
+                                                  registry=default_registry())
+        assert (changes.added, changes.deleted, changes.replaced, changes.updated, changes.unchanged) == (
+            ["fresh"], ["old"], ["swap"], ["msg"], ["stay"])
+        # Nothing was written: the stack is as it was.
+        after = await _row(api, created.id)
+        assert after.stack_status == "CREATE_COMPLETE" and after.template_id == created.template_id

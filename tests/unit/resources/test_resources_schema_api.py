@@ -1,0 +1,172 @@
+"""What ``GET /resource_types/{type}`` shows: property, attribute and type shapes as Heat's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from libs.resources.attributes import AttrSchema, attributes_api
+from libs.resources.properties import PropSchema, property_api, schema_api
+from libs.resources.registry import default_registry
+from libs.template.constraints import (
+    AllowedPattern,
+    AllowedValues,
+    CustomConstraint,
+    Length,
+    Modulo,
+    Range,
+)
+
+BASE = {"required": False, "update_allowed": False, "immutable": False}
+
+
+@pytest.mark.parametrize(
+    ("prop", "shown"),
+    [
+        (PropSchema("string"), {"type": "string", **BASE}),
+        (PropSchema("any", "anything", required=True, update_allowed=True),
+         {"type": "any", "description": "anything", "required": True, "update_allowed": True,
+          "immutable": False}),
+        # falsy defaults are shown; only None is left out
+        (PropSchema("boolean", default=False), {"type": "boolean", "default": False, **BASE}),
+        (PropSchema("number", default=0, immutable=True),
+         {"type": "number", "default": 0, "required": False, "update_allowed": False, "immutable": True}),
+        (PropSchema("integer", constraints=(Range(1, 512), Range(None, 3, "small"), Modulo(2, 0))),
+         {"type": "integer", "required": False,
+          "constraints": [{"range": {"min": 1, "max": 512}},
+                          {"description": "small", "range": {"max": 3}},
+                          {"modulo": {"step": 2, "offset": 0}}],
+          "update_allowed": False, "immutable": False}),
+        (PropSchema("string", constraints=(Length(1, None), AllowedValues(("a", "b")),
+                                           AllowedPattern("[a-z]+"), CustomConstraint("nova.flavor"))),
+         {"type": "string", "required": False,
+          "constraints": [{"length": {"min": 1}}, {"allowed_values": ["a", "b"]},
+                          {"allowed_pattern": "[a-z]+"}, {"custom_constraint": "nova.flavor"}],
+          "update_allowed": False, "immutable": False}),
+        (PropSchema("list", schema=PropSchema("integer")),
+         {"type": "list", "schema": {"*": {"type": "integer", **BASE}}, **BASE}),
+        (PropSchema("map", schema={"a": PropSchema("string", update_allowed=True)}),
+         {"type": "map", "schema": {"a": {"type": "string", "required": False, "update_allowed": True,
+                                          "immutable": False}}, **BASE}),
+    ],
+)
+def test_property_api(prop: PropSchema, shown: dict[str, Any]) -> None:
+    assert property_api(prop) == shown
+
+
+def test_property_api_key_order() -> None:
+    prop = PropSchema("list", "d", default=["a"], schema=PropSchema("string"), constraints=(Length(1, 2),))
+    assert list(property_api(prop)) == ["type", "description", "default", "schema", "required",
+                                         "constraints", "update_allowed", "immutable"]
+
+
+def test_hidden_properties_are_left_out() -> None:
+    shown = schema_api({"a": PropSchema("string"), "b": PropSchema("string", support_status="HIDDEN"),
+                        "c": PropSchema("string", support_status="DEPRECATED")})
+    assert list(shown) == ["a", "c"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "shown"),
+    [
+        ({}, {"show": {"description": "Detailed information about resource.", "type": "map"}}),
+        ({"value": AttrSchema("The value.", "string"), "any": AttrSchema("Untyped."), "bare": AttrSchema(),
+          "gone": AttrSchema("x", support_status="HIDDEN")},
+         {"value": {"description": "The value.", "type": "string"}, "any": {"description": "Untyped."},
+          "bare": {}, "show": {"description": "Detailed information about resource.", "type": "map"}}),
+    ],
+)
+def test_attributes_api(schema: dict[str, AttrSchema], shown: dict[str, Any]) -> None:
+    assert attributes_api(schema) == shown
+    assert list(attributes_api(schema)) == list(shown)
+
+
+SHOW = {"description": "Detailed information about resource.", "type": "map"}
+
+
+def _supported(version: str) -> dict[str, Any]:
+    return {"status": "SUPPORTED", "message": None, "version": version, "previous_status": None}
+
+
+@pytest.mark.parametrize(
+    ("type_name", "properties", "attributes", "version"),
+    [
+        ("OS::Heat::None", {}, {"show": SHOW}, "5.0.0"),
+        ("OS::Heat::TestResource",
+         ["constraint_prop_secs", "attr_wait_secs", "value", "update_replace_value", "fail", "update_replace",
+          "wait_secs", "action_wait_secs", "client_name", "entity_name"],
+         {"output": {"description": "The string that was stored. This value is also available by "
+                                    "referencing the resource."}, "show": SHOW},
+         "5.0.0"),
+        ("OS::Heat::RandomString", ["length", "character_classes", "character_sequences", "salt"],
+         {"value": {"description": "The random string generated by this resource. This value is also "
+                                   "available by referencing the resource.", "type": "string"},
+          "show": SHOW},
+         "2014.1"),
+        ("OS::Heat::Value", ["value", "type"],
+         {"value": {"description": 'The value generated by this resource\'s properties "value" expression, '
+                                   'with type determined from the properties "type".'}, "show": SHOW},
+         "7.0.0"),
+    ],
+)
+def test_resource_type_api(type_name: str, properties: Any, attributes: dict[str, Any], version: str) -> None:
+    shown = default_registry().get(type_name).schema_api()
+    assert list(shown) == ["resource_type", "properties", "attributes", "support_status"]
+    assert shown["resource_type"] == type_name
+    assert list(shown["properties"]) == list(properties)
+    assert shown["attributes"] == attributes
+    assert shown["support_status"] == _supported(version)
+    described = default_registry().get(type_name).schema_api(with_description=True)
+    assert isinstance(described["description"], str) and described["description"]
+
+
+@pytest.mark.parametrize(
+    ("type_name", "name", "shown"),
+    [
+        ("OS::Heat::TestResource", "wait_secs",
+         {"type": "number", "description": "Seconds to wait after an action (-1 is infinite).", "default": 0,
+          "required": False, "update_allowed": True, "immutable": False}),
+        ("OS::Heat::TestResource", "update_replace_value",
+         {"type": "string", "description": "Some value that can be stored but can not be updated.",
+          "required": False, "update_allowed": False, "immutable": False}),
+        ("OS::Heat::TestResource", "constraint_prop_secs",
+         {"type": "number", "description": "Number value for delay during resolve constraint.", "default": 0,
+          "required": False, "constraints": [{"custom_constraint": "test_constr"}], "update_allowed": True,
+          "immutable": False}),
+        ("OS::Heat::TestResource", "action_wait_secs",
+         {"type": "map", "description": "Options for simulating waiting.",
+          "schema": {action: {"type": "number",
+                              "description": f"Seconds to wait after {article} {action}. Defaults to the "
+                                             "global wait_secs.",
+                              "required": False, "update_allowed": True, "immutable": False}
+                     for article, action in (("a", "create"), ("an", "update"), ("a", "delete"))},
+          "required": False, "update_allowed": True, "immutable": False}),
+        ("OS::Heat::RandomString", "character_sequences",
+         {"type": "list",
+          "description": "A list of character sequences and their constraints to generate the random "
+                         "string from.",
+          "schema": {"*": {"type": "map", "schema": {
+              "sequence": {"type": "string",
+                           "description": "A character sequence and its corresponding min constraint to "
+                                          "generate the random string from.",
+                           "required": True, "update_allowed": False, "immutable": False},
+              "min": {"type": "integer",
+                      "description": "The minimum number of characters from this sequence that will be in "
+                                     "the generated string.",
+                      "default": 1, "required": False, "constraints": [{"range": {"min": 1, "max": 512}}],
+                      "update_allowed": False, "immutable": False}},
+              "required": False, "update_allowed": False, "immutable": False}},
+          "required": False, "update_allowed": False, "immutable": False}),
+        ("OS::Heat::Value", "type",
+         {"type": "string", "description": 'The type of the "value" property.', "required": False,
+          "constraints": [{"allowed_values": ["string", "number", "comma_delimited_list", "json",
+                                              "boolean"]}],
+          "update_allowed": True, "immutable": False}),
+        ("OS::Heat::Value", "value",
+         {"type": "any", "description": 'The expression to generate the "value" attribute.', "required": True,
+          "update_allowed": True, "immutable": False}),
+    ],
+)
+def test_builtin_property_shapes(type_name: str, name: str, shown: dict[str, Any]) -> None:
+    assert default_registry().get(type_name).schema_api()["properties"][name] == shown
