@@ -155,6 +155,12 @@ class Node:
     async def carry_out(self, row: resources.ResourceRow, decision: Decision,
                         props: dict[str, Any] | None) -> list[str]:
         verb = decision.verb
+        if verb in ("update", "replace") and self.want is not None and verb in (
+                self.want.environment.registry.restricted_actions(row.name)):
+            # The environment's restricted_actions: Heat fails the resource instead.
+            await self.mark_failed(row, "UPDATE", f"ResourceActionRestricted: resources.{row.name}: "
+                                                  f"{verb} is restricted for resource.")
+            return []
         if verb == "wait":
             raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
         if verb == "done":

@@ -79,3 +79,21 @@ async def test_update_preview_buckets(settings: Settings) -> None:
         # Nothing was written: the stack is as it was.
         after = await _row(api, created.id)
         assert after.stack_status == "CREATE_COMPLETE" and after.template_id == created.template_id
+
+
+async def test_restricted_actions_fail_the_resource(settings: Settings) -> None:
+    env = {"resource_registry": {"resources": {"stay": {"restricted_actions": "update"},
+                                               "swap": {"restricted_actions": ["replace"]}}}}
+    async with engine(settings) as api:
+        created = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="restricted",
+            stack_request=StackRequest(template=TEMPLATE, environment=env))
+        await settled(api.pool, created.id, status="CREATE_COMPLETE")
+        new = {**TEMPLATE, "resources": {**TEMPLATE["resources"],  # type: ignore[dict-item]
+                                         "stay": {"type": "OS::Heat::TestResource",
+                                                  "properties": {"value": "changed"}}}}
+        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+                                      stack_request=StackRequest(template=new, environment=env))
+        done = await settled(api.pool, created.id, status="UPDATE_FAILED")
+        assert done.status_reason == ("Resource UPDATE failed: ResourceActionRestricted: "
+                                      "resources.stay: update is restricted for resource.")

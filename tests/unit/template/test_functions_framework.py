@@ -7,13 +7,14 @@ few messages that embed process-specific text.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from libs.template import errors
+from libs.template import errors, versions
 from libs.template.functions import base, hot
 from libs.template.functions.hot_yaql import LIMIT_ITERATORS, MEMORY_QUOTA
 from tests.unit.template.function_support import FakeResolver, make_resolver, parse
@@ -254,3 +255,61 @@ def test_select_path(value: Any, path: list[Any], expected: Any) -> None:
 
 def test_json_text_is_pythons_sorted_json() -> None:
     assert hot.json_text({"b": "é", "a": [1, None, True]}) == '{"a": [1, null, true], "b": "\\u00e9"}'
+
+
+# ---- how functions show in messages, and get_attr's resource check ----------------------------
+
+
+def test_repr_is_heats_with_the_value() -> None:
+    resolver = make_resolver({"params": {"p": "v"}})
+    parsed = parse({"get_param": "p"}, "2016-10-14", resolver)
+    assert repr(parsed) == "<heat.engine.hot.functions.GetParam {get_param: 'p'} -> 'v'>"
+
+
+def test_repr_without_a_value() -> None:
+    # Heat shows ??? when resolving fails with TypeError/ValueError; without a resolver
+    # there is no value to show either.
+    assert repr(parse({"list_join": [1, ["a"]]}, "2016-10-14", make_resolver({}))) == (
+        "<heat.engine.hot.functions.JoinMultiple {list_join: [1, ['a']]} -> ???>")
+    assert repr(parse({"get_param": "p"}, "2016-10-14")) == (
+        "<heat.engine.hot.functions.GetParam {get_param: 'p'} -> ???>")
+
+
+def test_repr_of_if_is_the_branch_taken() -> None:
+    resolver = make_resolver({"conditions": {"c": False}, "params": {"p": "v"}})
+    parsed = parse({"if": ["c", "yes", {"get_param": "p"}]}, "2016-10-14", resolver)
+    assert repr(parsed) == ("<heat.engine.hot.functions.If {if: ['c', 'yes', {'get_param': 'p'}]} -> "
+                            "<heat.engine.hot.functions.GetParam {get_param: 'p'} -> 'v'>>")
+
+
+def test_repr_lets_other_failures_through() -> None:
+    # As Heat's: the failure then replaces the message that embeds the function.
+    parsed = parse({"get_param": "p"}, "2016-10-14", make_resolver({}))
+    with pytest.raises(errors.UserParameterMissing):
+        repr(parsed)
+
+
+def test_repr_of_cfn_functions_names_heats_modules() -> None:
+    ctx = versions.lookup({"AWSTemplateFormatVersion": "2010-09-09"}).parse_context(
+        resource_names=frozenset({"server"}))
+    assert repr(base.parse({"Ref": "server"}, "o", ctx)) == (
+        "<heat.engine.hot.functions.GetResource {Ref: 'server'} -> ???>")
+    assert repr(base.parse({"Fn::Base64": "x"}, "o", ctx)) == (
+        "<heat.engine.cfn.functions.Base64 {Fn::Base64: 'x'} -> ???>")
+
+
+@pytest.mark.parametrize("snippet", [
+    {"get_attr": ["nope", "a"]},
+    {"get_attr": [{"get_param": "name"}, "a"]},
+    {"list_join": [",", [{"get_attr": ["nope", "a", 0]}]]},
+])
+def test_get_attr_validation_looks_its_resource_up_when_the_stack_is_known(snippet: Any) -> None:
+    resolver = make_resolver({"params": {"name": "nope"}})
+    spec = versions.lookup({"heat_template_version": "2016-10-14"})
+    ctx = dataclasses.replace(spec.parse_context(resolver), has_resource=lambda name: name == "server")
+    parsed = base.parse(snippet, "outputs.o.value", ctx)
+    with pytest.raises(errors.StackValidationFailed) as caught:
+        base.validate(parsed, "outputs.o.value")
+    assert str(caught.value).endswith('get_attr: The specified reference "nope" (in unknown) is incorrect.')
+    # Without the stack's resources, only resolving can tell.
+    base.validate(parse(snippet, "2016-10-14", resolver), "outputs.o.value")

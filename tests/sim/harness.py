@@ -1,0 +1,163 @@
+"""A deterministic convergence simulator: the real planner and worker, the test picks the order.
+
+Messages go to an in-memory queue instead of JetStream (dropped when their
+message id was seen, as JetStream's duplicate window does); the test delivers
+them one at a time in an order it chooses (a seeded random order, or by
+predicate). A handler's outcome is applied as the consumer would: success and
+``Permanent`` remove the message, ``Retry``/``Conflict`` and a crash leave it
+queued for redelivery. State lives in the real Postgres database.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable
+from typing import Any, cast
+
+import asyncpg
+from opentelemetry.sdk.trace import TracerProvider
+
+from libs.errors import Permanent, Retry
+from libs.messaging.consumer import Delivery
+from libs.messaging.payloads import Payload, PlanRequest, WorkItem
+from libs.messaging.subjects import Names
+from libs.resources.base import ResourceType
+from libs.resources.registry import Registry, default_registry
+from libs.resources.steps import Action, StepContext, StepResult
+from libs.runtime import Runtime
+from services.planner.planning import handle_plan
+from services.worker.steps import Steps
+
+
+class SimulatedCrash(Exception):
+    """The process died here: nothing after this point happened."""
+
+
+@dataclasses.dataclass
+class Message:
+    subject: str
+    payload: Payload
+    msg_id: str | None
+    deliveries: int = 0
+
+
+class SimBus:
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self.queue: list[Message] = []
+        self.seen: set[str] = set()
+        self.tracer = TracerProvider().get_tracer("sim")
+
+    async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None) -> None:
+        if msg_id is not None:
+            if msg_id in self.seen:
+                return
+            self.seen.add(msg_id)
+        self.queue.append(Message(subject, payload, msg_id))
+
+
+@dataclasses.dataclass
+class SimRuntime:
+    pool: asyncpg.Pool
+    bus: SimBus
+    names: Names
+    service: str = "sim"
+
+
+class Cloud:
+    """What the plugins did 'in the cloud', to count physical creations across crashes."""
+
+    def __init__(self) -> None:
+        self.creates: dict[str, int] = {}
+        self.crash_after_start: set[tuple[str, str]] = set()  # (resource name, action) to crash once
+
+
+class FaultyPlugin:
+    """Wraps a real plugin: records creates in the cloud and crashes where told to."""
+
+    def __init__(self, inner: ResourceType, cloud: Cloud) -> None:
+        self._inner = inner
+        self._cloud = cloud
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def start(self, action: Action, ctx: StepContext) -> StepResult:
+        result = self._inner.start(action, ctx)
+        if action == Action.CREATE:
+            key = f"{ctx.stack_name}/{ctx.resource_name}"
+            self._cloud.creates[key] = self._cloud.creates.get(key, 0) + 1
+        marker = (ctx.resource_name, str(action))
+        if marker in self._cloud.crash_after_start:
+            self._cloud.crash_after_start.discard(marker)
+            raise SimulatedCrash(f"died after {action} of {ctx.resource_name} reached the cloud")
+        return result
+
+
+def faulty_registry(cloud: Cloud) -> Registry:
+    real = default_registry()
+    registry = Registry()
+    for name in real.types():
+        # The simulator builds its own registry of wrapped plugins.
+        registry._plugins[name] = cast(ResourceType, FaultyPlugin(real.get(name), cloud))
+    return registry
+
+
+class Simulation:
+    def __init__(self, pool: asyncpg.Pool, prefix: str, seed: int) -> None:
+        self.names = Names(prefix)
+        self.bus = SimBus(self.names)
+        self.rt = cast(Runtime, SimRuntime(pool, self.bus, self.names))
+        self.cloud = Cloud()
+        self.steps = Steps(self.rt, faulty_registry(self.cloud))
+        self.rng = random.Random(seed)
+        self.log: list[str] = []
+
+    async def deliver(self, pick: Callable[[Message], bool] | None = None) -> bool:
+        """Deliver one queued message (a random one, or the first ``pick`` accepts)."""
+        candidates = [m for m in self.bus.queue if pick is None or pick(m)]
+        if not candidates:
+            return False
+        msg = self.rng.choice(candidates) if pick is None else candidates[0]
+        msg.deliveries += 1
+        delivery = cast(Delivery, dataclasses.replace(_FAKE_DELIVERY, subject=msg.subject))
+        try:
+            if isinstance(msg.payload, PlanRequest):
+                await handle_plan(self.rt, msg.payload, delivery)
+            elif isinstance(msg.payload, WorkItem):
+                await self.steps.handle(msg.payload, delivery)
+            outcome = "done"
+        except Permanent:
+            outcome = "dropped"
+        except (Retry, SimulatedCrash) as exc:
+            outcome = type(exc).__name__
+        self.log.append(f"{_label(msg.payload)} -> {outcome}")
+        if outcome in ("done", "dropped"):
+            self.bus.queue.remove(msg)
+        return True
+
+    async def run(self, limit: int = 10_000) -> None:
+        """Deliver in seeded random order until nothing is queued."""
+        for _ in range(limit):
+            if not await self.deliver():
+                return
+        raise AssertionError("the simulation did not settle:\n" + "\n".join(self.log[-30:]))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Delivery:
+    subject: str
+    num_delivered: int
+    msg: Any
+
+
+_FAKE_DELIVERY = _Delivery("", 1, None)
+
+
+def _label(payload: Payload) -> str:
+    if isinstance(payload, WorkItem):
+        return f"work {payload.traversal_id[:8]} {payload.node}"
+    if isinstance(payload, PlanRequest):
+        return f"plan {payload.action}"
+    return payload.kind
