@@ -159,8 +159,10 @@ def main() -> int:
             servers.append(ns)
             nats_url = ns.start()
         asyncio.run(_prepare_database(db_url))
-        (settings.data_dir / "dev.env").write_text(
-            f"EMBER_DATABASE_URL={db_url}\nEMBER_NATS_URL={nats_url}\n")
+        # Written whole (rename), so a reader never sees half a file.
+        staging = settings.data_dir / "dev.env.tmp"
+        staging.write_text(f"EMBER_DATABASE_URL={db_url}\nEMBER_NATS_URL={nats_url}\n")
+        staging.replace(settings.data_dir / "dev.env")
 
         env = dict(os.environ)
         env.update({"EMBER_DATABASE_URL": db_url, "EMBER_NATS_URL": nats_url,
