@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from libs.engine.step import RowState, decide
+from libs.template.resolution import StackResolver, StaticResourceData
+from libs.template.stack import StackDefinition
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,3 +40,23 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
         {"replace": out.replaced, "update": out.updated}.get(verb, out.unchanged).append(name)
     out.deleted.extend(n for n in current if n not in new_types)
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannedResource:
+    name: str
+    type: str
+    properties: Mapping[str, Any]
+    requires: tuple[str, ...]
+
+
+def create_preview(definition: StackDefinition) -> list[PlannedResource]:
+    """What a create would make, in creation order, properties resolved as far as they can be.
+
+    Nothing exists yet: references and attributes of other resources resolve to
+    None, as in Heat's preview.
+    """
+    resolver = StackResolver(definition, StaticResourceData())
+    order = definition.graph().topological_order()
+    return [PlannedResource(name, definition.resources[name].type, resolver.properties(name),
+                            tuple(sorted(definition.required(name)))) for name in order]

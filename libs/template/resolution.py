@@ -84,8 +84,10 @@ class StackResolver:
 
     def facade(self, field: str) -> Any:
         if self._facade is None:
-            # What Heat says when a top-level stack asks for its (absent) parent.
-            raise AttributeError("'NoneType' object has no attribute 'metadata_get'")
+            # What Heat says when a top-level stack asks for its (absent) parent: it calls
+            # ``parent.metadata_get()`` for the metadata, reads ``parent.t`` for the policies.
+            attribute = "metadata_get" if field == "metadata" else "t"
+            raise AttributeError(f"'NoneType' object has no attribute '{attribute}'")
         return self._facade.get(field)
 
     def availability_zones(self) -> list[str]:
