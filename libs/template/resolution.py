@@ -77,7 +77,8 @@ class StackResolver:
 
     def all_attributes(self, resource: str) -> dict[str, Any]:
         self._known(resource)
-        return self._data.all_attributes(resource)
+        # Heat's FnGetAtts leaves out the "show" attribute (the whole API object).
+        return {k: v for k, v in self._data.all_attributes(resource).items() if k != "show"}
 
     def file(self, key: str) -> str | None:
         return self._files.get(key)

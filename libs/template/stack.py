@@ -332,7 +332,7 @@ class StackDefinition:
             raise errors.StackValidationFailed(f"Duplicate names {duplicates}")
         order, stuck = _heat_order({name: self.required(name) for name in resources})
         if order:
-            _ = self.outputs
+            self._check_attribute_keys()
         if stuck:
             raise _cycle_error(stuck)
         d = self.template.dialect
@@ -350,6 +350,24 @@ class StackDefinition:
             # list's items sit at "Value[0]", which it leaves as it is.
             section = "Value" if isinstance(output.value, list) else d.out_value
             base.validate(output.value, (d.outputs, key, section))
+
+    def _check_attribute_keys(self) -> None:
+        """What Heat does while working out the first free resource's data, before any cycle.
+
+        It parses the outputs, and files every attribute that resources and outputs read
+        by (resource, attribute key) in dicts and sets: a key that cannot be hashed (a
+        list as the attribute or in its path) fails there with Python's TypeError.
+        """
+        def check(snippets: Iterable[Any]) -> None:
+            for snippet in snippets:
+                for key in base.all_dep_attrs(snippet):
+                    try:
+                        hash(key)
+                    except TypeError as exc:
+                        raise errors.UnhandledPythonError("TypeError", str(exc)) from None
+
+        check(s for defn in self.resources.values() for s in (defn.properties, defn.metadata))
+        check(output.value for output in self.outputs.values())
 
 
 def _heat_order(requires: Mapping[str, set[str]]) -> tuple[list[str], dict[str, set[str]]]:

@@ -22,7 +22,12 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from libs.template.errors import InvalidTemplateReference, PathItem, StackValidationFailed
+from libs.template.errors import (
+    InvalidTemplateReference,
+    PathItem,
+    StackValidationFailed,
+    UnhandledPythonError,
+)
 
 # Returned by a two-argument ``if`` (HOT 2021-04-16) whose condition is false: the
 # enclosing map key or list item disappears instead of becoming null.
@@ -46,10 +51,14 @@ class Resolver(Protocol):
         """``get_resource`` / ``Ref``: the resource's reference id (usually its physical id)."""
 
     def attribute(self, resource: str, attribute: str, path: Sequence[Any]) -> Any:
-        """``get_attr``: one attribute, then indexed by ``path`` (Heat gives null on bad paths)."""
+        """``get_attr``: one attribute, then indexed by ``path`` (Heat gives null on bad paths).
+
+        An attribute the resource lacks is Heat's InvalidTemplateAttribute, naming it
+        with its path, ``(name, *path)``, when there is one (Heat's resource proxy).
+        """
 
     def all_attributes(self, resource: str) -> dict[str, Any]:
-        """``get_attr: [res]``: every attribute of the resource."""
+        """``get_attr: [res]``: every attribute of the resource but ``show`` (Heat's FnGetAtts)."""
 
     def file(self, key: str) -> str | None:
         """``get_file``: the content the client sent under ``key`` in ``files``, or None."""
@@ -163,6 +172,10 @@ class Function(abc.ABC):
     def dep_attrs(self, resource: str) -> Iterator[str]:
         return dep_attrs(self.args, resource)
 
+    def all_dep_attrs(self) -> Iterator[tuple[Any, Any]]:
+        """Heat's ``all_dep_attrs``: every (resource, attribute key) read, however malformed."""
+        return all_dep_attrs(self.args)
+
     # Where Heat defines this function's class, and the class's name there, when it differs.
     # Heat's messages embed a function's repr (``make_url``'s bad port, an invalid condition
     # definition): ``<heat.engine.hot.functions.GetParam {get_param: 'p'} -> 'value'>``.
@@ -209,22 +222,50 @@ class Invalid(Function):
         raise AssertionError("Invalid functions are rejected at parse time")
 
 
-def check_resource(fn: Function, resource: Any) -> None:
-    """Heat's ``get_attr`` validation: the resource it names must be in the stack.
+def reference(fn: Function, name: Any, path: str | None) -> Reference:
+    """A dependency of ``fn`` on the resource ``name``, shown at ``path`` (see Function.reference_path).
 
-    Only when the parse context knows the stack's resources (``has_resource``); a name
-    that is a function is resolved with the parse-time resolver, as Heat resolves it.
+    Heat looks whatever the name is up in the stack: a non-string is simply not found
+    (shown as its ``str``), but a list or map cannot be looked up at all, and Heat's
+    TypeError escapes its validation (HTTP 500).
+    """
+    if isinstance(name, (list, dict)):
+        raise UnhandledPythonError("TypeError", f"unhashable type: '{type(name).__name__}'")
+    return Reference(name if isinstance(name, str) else str(name), fn.reference_path(path), fn.path)
+
+
+def check_get_attr(fn: Function, resource: Any, attribute: Any, *, all_attributes: bool = False) -> None:
+    """Heat's ``get_attr`` validation, less the attribute schema (the resource plugin's).
+
+    Only when the parse context knows the stack's resources (``has_resource``): the
+    resource must be there (InvalidTemplateReference), then the attribute is resolved
+    (its failures are the validation's) and looked up among the resource's attribute
+    names, which fails for a list or a map (TypeError: unhashable type). Functions are
+    resolved with the parse-time resolver, as Heat resolves them with its stack.
+    ``all_attributes``: a missing attribute means all of them, and is not looked up.
     """
     has_resource = fn.ctx.has_resource
     if has_resource is None:
         return
-    if contains_function(resource):
-        if fn.ctx.resolver is None:
-            return
-        resource = resolve(resource, fn.ctx.resolver)
+
+    unknown = object()
+
+    def value(snippet: Any) -> Any:
+        if not contains_function(snippet):
+            return snippet
+        return resolve(snippet, fn.ctx.resolver) if fn.ctx.resolver is not None else unknown
+
+    name = value(resource)
+    if name is unknown:
+        return
     # An unhashable name fails the lookup as in Heat (TypeError: unhashable type).
-    if not has_resource(resource):
-        raise InvalidTemplateReference(str(resource), "unknown")
+    if not has_resource(name):
+        raise InvalidTemplateReference(str(name), "unknown")
+    if all_attributes and attribute is None:
+        return
+    attribute = value(attribute)
+    if attribute is not unknown:
+        hash(attribute)
 
 
 def condition_holds(value: Any, resolver: Resolver) -> bool:
@@ -347,6 +388,24 @@ def dep_attrs(snippet: Any, resource: str) -> Iterator[str]:
     elif isinstance(snippet, list):
         for value in snippet:
             yield from dep_attrs(value, resource)
+
+
+def all_dep_attrs(snippet: Any) -> Iterator[tuple[Any, Any]]:
+    """Every (resource name, attribute key) that the functions in ``snippet`` read.
+
+    As Heat's: the key is the attribute name, or ``(name, *path)`` for ``get_attr``
+    with a path from 2014-10-16 on, or :data:`ALL_ATTRIBUTES`; names that fail to
+    resolve are left out. Heat keeps these in dicts and sets while validating a stack,
+    so one that cannot be hashed fails there.
+    """
+    if isinstance(snippet, Function):
+        yield from snippet.all_dep_attrs()
+    elif isinstance(snippet, Mapping):
+        for value in snippet.values():
+            yield from all_dep_attrs(value)
+    elif isinstance(snippet, list):
+        for value in snippet:
+            yield from all_dep_attrs(value)
 
 
 def contains_function(snippet: Any, kinds: tuple[type[Function], ...] = (Function,)) -> bool:

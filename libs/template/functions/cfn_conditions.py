@@ -15,6 +15,7 @@ from libs.template.functions.base import (
     Macro,
     Reference,
     Resolver,
+    all_dep_attrs,
     condition_holds,
     dep_attrs,
     dependencies,
@@ -80,6 +81,10 @@ class If(Macro):
     def dep_attrs(self, resource: str) -> Iterator[str]:
         for branch in self._live():
             yield from dep_attrs(branch, resource)
+
+    def all_dep_attrs(self) -> Iterator[tuple[Any, Any]]:
+        for branch in self._live():
+            yield from all_dep_attrs(branch)
 
 
 class Equals(Function):

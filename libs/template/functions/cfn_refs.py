@@ -23,7 +23,9 @@ from libs.template.functions.base import (
     ParseContext,
     Reference,
     Resolver,
-    check_resource,
+    check_get_attr,
+    contains_function,
+    reference,
     resolve,
 )
 
@@ -111,7 +113,7 @@ class GetAtt(Function):
 
     def validate(self) -> None:
         super().validate()
-        check_resource(self, self._resource)
+        check_get_attr(self, self._resource, self._attribute)
 
     def result(self, resolver: Resolver) -> Any:
         attribute = resolve(self._attribute, resolver)
@@ -119,9 +121,19 @@ class GetAtt(Function):
 
     def dependencies(self, path: str | None = None) -> Iterator[Reference]:
         yield from super().dependencies(path)
-        resource = _static(self._resource, self.ctx)
-        if resource is not None:
-            yield Reference(str(resource), self.reference_path(path), self.path)
+        # A name that only resolving can tell is no dependency yet; any other (null too)
+        # is looked up, as in Heat.
+        if not isinstance(self._resource, Function) or self.ctx.resolver is not None:
+            yield reference(self, _static(self._resource, self.ctx), path)
+
+    def all_dep_attrs(self) -> Iterator[tuple[Any, Any]]:
+        yield from super().all_dep_attrs()
+        if self.ctx.resolver is None and contains_function([self._resource, self._attribute]):
+            return
+        try:  # Heat ignores any failure to work these out
+            yield _static(self._resource, self.ctx), _static(self._attribute, self.ctx)
+        except Exception:
+            return
 
     def dep_attrs(self, resource: str) -> Iterator[str]:
         yield from super().dep_attrs(resource)

@@ -11,6 +11,7 @@ from libs.template.functions.base import (
     Macro,
     Reference,
     Resolver,
+    all_dep_attrs,
     condition_holds,
     dep_attrs,
     dependencies,
@@ -121,6 +122,10 @@ class If(Macro):
     def dep_attrs(self, resource: str) -> Iterator[str]:
         for branch in self.branches.values():
             yield from dep_attrs(branch, resource)
+
+    def all_dep_attrs(self) -> Iterator[tuple[Any, Any]]:
+        for branch in self.branches.values():
+            yield from all_dep_attrs(branch)
 
 
 class IfNullable(If):

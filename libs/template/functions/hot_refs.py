@@ -14,8 +14,9 @@ from libs.template.functions.base import (
     Function,
     Reference,
     Resolver,
-    check_resource,
+    check_get_attr,
     contains_function,
+    reference,
     resolve,
 )
 
@@ -48,9 +49,8 @@ def _known(fn: Function, snippet: Any) -> Any:
 
 
 def _reference(fn: Function, name: Any, path: str | None) -> Iterator[Reference]:
-    # Heat looks up whatever the name resolved to; a non-string fails as not found.
     if name is not UNKNOWN:
-        yield Reference(name if isinstance(name, str) else str(name), fn.reference_path(path), fn.path)
+        yield reference(fn, name, path)
 
 
 class GetParam(Function):
@@ -122,7 +122,8 @@ class GetAttThenSelect(Function):
 
     def validate(self) -> None:
         super().validate()
-        check_resource(self, self.resource_arg)
+        check_get_attr(self, self.resource_arg, self.attribute_arg,
+                       all_attributes=isinstance(self, GetAttAllAttributes))
 
     def resource_name(self) -> Any:
         """The resource named, if known before resolution, else UNKNOWN."""
@@ -147,6 +148,20 @@ class GetAttThenSelect(Function):
         except Exception:
             return UNKNOWN
 
+    def all_dep_attrs(self) -> Iterator[tuple[Any, Any]]:
+        yield from super().all_dep_attrs()
+        # Heat ignores any failure to work these out.
+        try:
+            name, key = _known(self, self.resource_arg), self.attribute_key()
+        except Exception:
+            return
+        if name is not UNKNOWN and key is not UNKNOWN:
+            yield name, key
+
+    def attribute_key(self) -> Any:
+        """Heat's key for what is read: the attribute name (its path is selected afterwards)."""
+        return _known(self, self.attribute_arg)
+
     def result(self, resolver: Resolver) -> Any:
         attribute = resolve(self.attribute_arg, resolver)
         value = resolver.attribute(resolve(self.resource_arg, resolver), attribute, ())
@@ -157,6 +172,13 @@ class GetAttThenSelect(Function):
 
 class GetAtt(GetAttThenSelect):
     """Return an attribute of a resource, or an item of it selected by a path."""
+
+    def attribute_key(self) -> Any:
+        """The attribute name, or ``(name, *path)`` with a path: the resource gives the item."""
+        path, attribute = _known(self, self.path_args), _known(self, self.attribute_arg)
+        if path is UNKNOWN or attribute is UNKNOWN:
+            return UNKNOWN
+        return (attribute, *path) if path else attribute
 
     def result(self, resolver: Resolver) -> Any:
         path = resolve(self.path_args, resolver)
@@ -182,6 +204,11 @@ class GetAttAllAttributes(GetAtt):
         if self.attribute_arg is None:
             return ALL_ATTRIBUTES
         return super().attribute_name()
+
+    def attribute_key(self) -> Any:
+        if self.attribute_arg is None:
+            return ALL_ATTRIBUTES
+        return super().attribute_key()
 
     def result(self, resolver: Resolver) -> Any:
         # An explicit null attribute name also means "all of them".

@@ -75,7 +75,8 @@ class DictResolver:
 
     def facade(self, field: str) -> Any:
         if self.facade_fields is None:
-            raise AttributeError("'NoneType' object has no attribute 'metadata_get'")
+            attribute = "metadata_get" if field == "metadata" else "t"
+            raise AttributeError(f"'NoneType' object has no attribute '{attribute}'")
         return self.facade_fields[field]
 
     def condition(self, name: str) -> bool:

@@ -313,3 +313,19 @@ def test_get_attr_validation_looks_its_resource_up_when_the_stack_is_known(snipp
     assert str(caught.value).endswith('get_attr: The specified reference "nope" (in unknown) is incorrect.')
     # Without the stack's resources, only resolving can tell.
     base.validate(parse(snippet, "2016-10-14", resolver), "outputs.o.value")
+
+
+@pytest.mark.parametrize(("date", "snippet", "keys"), [
+    ("2016-10-14", {"get_attr": ["s", "a"]}, [("s", "a")]),
+    ("2016-10-14", {"get_attr": ["s", "a", 0, "k"]}, [("s", ("a", 0, "k"))]),
+    ("2013-05-23", {"get_attr": ["s", "a", 0]}, [("s", "a")]),
+    ("2016-10-14", {"get_attr": ["s"]}, [("s", base.ALL_ATTRIBUTES)]),
+    ("2016-10-14", {"get_attr": [{"get_param": "n"}, {"get_param": "p"}]}, [("s", "a")]),
+    ("2016-10-14", {"get_attr": ["s", {"get_param": "missing"}]}, []),
+    ("2016-10-14", {"if": ["c", {"get_attr": ["s", "a"]}, {"get_attr": ["t", "b"]}]}, [("t", "b")]),
+    ("2016-10-14", {"list_join": [",", [{"get_attr": ["s", "a"]}, {"get_attr": ["t", ["x"]]}]]},
+     [("s", "a"), ("t", ["x"])]),
+])
+def test_all_dep_attrs_are_heats_keys(date: str, snippet: Any, keys: list[Any]) -> None:
+    resolver = make_resolver({"params": {"n": "s", "p": "a"}, "conditions": {"c": False}})
+    assert list(base.all_dep_attrs(parse(snippet, date, resolver))) == keys
