@@ -8,8 +8,11 @@ source ./scripts/venv.sh
 ensure_venv test
 
 echo "== ruff"
-.venv/bin/ruff check libs services tests
+.venv/bin/ruff check libs services tests bench scripts
 echo "== mypy --strict"
 .venv/bin/mypy
+.venv/bin/mypy bench scripts
 echo "== pytest"
 .venv/bin/pytest "$@"
+echo "== benchmark smoke run (100 resources; figures are printed, not asserted)"
+.venv/bin/python -m bench.engine --smoke

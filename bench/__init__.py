@@ -1,0 +1,1 @@
+"""Benchmarks run by hand (not tests): ``python -m bench.engine --help``."""
