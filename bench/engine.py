@@ -28,6 +28,7 @@ import dataclasses
 import datetime
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -42,6 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+import orjson
 from nats.aio.msg import Msg
 from opentelemetry import trace
 
@@ -415,6 +417,35 @@ class Services:
                                  f"last lines of {self.log_path(label)}:\n"
                                  f"{process.log_tail(self.log_path(label))}")
 
+    def log_offsets(self) -> dict[str, int]:
+        offsets = {}
+        for label in self.labels:
+            try:
+                offsets[label] = self.log_path(label).stat().st_size
+            except OSError:
+                offsets[label] = 0
+        return offsets
+
+    def outcomes(self, since: Mapping[str, int]) -> collections.Counter[str]:
+        """The workers' work-message outcomes logged after ``since`` (the consumer logs one per message at
+        INFO): "ack", "nak", "term", and "nak: <reason>" with digits and ids folded."""
+        counts: collections.Counter[str] = collections.Counter()
+        for label in self.labels:
+            if label == "planner":
+                continue
+            with contextlib.suppress(OSError), self.log_path(label).open("rb") as log:
+                log.seek(since.get(label, 0))
+                for line in log:
+                    if b'"outcome":' not in line or b'"kind":"work"' not in line:
+                        continue
+                    with contextlib.suppress(ValueError):
+                        entry = orjson.loads(line)
+                        outcome = str(entry.get("outcome"))
+                        counts[outcome] += 1
+                        if outcome != "ack":
+                            counts[f"{outcome}: {_fold(str(entry.get('reason', '')))}"] += 1
+        return counts
+
     def problems(self, lines: int = 5) -> list[str]:
         """The last warning and error lines of each service's log."""
         found = []
@@ -472,6 +503,11 @@ async def wait_ready(bus: Bus, services: Services, timeout: float = READY_TIMEOU
 
 
 # ---- py-spy --------------------------------------------------------------------------------
+def _fold(reason: str) -> str:
+    """A reason with its numbers and ids replaced, so that alike reasons count together."""
+    return re.sub(r"[0-9a-f]{8}-[0-9a-f-]{27}|[0-9]+(\.[0-9]+)?", "#", reason)[:120]
+
+
 def find_py_spy() -> str | None:
     beside = Path(sys.executable).parent / "py-spy"
     return str(beside) if beside.is_file() else shutil.which("py-spy")
@@ -567,6 +603,8 @@ class PhaseResult:
     resources: str
     peak_rss_mb: dict[str, float | None]
     cpu_seconds: dict[str, float | None]
+    # The workers' message outcomes (ack, nak, term, "nak: reason"); empty if they log above INFO.
+    outcomes: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     statements: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -612,6 +650,7 @@ class Bench:
                     self.peaks_reset = proc.reset_peak() and self.peaks_reset
             if self.pg_stats:
                 await reset_statements(self.pool)
+            offsets = self.services.log_offsets()
             cpu_before = {w.label: w.cpu_seconds() for w in self.watched}
             started = time.monotonic()
             stack_id = await submit()
@@ -633,9 +672,12 @@ class Bench:
         # Before the checks below add statements of their own.
         statements = await top_statements(self.pool, nodes) if self.pg_stats else []
         events, states = await self.verify(size, phase, row, what)
+        # The last log lines of the phase may trail its end by a moment.
+        await asyncio.sleep(0.2)
+        outcomes = self.services.outcomes(offsets)
         result = PhaseResult(size=size, phase=phase, submit_seconds=submitted - started,
                              seconds=ended - started, nodes=nodes, events=events, resources=states,
-                             peak_rss_mb=rss, cpu_seconds=cpu, statements=statements)
+                             peak_rss_mb=rss, cpu_seconds=cpu, outcomes=outcomes, statements=statements)
         return result, row
 
     async def verify(self, size: int, phase: str, row: stacks.StackRow, what: str) -> tuple[int, str]:
@@ -743,11 +785,13 @@ def tables(results: Sequence[PhaseResult], counts: Mapping[str, tuple[int, str]]
     rss_labels = [label for label in labels if results[0].peak_rss_mb[label] is not None]
     lines = []
     head = (f"{'size':>7}  {'phase':<12}{'submit s':>9}{'total s':>9}{'res/s':>9}{'nodes':>8}{'events':>8}"
-            "   peak RSS MB: " + " ".join(f"{label:>8}" for label in rss_labels))
+            f"{'acks':>8}{'naks':>7}   peak RSS MB: " + " ".join(f"{label:>8}" for label in rss_labels))
     lines += [head, "-" * len(head)]
     for r in results:
+        acks = str(r.outcomes["ack"]) if r.outcomes else "-"
+        naks = str(r.outcomes["nak"] + r.outcomes["term"]) if r.outcomes else "-"
         lines.append(f"{r.size:>7}  {r.phase:<12}{r.submit_seconds:9.2f}{r.seconds:9.2f}"
-                     f"{r.size / r.seconds:9.1f}{r.nodes:8d}{r.events:8d}"
+                     f"{r.size / r.seconds:9.1f}{r.nodes:8d}{r.events:8d}{acks:>8}{naks:>7}"
                      "                " + " ".join(f"{_mb(r.peak_rss_mb[label]):>8}" for label in rss_labels))
     lines.append("")
     head = f"{'size':>7}  {'phase':<12}  CPU s: " + " ".join(f"{label:>8}" for label in labels)
@@ -756,6 +800,10 @@ def tables(results: Sequence[PhaseResult], counts: Mapping[str, tuple[int, str]]
         lines.append(f"{r.size:>7}  {r.phase:<12}         "
                      + " ".join(f"{_cpu(r.cpu_seconds[label]):>8}" for label in labels))
     lines.append("")
+    for r in results:
+        reasons = [(k, n) for k, n in r.outcomes.most_common() if ": " in k]
+        if reasons:
+            lines.append(f"{r.size} {r.phase} naks/terms: " + "; ".join(f"{n}x {k}" for k, n in reasons[:4]))
     lines.append("resources after each phase: " + "; ".join(f"{r.size} {r.phase}: {r.resources}"
                                                             for r in results))
     if counts:

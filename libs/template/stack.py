@@ -9,6 +9,7 @@ knows live resource data; validation and preview use it as it is.
 from __future__ import annotations
 
 import functools
+import heapq
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
@@ -383,15 +384,27 @@ def _heat_order(requires: Mapping[str, set[str]]) -> tuple[list[str], dict[str, 
             graph.setdefault(dep, set())
             graph.setdefault(name, set()).add(dep)
         graph.setdefault(name, set())
+    # Kahn's algorithm with a heap keyed by position: "the first free node" each
+    # round, as Heat's scan finds it, in O(E log V) instead of O(V^2).
+    position = {name: i for i, name in enumerate(graph)}
+    waiting = {name: len(needs) for name, needs in graph.items()}
+    needed_by: dict[str, list[str]] = {name: [] for name in graph}
+    for name, needs in graph.items():
+        for dep in needs:
+            needed_by[dep].append(name)
+    ready = [(position[n], n) for n, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
     order: list[str] = []
-    while True:
-        free = next((n for n, needs in graph.items() if not needs), None)
-        if free is None:
-            return order, graph
+    while ready:
+        _, free = heapq.heappop(ready)
         order.append(free)
-        del graph[free]
-        for needs in graph.values():
-            needs.discard(free)
+        for dependent in needed_by[free]:
+            waiting[dependent] -= 1
+            if waiting[dependent] == 0:
+                heapq.heappush(ready, (position[dependent], dependent))
+    done = set(order)
+    left = {n: needs - done for n, needs in graph.items() if n not in done}
+    return order, left
 
 
 def _cycle_error(stuck: Mapping[str, set[str]]) -> errors.CircularDependencyException:

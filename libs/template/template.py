@@ -68,6 +68,7 @@ class Template:
         self.version: versions.VersionSpec = versions.lookup(self.raw)
         self.dialect = HOT if self.version.kind == "hot" else CFN
         self.files: dict[str, str] = dict(files or {})
+        self._resource_names: frozenset[str] | None = None
 
     @classmethod
     def load(cls, source: str | bytes | Mapping[str, Any], files: Mapping[str, str] | None = None,
@@ -118,8 +119,13 @@ class Template:
 
     # ---- parsing -------------------------------------------------------------
     def resource_names(self) -> frozenset[str]:
-        section = self.section(self.dialect.resources)
-        return frozenset(str(n) for n in section) if isinstance(section, Mapping) else frozenset()
+        # Every parse asks; the template is immutable, so the set is built once
+        # (rebuilding it per parse made loading a large template quadratic).
+        if self._resource_names is None:
+            section = self.section(self.dialect.resources)
+            self._resource_names = (frozenset(str(n) for n in section) if isinstance(section, Mapping)
+                                    else frozenset())
+        return self._resource_names
 
     def parse_context(self, resolver: base.Resolver | None = None, *,
                       resource_names: frozenset[str] | None = None,
