@@ -43,6 +43,13 @@ async def settled(pool: asyncpg.Pool, stack_id: uuid.UUID, *, timeout: float = 3
     return await eventually(probe, timeout=timeout, interval=0.05, what=f"stack {stack_id} to settle")
 
 
+async def stack_row(pool: asyncpg.Pool, stack_id: uuid.UUID) -> stacks.StackRow:
+    async with pool.acquire() as conn:
+        row = await stacks.get(conn, stack_id)
+    assert row is not None
+    return row
+
+
 async def resource_rows(pool: asyncpg.Pool, stack_id: uuid.UUID) -> dict[str, resources.ResourceRow]:
     async with pool.acquire() as conn:
         return {r.name: r for r in await resources.for_stack(conn, stack_id) if r.is_current}

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
-
 from libs import operations
 from libs.config import Settings
-from libs.db import stacks
-from libs.runtime import Runtime
 from libs.template.request import StackRequest
-from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled
-
-
-async def _row(api: Runtime, stack_id: uuid.UUID) -> stacks.StackRow:
-    async with api.pool.acquire() as conn:
-        row = await stacks.get(conn, stack_id)
-    assert row is not None
-    return row
+from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled, stack_row
 
 
 async def test_suspend_resume_and_check(settings: Settings) -> None:
@@ -27,7 +16,7 @@ async def test_suspend_resume_and_check(settings: Settings) -> None:
                                                 stack_request=StackRequest(template=template))
         await settled(api.pool, created.id, status="CREATE_COMPLETE")
         for action in ("SUSPEND", "RESUME", "CHECK"):
-            await operations.stack_action(api.pool, api.bus, await _row(api, created.id), action)
+            await operations.stack_action(api.pool, api.bus, await stack_row(api.pool, created.id), action)
             done = await settled(api.pool, created.id, status=f"{action}_COMPLETE")
             assert done.status_reason == f"Stack {action} completed successfully"
             rows = await resource_rows(api.pool, created.id)
@@ -46,7 +35,7 @@ async def test_retained_resources_are_left_alone_on_delete(settings: Settings) -
         created = await operations.create_stack(api.pool, api.bus, project="demo", name="retain",
                                                 stack_request=StackRequest(template=template))
         await settled(api.pool, created.id, status="CREATE_COMPLETE")
-        await operations.delete_stack(api.pool, api.bus, await _row(api, created.id))
+        await operations.delete_stack(api.pool, api.bus, await stack_row(api.pool, created.id))
         await settled(api.pool, created.id, status="DELETE_COMPLETE")
         deletes = [n for n, s, _ in await event_lines(api.pool, created.id) if s == "DELETE_COMPLETE"]
         assert deletes == ["gone", "retain"]  # no delete of "kept", then the stack itself

@@ -8,19 +8,11 @@ import pytest
 
 from libs import operations
 from libs.config import Settings
-from libs.db import stacks
 from libs.runtime import Runtime
 from libs.template import errors
 from libs.template.request import StackRequest
-from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled
+from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled, stack_row
 from tests.support import eventually
-
-
-async def _row(api: Runtime, stack_id: uuid.UUID) -> stacks.StackRow:
-    async with api.pool.acquire() as conn:
-        row = await stacks.get(conn, stack_id)
-    assert row is not None
-    return row
 
 
 def _values(value: str, wait: float = 0) -> dict[str, object]:
@@ -41,10 +33,11 @@ async def test_cancel_update_rolls_back_to_the_last_template(settings: Settings)
         created = await operations.create_stack(api.pool, api.bus, project="demo", name="cu",
                                                 stack_request=StackRequest(template=_values("v1")))
         await settled(api.pool, created.id, status="CREATE_COMPLETE")
-        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
                                       stack_request=StackRequest(template=_values("v2", wait=3)))
         await _updating(api, created.id)
-        await operations.cancel_update(api.pool, api.bus, await _row(api, created.id), rollback=True)
+        current = await stack_row(api.pool, created.id)
+        await operations.cancel_update(api.pool, api.bus, current, rollback=True)
         done = await settled(api.pool, created.id, status="ROLLBACK_COMPLETE", timeout=60)
         assert done.status_reason == "Stack ROLLBACK completed successfully"
         rows = await resource_rows(api.pool, created.id)
@@ -56,10 +49,11 @@ async def test_cancel_without_rollback_stops_where_it_is(settings: Settings) -> 
         created = await operations.create_stack(api.pool, api.bus, project="demo", name="cnr",
                                                 stack_request=StackRequest(template=_values("v1")))
         await settled(api.pool, created.id, status="CREATE_COMPLETE")
-        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
                                       stack_request=StackRequest(template=_values("v2", wait=2)))
         await _updating(api, created.id)
-        await operations.cancel_update(api.pool, api.bus, await _row(api, created.id), rollback=False)
+        current = await stack_row(api.pool, created.id)
+        await operations.cancel_update(api.pool, api.bus, current, rollback=False)
         done = await settled(api.pool, created.id, status="UPDATE_FAILED")
         assert done.status_reason == "Stack UPDATE cancelled"
 
@@ -70,7 +64,8 @@ async def test_cancel_without_rollback_stops_where_it_is(settings: Settings) -> 
         await eventually(finished, timeout=30, what="in-flight updates to finish")
         assert ("cnr", "UPDATE_FAILED", "Stack UPDATE cancelled") in await event_lines(api.pool, created.id)
         with pytest.raises(errors.NotSupported, match="Cancelling update when stack is UPDATE_FAILED"):
-            await operations.cancel_update(api.pool, api.bus, await _row(api, created.id), rollback=True)
+            failed = await stack_row(api.pool, created.id)
+            await operations.cancel_update(api.pool, api.bus, failed, rollback=True)
 
 
 async def test_a_stack_times_out(settings: Settings) -> None:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import collections
-import uuid
 
 from libs import operations
 from libs.config import Settings
-from libs.db import stacks
-from libs.runtime import Runtime
 from libs.template.request import StackRequest
-from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled
+from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled, stack_row
 from tests.support import eventually
 
 
@@ -19,12 +16,6 @@ def _slow(value: str, n: int = 4, secs: float = 2) -> dict[str, object]:
                           "properties": {"value": value, "action_wait_secs": {"create": secs}}}
                 for i in range(n)})
 
-
-async def _stack(api: Runtime, stack_id: uuid.UUID) -> stacks.StackRow:
-    async with api.pool.acquire() as conn:
-        row = await stacks.get(conn, stack_id)
-    assert row is not None
-    return row
 
 
 async def test_two_updates_during_a_long_create_end_at_the_last_template(settings: Settings) -> None:
@@ -36,9 +27,9 @@ async def test_two_updates_during_a_long_create_end_at_the_last_template(setting
             rows = await resource_rows(api.pool, created.id)
             return sum(r.status == "IN_PROGRESS" for r in rows.values()) == 4
         await eventually(creating, what="the create under way")
-        await operations.update_stack(api.pool, api.bus, await _stack(api, created.id),
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
                                       stack_request=StackRequest(template=_slow("v2")))
-        await operations.update_stack(api.pool, api.bus, await _stack(api, created.id),
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
                                       stack_request=StackRequest(template=_slow("v3")))
         done = await settled(api.pool, created.id, status="UPDATE_COMPLETE", timeout=60)
         assert done.status_reason == "Stack UPDATE completed successfully"
@@ -60,7 +51,7 @@ async def test_delete_during_create(settings: Settings) -> None:
             rows = await resource_rows(api.pool, created.id)
             return any(r.status == "IN_PROGRESS" for r in rows.values())
         await eventually(creating, what="the create under way")
-        await operations.delete_stack(api.pool, api.bus, await _stack(api, created.id))
+        await operations.delete_stack(api.pool, api.bus, await stack_row(api.pool, created.id))
         done = await settled(api.pool, created.id, status="DELETE_COMPLETE", timeout=60)
         assert done.deleted_at is not None
         assert await resource_rows(api.pool, created.id) == {}

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import uuid
-
 from libs import operations
 from libs.config import Settings
-from libs.db import stacks
 from libs.resources.registry import default_registry
-from libs.runtime import Runtime
 from libs.template.request import StackRequest
-from tests.integration.engine_support import engine, resource_rows, settled
+from tests.integration.engine_support import engine, resource_rows, settled, stack_row
 
 TEMPLATE = {
     "heat_template_version": "2016-10-14",
@@ -27,12 +23,6 @@ TEMPLATE = {
 }
 
 
-async def _row(api: Runtime, stack_id: uuid.UUID) -> stacks.StackRow:
-    async with api.pool.acquire() as conn:
-        row = await stacks.get(conn, stack_id)
-    assert row is not None
-    return row
-
 
 async def test_patch_keeps_and_merges_then_clears(settings: Settings) -> None:
     async with engine(settings) as api:
@@ -45,14 +35,14 @@ async def test_patch_keeps_and_merges_then_clears(settings: Settings) -> None:
 
         # PATCH with only a parameter: the stored template and "name" are kept.
         patch = StackRequest(template=None, parameters={"greeting": "hi"})
-        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
                                       stack_request=patch, existing=True)
         await settled(api.pool, created.id, status="UPDATE_COMPLETE")
         rows = await resource_rows(api.pool, created.id)
         assert rows["msg"].properties is not None and rows["msg"].properties["value"] == "hi ember"
 
         # clear_parameters drops a kept value: back to the template default.
-        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
                                       stack_request=StackRequest(template=None), existing=True,
                                       clear_parameters=["name"])
         await settled(api.pool, created.id, status="UPDATE_COMPLETE")
@@ -71,13 +61,13 @@ async def test_update_preview_buckets(settings: Settings) -> None:
             "swap": {"type": "OS::Heat::TestResource", "properties": {"update_replace_value": "2"}},
             "fresh": {"type": "OS::Heat::None"},
         }}
-        changes = await operations.preview_update(api.pool, await _row(api, created.id),
+        changes = await operations.preview_update(api.pool, await stack_row(api.pool, created.id),
                                                   stack_request=StackRequest(template=new),
                                                   registry=default_registry())
         assert (changes.added, changes.deleted, changes.replaced, changes.updated, changes.unchanged) == (
             ["fresh"], ["old"], ["swap"], ["msg"], ["stay"])
         # Nothing was written: the stack is as it was.
-        after = await _row(api, created.id)
+        after = await stack_row(api.pool, created.id)
         assert after.stack_status == "CREATE_COMPLETE" and after.template_id == created.template_id
 
 
@@ -92,7 +82,7 @@ async def test_restricted_actions_fail_the_resource(settings: Settings) -> None:
         new = {**TEMPLATE, "resources": {**TEMPLATE["resources"],  # type: ignore[dict-item]
                                          "stay": {"type": "OS::Heat::TestResource",
                                                   "properties": {"value": "changed"}}}}
-        await operations.update_stack(api.pool, api.bus, await _row(api, created.id),
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
                                       stack_request=StackRequest(template=new, environment=env))
         done = await settled(api.pool, created.id, status="UPDATE_FAILED")
         assert done.status_reason == ("Resource UPDATE failed: ResourceActionRestricted: "
