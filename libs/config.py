@@ -54,6 +54,9 @@ class Settings:
     report_interval: float
     shutdown_grace: float
     worker_concurrency: int
+    # Work items stepped together in one database round (1: one at a time).
+    worker_batch: int
+    db_pool_size: int
     hostname: str
 
     @property
@@ -172,6 +175,8 @@ def load(env: Mapping[str, str]) -> Settings:
         log_format=_choice(env, "EMBER_LOG_FORMAT", "json", ("json", "text")),  # type: ignore[arg-type]
         report_interval=_number(env, "EMBER_REPORT_INTERVAL", 10.0, 0.1),
         shutdown_grace=_number(env, "EMBER_SHUTDOWN_GRACE", 10.0, 0.0),
-        worker_concurrency=_integer(env, "EMBER_WORKER_CONCURRENCY", 16, 1, 4096),
+        worker_concurrency=_integer(env, "EMBER_WORKER_CONCURRENCY", 128, 1, 4096),
+        worker_batch=_integer(env, "EMBER_WORKER_BATCH", 64, 1, 1024),
+        db_pool_size=_integer(env, "EMBER_DB_POOL_SIZE", 20, 2, 1000),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
     )

@@ -97,7 +97,7 @@ async def open_runtime(settings: Settings, service: str) -> AsyncIterator[Runtim
         stack.callback(provider.shutdown)
         tracer = provider.get_tracer(f"ember.{service}")
         pool = await stack.enter_async_context(
-            create_pool(database_url, min_size=1, max_size=max(10, settings.worker_concurrency + 4),
+            create_pool(database_url, min_size=1, max_size=settings.db_pool_size,
                         application_name=f"ember-{service}"))
         async with pool.acquire() as conn:
             await migrate.migrate(conn)

@@ -46,6 +46,35 @@ async def add(conn: Conn, *, stack_id: uuid.UUID, resource_name: str, physical_r
     return event_id
 
 
+@dataclasses.dataclass(frozen=True)
+class NewEvent:
+    stack_id: uuid.UUID
+    resource_name: str
+    physical_resource_id: str | None
+    resource_type: str
+    action: str
+    status: str
+    reason: str
+    traversal_id: uuid.UUID | None = None
+
+
+async def add_many(conn: Conn, new: list[NewEvent]) -> None:
+    """Many events in one statement, in the order given (their ``seq`` follows it)."""
+    if not new:
+        return
+    await conn.execute(
+        "INSERT INTO events (id, stack_id, resource_name, physical_resource_id, resource_type, action,"
+        " status, reason, traversal_id) SELECT id, stack_id, resource_name, physical_resource_id,"
+        " resource_type, action, status, reason, traversal_id FROM unnest($1::uuid[], $2::uuid[], $3::text[],"
+        " $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::uuid[]) WITH ORDINALITY"
+        " AS x(id, stack_id, resource_name, physical_resource_id, resource_type, action, status, reason,"
+        " traversal_id, n) ORDER BY n",
+        [uuid.uuid4() for _ in new], [e.stack_id for e in new], [e.resource_name for e in new],
+        [e.physical_resource_id or "" for e in new], [e.resource_type for e in new],
+        [e.action for e in new], [e.status for e in new], [e.reason for e in new],
+        [e.traversal_id for e in new])
+
+
 async def for_stack(conn: Conn, stack_id: uuid.UUID, *, after_seq: int = 0) -> list[EventRow]:
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM events WHERE stack_id = $1 AND seq > $2 ORDER BY seq",
                             stack_id, after_seq)

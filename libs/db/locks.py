@@ -35,3 +35,16 @@ async def try_lock_resource(conn: Conn, resource_id: int) -> bool:
 
 async def unlock_resource(conn: Conn, resource_id: int) -> None:
     await conn.execute("SELECT pg_advisory_unlock($1)", resource_key(resource_id))
+
+
+async def try_lock_resources(conn: Conn, resource_ids: list[int]) -> set[int]:
+    """Try each resource's lock, in id order; returns the ids now held by this session."""
+    rows = await conn.fetch("SELECT k, pg_try_advisory_lock(-k - 1) AS held FROM unnest($1::bigint[]) AS k"
+                            " ORDER BY k", sorted(set(resource_ids)))
+    return {r["k"] for r in rows if r["held"]}
+
+
+async def unlock_resources(conn: Conn, resource_ids: list[int]) -> None:
+    if resource_ids:
+        await conn.execute("SELECT pg_advisory_unlock(-k - 1) FROM unnest($1::bigint[]) AS k",
+                           sorted(resource_ids))

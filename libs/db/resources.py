@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from libs.db import Conn
+from libs.engine.step import RowState
 
 _COLUMNS = ("id, stack_id, name, type, is_current, physical_id, action, status, status_reason,"
             " template_id, traversal_id, action_started, properties, reference, attributes, data,"
@@ -40,6 +43,14 @@ class ResourceRow:
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
 
+    def state(self) -> RowState:
+        """What :func:`libs.engine.step.decide` needs to know of this row."""
+        return RowState(id=self.id, name=self.name, type=self.type, action=self.action, status=self.status,
+                        is_current=self.is_current,
+                        traversal_id=str(self.traversal_id) if self.traversal_id else None,
+                        template_id=str(self.template_id) if self.template_id else None,
+                        properties=self.properties, deletion_policy=self.deletion_policy)
+
 
 async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM resources WHERE stack_id = $1 ORDER BY id", stack_id)
@@ -49,6 +60,19 @@ async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:
 async def get(conn: Conn, resource_id: int) -> ResourceRow | None:
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM resources WHERE id = $1", resource_id)
     return ResourceRow(**dict(row)) if row else None
+
+
+async def get_many(conn: Conn, ids: Iterable[int]) -> dict[int, ResourceRow]:
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM resources WHERE id = ANY($1::bigint[])", list(ids))
+    return {r["id"]: ResourceRow(**dict(r)) for r in rows}
+
+
+async def replacements(conn: Conn, ids: Iterable[int], traversal_id: uuid.UUID) -> dict[int, int]:
+    """For each row id, the newest replacement of it that ``traversal_id`` started."""
+    rows = await conn.fetch(
+        "SELECT replaces, max(id) AS id FROM resources WHERE replaces = ANY($1::bigint[])"
+        " AND traversal_id = $2 GROUP BY replaces", list(ids), traversal_id)
+    return {r["replaces"]: r["id"] for r in rows}
 
 
 async def current_by_names(conn: Conn, stack_id: uuid.UUID, names: Iterable[str]) -> dict[str, ResourceRow]:
@@ -90,6 +114,55 @@ async def write(conn: Conn, row: ResourceRow, **changes: Any) -> ResourceRow | N
     updated = await conn.fetchrow(
         f"UPDATE resources SET {', '.join(sets)} WHERE id = $1 AND version = $2 RETURNING {_COLUMNS}", *args)
     return ResourceRow(**dict(updated)) if updated else None
+
+
+# Column types for the array parameters of :func:`write_many`; JSON travels as
+# text (asyncpg's codec does not reach array elements) and arrays as literals.
+_TYPES = {"action": "text", "status": "text", "status_reason": "text", "physical_id": "text",
+          "template_id": "uuid", "traversal_id": "uuid", "action_started": "timestamptz",
+          "properties": "jsonb", "reference": "jsonb", "attributes": "jsonb", "data": "jsonb",
+          "requires": "bigint[]", "deletion_policy": "text", "is_current": "boolean"}
+
+
+def _param(column: str, value: Any) -> Any:
+    kind = _TYPES[column]
+    if kind == "jsonb":
+        return None if value is None else orjson.dumps(value).decode()
+    if kind == "bigint[]":
+        return "{" + ",".join(str(int(v)) for v in value) + "}"
+    return value
+
+
+async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str, Any]]]
+                     ) -> dict[int, ResourceRow]:
+    """:func:`write` for many rows in one statement; every change set names the same columns.
+
+    Returns the rows written, by id; a row missing from the answer lost its
+    compare-and-set, exactly as :func:`write` returning None.
+    """
+    if not writes:
+        return {}
+    columns = list(writes[0][1])
+    if any(list(changes) != columns for _, changes in writes):
+        raise ValueError("write_many: every change set must name the same columns")
+    args: list[Any] = [[row.id for row, _ in writes], [row.version for row, _ in writes]]
+    selects = ["unnest($1::bigint[]) AS id", "unnest($2::bigint[]) AS version"]
+    sets = ["version = r.version + 1", "updated_at = now()"]
+    for i, column in enumerate(columns):
+        kind = _TYPES[column]
+        carrier = "text" if kind in ("jsonb", "bigint[]") else kind
+        args.append([_param(column, changes[column]) for _, changes in writes])
+        selects.append(f"unnest(${i + 3}::{carrier}[]) AS c{i}")
+        sets.append(f"{column} = x.c{i}" + (f"::{kind}" if carrier != kind else ""))
+    returning = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+    rows = await conn.fetch(
+        f"UPDATE resources r SET {', '.join(sets)} FROM (SELECT {', '.join(selects)}) x"
+        f" WHERE r.id = x.id AND r.version = x.version RETURNING {returning}", *args)
+    return {r["id"]: ResourceRow(**dict(r)) for r in rows}
+
+
+async def remove_many(conn: Conn, ids: Iterable[int]) -> None:
+    await conn.execute("DELETE FROM resources WHERE id = ANY($1::bigint[])", list(ids))
 
 
 async def promote(conn: Conn, old_id: int, new_id: int) -> None:

@@ -59,6 +59,11 @@ async def get(conn: Conn, stack_id: uuid.UUID, *, for_update: bool = False) -> S
     return StackRow(**dict(row)) if row else None
 
 
+async def get_many(conn: Conn, ids: list[uuid.UUID]) -> dict[uuid.UUID, StackRow]:
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM stacks WHERE id = ANY($1::uuid[])", ids)
+    return {r["id"]: StackRow(**dict(r)) for r in rows}
+
+
 async def by_name(conn: Conn, project: str, name: str) -> StackRow | None:
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM stacks WHERE project = $1 AND name = $2"
                               " AND deleted_at IS NULL", project, name)

@@ -59,6 +59,18 @@ async def ready_nodes(conn: Conn, traversal_id: uuid.UUID) -> list[str]:
     return [r["node"] for r in rows]
 
 
+async def get_many(conn: Conn, ids: list[uuid.UUID]) -> dict[uuid.UUID, TraversalRow]:
+    rows = await conn.fetch("SELECT id, stack_id, action, template_id, remaining, deadline, failed"
+                            " FROM traversals WHERE id = ANY($1::uuid[])", ids)
+    return {r["id"]: TraversalRow(**dict(r)) for r in rows}
+
+
+async def nodes(conn: Conn, traversal_id: uuid.UUID, keys: list[str]) -> dict[str, NodeRow]:
+    rows = await conn.fetch("SELECT node, waiting_on, successors, done FROM traversal_nodes"
+                            " WHERE traversal_id = $1 AND node = ANY($2::text[])", traversal_id, keys)
+    return {r["node"]: NodeRow(**dict(r)) for r in rows}
+
+
 async def get(conn: Conn, traversal_id: uuid.UUID) -> TraversalRow | None:
     row = await conn.fetchrow("SELECT id, stack_id, action, template_id, remaining, deadline, failed"
                               " FROM traversals WHERE id = $1", traversal_id)
@@ -76,17 +88,41 @@ async def finish_node(conn: Conn, traversal_id: uuid.UUID, key: str) -> tuple[li
 
     Call inside a transaction together with the state write of the step.
     """
-    successors = await conn.fetchval(
-        "UPDATE traversal_nodes SET done = true WHERE traversal_id = $1 AND node = $2 AND NOT done"
-        " RETURNING successors", traversal_id, key)
-    if successors is None:
+    finished, ready, remaining = await finish_nodes(conn, traversal_id, [key])
+    if not finished:
         return None
-    ready = await conn.fetch(
-        "UPDATE traversal_nodes SET waiting_on = waiting_on - 1 WHERE traversal_id = $1"
-        " AND node = ANY($2::text[]) RETURNING node, waiting_on", traversal_id, successors)
+    return ready, remaining
+
+
+async def finish_nodes(conn: Conn, traversal_id: uuid.UUID, keys: list[str]
+                       ) -> tuple[list[str], list[str], int]:
+    """:func:`finish_node` for many nodes: (those finished now, successors now ready, nodes left).
+
+    Nodes already done are left out of the first list and change nothing.
+    Successor rows are locked in key order before they are decremented, so two
+    workers finishing overlapping sets cannot deadlock; the traversal's counter
+    row is written last, for the same reason and to hold its lock briefly.
+    """
+    done = await conn.fetch(
+        "UPDATE traversal_nodes SET done = true WHERE traversal_id = $1 AND node = ANY($2::text[])"
+        " AND NOT done RETURNING node, successors", traversal_id, keys)
+    if not done:
+        return [], [], -1
+    released: list[str] = [s for r in done for s in r["successors"]]
+    ready: list[str] = []
+    if released:
+        await conn.execute("SELECT 1 FROM traversal_nodes WHERE traversal_id = $1 AND node = ANY($2::text[])"
+                           " ORDER BY node FOR UPDATE", traversal_id, sorted(set(released)))
+        rows = await conn.fetch(
+            "UPDATE traversal_nodes t SET waiting_on = t.waiting_on - d.n"
+            " FROM (SELECT s, count(*)::int AS n FROM unnest($2::text[]) AS s GROUP BY s) d"
+            " WHERE t.traversal_id = $1 AND t.node = d.s RETURNING t.node, t.waiting_on",
+            traversal_id, released)
+        ready = [r["node"] for r in rows if r["waiting_on"] == 0]
     remaining = await conn.fetchval(
-        "UPDATE traversals SET remaining = remaining - 1 WHERE id = $1 RETURNING remaining", traversal_id)
-    return [r["node"] for r in ready if r["waiting_on"] == 0], int(remaining)
+        "UPDATE traversals SET remaining = remaining - $2 WHERE id = $1 RETURNING remaining",
+        traversal_id, len(done))
+    return [r["node"] for r in done], ready, int(remaining)
 
 
 async def ready_successors(conn: Conn, traversal_id: uuid.UUID, key: str) -> list[str]:

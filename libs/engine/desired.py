@@ -13,6 +13,7 @@ from typing import Any
 from libs.template.environment import Environment
 from libs.template.parameters import Parameters
 from libs.template.request import parameter_schemas
+from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.stack import StackDefinition
 from libs.template.template import Template
 
@@ -30,6 +31,14 @@ class Desired:
 
     def types(self) -> dict[str, str]:
         return {name: d.type for name, d in self.definition.resources.items()}
+
+
+def outputs_over(definition: StackDefinition, current: Mapping[str, tuple[Any, Mapping[str, Any]]]
+                 ) -> list[dict[str, Any]]:
+    """The template's outputs over ``name -> (reference, attributes)`` of the current rows."""
+    data = StaticResourceData({n: ref for n, (ref, _) in current.items()},
+                              {n: dict(attrs) for n, (_, attrs) in current.items()})
+    return StackResolver(definition, data).outputs()
 
 
 def load(template: Mapping[str, Any], files: Mapping[str, str], environment: Mapping[str, Any], *,

@@ -67,13 +67,16 @@ def rows_to_add(names: Iterable[str], rows: Iterable[Row]) -> list[str]:
 
 
 def build(action: str, requires: Mapping[str, Iterable[str]], rows: Iterable[Row],
-          new_ids: frozenset[int] = frozenset()) -> TraversalGraph:
+          new_ids: frozenset[int] = frozenset(), *, settled: frozenset[int] = frozenset()
+          ) -> TraversalGraph:
     """The graph of one traversal.
 
     ``requires`` maps each enabled template resource to the names it must come
     after (empty for DELETE and SUSPEND). ``rows`` are every row of the stack,
     those just added for new resources included (their ids in ``new_ids``:
-    they have nothing to clean up yet).
+    they have nothing to clean up yet). ``settled`` are current rows the
+    planner found unchanged (:mod:`libs.engine.unchanged`): they get no node,
+    neither converge nor cleanup, and nothing waits for them.
     """
     rows = list(rows)
     current = {r.name: r for r in rows if r.is_current}
@@ -103,16 +106,19 @@ def build(action: str, requires: Mapping[str, Iterable[str]], rows: Iterable[Row
         return _nodes(edges)
 
     for name, needs in requires.items():
+        if current[name].id in settled:
+            continue
         me = update_node(current[name].id)
         edges.setdefault(me, set())
         for other in needs:
-            need(me, update_node(current[other].id))
-    existing = [r for r in rows if r.id not in new_ids]
+            if current[other].id not in settled:
+                need(me, update_node(current[other].id))
+    existing = [r for r in rows if r.id not in new_ids and r.id not in settled]
     existing_ids = {r.id for r in existing}
     for row in existing:
         mine = cleanup_node(row.id)
         edges.setdefault(mine, set())
-        if row.name in requires:
+        if row.name in requires and current[row.name].id not in settled:
             # Clean up after the name converged: a replaced or failed old row goes
             # only once the current one is in place.
             need(mine, update_node(current[row.name].id))

@@ -11,20 +11,25 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from typing import Any
 
 from libs.db import Conn, events, locks, resources, stacks, templates, traversals
-from libs.engine import desired, plan, status
+from libs.engine import desired, plan, status, unchanged
 from libs.errors import Permanent
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import PlanRequest, WorkItem
+from libs.resources.registry import Registry, default_registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
 from libs.template.errors import TemplateError
+from libs.template.resolution import StaticResourceData
 
 log = logs.logger("planner")
+_DEFAULT_REGISTRY = default_registry()
 
 
-async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery) -> None:
+async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
+                      registry: Registry | None = None) -> None:
     stack_id = uuid.UUID(request.stack_id)
     with logs.log_context(stack_id=request.stack_id):
         async with rt.pool.acquire() as conn, conn.transaction():
@@ -37,7 +42,7 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery) ->
                 traversal_id = existing
                 ready = await traversals.ready_nodes(conn, existing)
             else:
-                traversal_id, ready = await _plan(conn, stack, request)
+                traversal_id, ready = await _plan(conn, stack, request, registry or _DEFAULT_REGISTRY)
         with logs.log_context(traversal_id=str(traversal_id)):
             for node in ready:
                 item = WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
@@ -45,13 +50,15 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery) ->
             log.info("planned %s: %d node(s) ready", request.action, len(ready))
 
 
-async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest) -> tuple[uuid.UUID, list[str]]:
+async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, registry: Registry
+                ) -> tuple[uuid.UUID, list[str]]:
     action = request.action
     traversal_id = uuid.uuid4()
     template_id = None if action == "DELETE" else stack.template_id
     rows = await resources.for_stack(conn, stack.id)
     requires: dict[str, set[str]] = {}
     types: dict[str, str] = {}
+    want: desired.Desired | None = None
     if template_id is not None and action in status.CONVERGING:
         raw = await templates.get(conn, template_id)
         try:
@@ -62,11 +69,15 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest) -> tup
         except TemplateError as exc:
             await _fail_now(conn, stack, traversal_id, action, request=request, reason=str(exc))
             return traversal_id, []
+    settled: frozenset[int] = frozenset()
+    if want is not None and template_id is not None and rows:
+        settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
+                                          registry=registry)
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
     plan_rows += [plan.Row(rid, name, True) for name, rid in new_ids.items()]
-    graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()))
+    graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()), settled=settled)
     deadline = None
     if stack.timeout_mins:
         deadline = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=stack.timeout_mins)
@@ -79,14 +90,50 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest) -> tup
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
                      status=status.IN_PROGRESS, reason=reason, traversal_id=traversal_id)
     if not graph.nodes:
-        await _complete_empty(conn, stack, traversal_id, action)
+        outputs = None
+        if action != "DELETE":
+            outputs = [] if want is None else desired.outputs_over(want.definition, {
+                r.name: (r.reference, r.attributes) for r in await resources.for_stack(conn, stack.id)
+                if r.is_current})
+        await _complete_empty(conn, stack, traversal_id, action, outputs)
     return traversal_id, graph.ready()
 
 
-async def _complete_empty(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: str) -> None:
+async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows: list[resources.ResourceRow],
+                            *, template_id: uuid.UUID, registry: Registry) -> frozenset[int]:
+    """Record the new template on every row the update leaves alone; their ids need no node."""
+    current = {r.name: r for r in rows if r.is_current}
+    data = StaticResourceData({n: r.reference for n, r in current.items()},
+                              {n: r.attributes for n, r in current.items()})
+
+    def rules(type_name: str) -> unchanged.TypeRules:
+        plugin = registry.get(type_name)
+        return unchanged.TypeRules(plugin.never_updates, plugin.needs_replace,
+                                   lambda values, name: plugin.validate(values, resource_name=name))
+
+    states = {n: r.state() for n, r in current.items()}
+    lost: frozenset[str] = frozenset()
+    for _ in range(2):
+        names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost)
+        written = await resources.write_many(conn, [
+            (current[n], {"template_id": template_id,
+                          "deletion_policy": want.definition.resources[n].deletion_policy})
+            for n in names if n not in lost])
+        missed = {n for n in names if current[n].id not in written and n not in lost}
+        if not missed:
+            return frozenset(current[n].id for n in names)
+        # A stale traversal's step wrote one of them meanwhile: plan it, and what reads it, as nodes.
+        lost |= missed
+        current.update({n: r for n, r in ((r.name, r) for r in written.values())})
+        states = {n: r.state() for n, r in current.items()}
+    return frozenset()
+
+
+async def _complete_empty(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: str,
+                          outputs: list[dict[str, Any]] | None) -> None:
     reason = status.stack_completed(action)
     await stacks.settle(conn, stack.id, traversal_id, status=status.COMPLETE, reason=reason,
-                        outputs=[] if action != "DELETE" else None,
+                        outputs=outputs,
                         completed_template=action != "DELETE", deleted=action == "DELETE")
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,

@@ -12,6 +12,7 @@ and publish costs a redelivery, nothing more). A step that must wait raises
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import random
 import time
@@ -21,16 +22,19 @@ from typing import Any
 from libs.db import Conn, events, locks, resources, stacks, traversals
 from libs.engine import desired, status
 from libs.engine.plan import parse_node
-from libs.engine.step import Decision, RowState, decide
+from libs.engine.step import Decision, decide
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.consumer import Delivery
-from libs.messaging.payloads import PlanRequest, WorkItem
+from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
 from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, Wait
 from libs.runtime import Runtime
 from libs.telemetry import logs
 from libs.template.resolution import StackResolver, StaticResourceData
+from services.worker import batch, rows, stack_end
+from services.worker.coalescer import Coalescer
+from services.worker.context import WorkerContext
 from services.worker.desired_cache import DesiredCache
 
 log = logs.logger("worker")
@@ -39,13 +43,42 @@ VERB_ACTION = {"create": "CREATE", "update": "UPDATE", "replace": "CREATE", "del
 
 
 class Steps:
-    def __init__(self, rt: Runtime, registry: Registry) -> None:
+    def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None) -> None:
         self.rt = rt
         self.registry = registry
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
+        self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng)
+        self.batches: Coalescer[WorkItem, batch.Result] = Coalescer(
+            self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 
     async def handle(self, item: WorkItem, _delivery: Delivery) -> None:
+        result = await self.batches.submit(item)
+        if isinstance(result, BaseException):
+            raise result
+        if result is batch.SLOW:
+            await self.handle_one(item)
+
+    async def _run_batch(self, items: list[WorkItem]) -> list[batch.Result]:
+        size = {"ember.batch.size": len(items)}
+        with self.rt.bus.tracer.start_as_current_span("step batch", attributes=size):
+            done = await batch.step_batch(self.ctx, items)
+            results = list(done.results)
+            if done.ready:
+                sent = await asyncio.gather(*(self._publish(s, t, n) for s, t, n in done.ready),
+                                            return_exceptions=True)
+                failed = next((e for e in sent if isinstance(e, BaseException)), None)
+                if failed is not None:  # redelivered, a done node publishes its successors again
+                    for index in done.released_by:
+                        results[index] = failed
+            return results
+
+    async def _publish(self, stack_id: str, traversal_id: str, node: str) -> None:
+        nxt = WorkItem(stack_id=stack_id, traversal_id=traversal_id, node=node)
+        await self.rt.bus.publish(self.rt.names.work(stack_id), nxt, msg_id=nxt.msg_id)
+
+    async def handle_one(self, item: WorkItem) -> None:
+        """One item on its own: every case, the rare ones included."""
         rid, kind = parse_node(item.node)
         with logs.log_context(stack_id=item.stack_id, traversal_id=item.traversal_id, node=item.node):
             async with self.rt.pool.acquire() as conn:
@@ -56,8 +89,7 @@ class Steps:
                 finally:
                     await locks.unlock_resource(conn, rid)
             for node in ready:
-                nxt = WorkItem(stack_id=item.stack_id, traversal_id=item.traversal_id, node=node)
-                await self.rt.bus.publish(self.rt.names.work(item.stack_id), nxt, msg_id=nxt.msg_id)
+                await self._publish(item.stack_id, item.traversal_id, node)
 
 
 class Node:
@@ -136,7 +168,7 @@ class Node:
                 return []
         decision = decide(self.kind, self.trav.action, str(self.trav.id),
                           str(self.trav.template_id) if self.trav.template_id else None,
-                          _state(row), in_template=in_template, new_type=new_type,
+                          rows.state(row), in_template=in_template, new_type=new_type,
                           new_properties=new_props,
                           needs_replace=plugin.needs_replace if plugin is not None else None,
                           never_updates=plugin is not None and plugin.never_updates)
@@ -215,13 +247,13 @@ class Node:
             stack_id=str(self.stack_id), stack_name=self.stack.name, resource_name=row.name,
             physical_id=row.physical_id, properties=props, old_properties=row.properties,
             data=dict(row.data), now=time.time(),
-            started_at=(row.action_started or _now()).timestamp(), short_id=_short_id(row.id),
+            started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
             rng=self.s.rng)
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
         if isinstance(result, Wait):
             changes: dict[str, Any] = {}
             if result.data:
-                changes["data"] = _merged(row.data, result.data)
+                changes["data"] = rows.merged(row.data, result.data)
             if not isinstance(result.physical_id, KeepType):
                 changes["physical_id"] = result.physical_id  # Heat records it before polling
             if changes and await self._write(row, **changes) is None:
@@ -235,7 +267,7 @@ class Node:
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
                         props: dict[str, Any], result: Done, propagate: bool) -> list[str]:
-        data = _merged(row.data, result.data)
+        data = rows.merged(row.data, result.data)
         physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
         async with self.conn.transaction():
             if action == "DELETE":
@@ -278,46 +310,10 @@ class Node:
 
     # ---- the stack's end ----------------------------------------------------
     async def complete_stack(self) -> None:
-        action = self.trav.action
-        reason = status.stack_completed(action)
-        outputs = None
-        if self.want is not None and action != "DELETE":
-            rows = await resources.for_stack(self.conn, self.stack_id)
-            current = {r.name: r for r in rows if r.is_current}
-            data = StaticResourceData({n: r.reference for n, r in current.items()},
-                                      {n: r.attributes for n, r in current.items()})
-            outputs = StackResolver(self.want.definition, data).outputs()
-        settled = await stacks.settle(
-            self.conn, self.stack_id, self.traversal_id, status=status.COMPLETE, reason=reason,
-            outputs=outputs, completed_template=action in status.CONVERGING, deleted=action == "DELETE")
-        if settled:
-            await self.stack_event(action, status.COMPLETE, reason)
-            await traversals.close(self.conn, self.traversal_id)
+        await stack_end.complete(self.conn, self.stack, self.trav, self.want)
 
     async def fail_stack(self, reason: str) -> None:
-        action = self.trav.action
-        async with self.conn.transaction():
-            if not await traversals.mark_failed(self.conn, self.traversal_id):
-                return
-            rollback = (not self.stack.disable_rollback and action in ("CREATE", "UPDATE")
-                        and self.current)
-            settled = await stacks.settle(self.conn, self.stack_id, self.traversal_id,
-                                          status=status.FAILED, reason=reason)
-            if not settled:
-                return
-            await self.stack_event(action, status.FAILED, reason)
-            if rollback:
-                await stacks.set_desired(self.conn, self.stack_id, action="ROLLBACK",
-                                         template_id=self.stack.prev_template_id, reason=reason)
-            else:
-                # In-flight steps of this traversal see it is no longer current and stop.
-                await self.conn.execute("UPDATE stacks SET current_traversal = NULL WHERE id = $1",
-                                        self.stack_id)
-        if rollback:
-            plan = PlanRequest(project=self.stack.project, stack_id=str(self.stack_id), reason="rollback",
-                               action="ROLLBACK", request_id=f"rollback-{self.traversal_id}")
-            await self.s.rt.bus.publish(self.s.rt.names.plan(self.stack.project, str(self.stack_id)),
-                                        plan, msg_id=plan.msg_id)
+        await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current)
 
     async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
         async with self.conn.transaction():
@@ -329,9 +325,7 @@ class Node:
             await self.fail_stack(status.resource_failed(action, reason))
 
     def _deletion_policy(self, name: str) -> str:
-        if self.want is not None and name in self.want.definition.resources:
-            return self.want.definition.resources[name].deletion_policy
-        return "Delete"
+        return rows.deletion_policy(self.want, name)
 
     # ---- writes ---------------------------------------------------------------
     async def _write(self, row: resources.ResourceRow, **changes: Any) -> resources.ResourceRow | None:
@@ -341,36 +335,6 @@ class Node:
         await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,
                          physical_resource_id=row.physical_id, resource_type=row.type, action=action,
                          status=state, reason=reason, traversal_id=self.traversal_id)
-
-    async def stack_event(self, action: str, state: str, reason: str) -> None:
-        await events.add(self.conn, stack_id=self.stack_id, resource_name=self.stack.name,
-                         physical_resource_id=str(self.stack_id), resource_type="OS::Heat::Stack",
-                         action=action, status=state, reason=reason, traversal_id=self.traversal_id)
-
-
-def _state(row: resources.ResourceRow) -> RowState:
-    return RowState(id=row.id, name=row.name, type=row.type, action=row.action, status=row.status,
-                    is_current=row.is_current,
-                    traversal_id=str(row.traversal_id) if row.traversal_id else None,
-                    template_id=str(row.template_id) if row.template_id else None,
-                    properties=row.properties, deletion_policy=row.deletion_policy)
-
-
-def _merged(data: dict[str, Any], changes: Any) -> dict[str, Any]:
-    out = dict(data)
-    for key, value in dict(changes).items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = value
-    return out
-
-
-def _short_id(resource_id: int) -> str:
-    # Stable per row, 12 lowercase characters, as Heat's short ids look.
-    alphabet = "abcdefghijklmnopqrstuvwxyz234567"
-    n = (resource_id * 0x9E3779B97F4A7C15) & ((1 << 60) - 1)
-    return "".join(alphabet[(n >> (5 * i)) & 31] for i in range(12))
 
 
 def _reason(exc: BaseException) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from libs import operations
 from libs.config import Settings
 from libs.resources.registry import default_registry
@@ -87,3 +89,51 @@ async def test_restricted_actions_fail_the_resource(settings: Settings) -> None:
         done = await settled(api.pool, created.id, status="UPDATE_FAILED")
         assert done.status_reason == ("Resource UPDATE failed: ResourceActionRestricted: "
                                       "resources.stay: update is restricted for resource.")
+
+
+async def test_resources_an_update_leaves_alone_need_no_node(settings: Settings) -> None:
+    # "base" and "reader" (which reads base) are unchanged; "tail" changes; "reads_tail" reads it.
+    template: dict[str, Any] = {"heat_template_version": "2016-10-14", "resources": {
+        "base": {"type": "OS::Heat::TestResource", "properties": {"value": "b"}},
+        "reader": {"type": "OS::Heat::TestResource",
+                   "properties": {"value": {"get_attr": ["base", "output"]}}},
+        "tail": {"type": "OS::Heat::TestResource", "properties": {"value": "t1"}},
+        "reads_tail": {"type": "OS::Heat::TestResource",
+                       "properties": {"value": {"get_attr": ["tail", "output"]}}}},
+        "outputs": {"joined": {"value": {"list_join": ["+", [{"get_attr": ["reader", "output"]},
+                                                              {"get_attr": ["reads_tail", "output"]}]]}}}}
+    changed = {**template, "resources": {**template["resources"], "tail": {
+        "type": "OS::Heat::TestResource", "properties": {"value": "t2"}}}}
+    async with engine(settings) as api:
+        created = await operations.create_stack(api.pool, api.bus, project="demo", name="alone",
+                                                stack_request=StackRequest(template=template))
+        await settled(api.pool, created.id, status="CREATE_COMPLETE")
+        before = await resource_rows(api.pool, created.id)
+
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
+                                      stack_request=StackRequest(template=changed))
+        after_stack = await settled(api.pool, created.id, status="UPDATE_COMPLETE")
+        after = await resource_rows(api.pool, created.id)
+        assert after_stack.outputs == [{"output_key": "joined", "output_value": "b+t2",
+                                        "description": "No description given"}]
+        assert {n: r.properties["value"] for n, r in after.items() if r.properties} == {
+            "base": "b", "reader": "b", "tail": "t2", "reads_tail": "t2"}
+        # Every row records the new template; only the changed one and its reader ran a node.
+        assert {r.template_id for r in after.values()} == {after_stack.template_id}
+        async with api.pool.acquire() as conn:
+            nodes = {r["node"] for r in await conn.fetch(
+                "SELECT node FROM traversal_nodes WHERE traversal_id = $1", after_stack.current_traversal)}
+        assert nodes == {f"{before['tail'].id}:u", f"{before['tail'].id}:c",
+                         f"{before['reads_tail'].id}:u", f"{before['reads_tail'].id}:c"}
+        assert after["base"].action == after["reader"].action == "CREATE"
+        assert after["tail"].action == after["reads_tail"].action == "UPDATE"
+
+        # The same template again: nothing runs, the stack settles at once with the same outputs.
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
+                                      stack_request=StackRequest(template=changed))
+        again = await settled(api.pool, created.id, status="UPDATE_COMPLETE")
+        assert again.current_traversal != after_stack.current_traversal
+        assert again.outputs == after_stack.outputs
+        async with api.pool.acquire() as conn:
+            assert await conn.fetchval("SELECT count(*) FROM traversal_nodes WHERE traversal_id = $1",
+                                       again.current_traversal) == 0

@@ -10,6 +10,7 @@ queued for redelivery. State lives in the real Postgres database.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import random
 from collections.abc import Callable
@@ -110,7 +111,7 @@ class Simulation:
         self.bus = SimBus(self.names)
         self.rt = cast(Runtime, SimRuntime(pool, self.bus, self.names))
         self.cloud = Cloud()
-        self.steps = Steps(self.rt, faulty_registry(self.cloud))
+        self.steps = Steps(self.rt, faulty_registry(self.cloud), batch_size=8)
         self.rng = random.Random(seed)
         self.log: list[str] = []
 
@@ -119,7 +120,18 @@ class Simulation:
         candidates = [m for m in self.bus.queue if pick is None or pick(m)]
         if not candidates:
             return False
-        msg = self.rng.choice(candidates) if pick is None else candidates[0]
+        await self._deliver(self.rng.choice(candidates) if pick is None else candidates[0])
+        return True
+
+    async def deliver_together(self, count: int) -> bool:
+        """Deliver up to ``count`` distinct random messages at once: a worker's batch."""
+        if not self.bus.queue:
+            return False
+        chosen = self.rng.sample(self.bus.queue, min(count, len(self.bus.queue)))
+        await asyncio.gather(*(self._deliver(m) for m in chosen))
+        return True
+
+    async def _deliver(self, msg: Message) -> None:
         msg.deliveries += 1
         delivery = cast(Delivery, dataclasses.replace(_FAKE_DELIVERY, subject=msg.subject))
         try:
@@ -135,12 +147,12 @@ class Simulation:
         self.log.append(f"{_label(msg.payload)} -> {outcome}")
         if outcome in ("done", "dropped"):
             self.bus.queue.remove(msg)
-        return True
 
     async def run(self, limit: int = 10_000) -> None:
-        """Deliver in seeded random order until nothing is queued."""
+        """Deliver in seeded random order until nothing is queued, now one, now several at once."""
         for _ in range(limit):
-            if not await self.deliver():
+            together = self.rng.choice((1, 1, 3, 8))
+            if not await (self.deliver() if together == 1 else self.deliver_together(together)):
                 return
         raise AssertionError("the simulation did not settle:\n" + "\n".join(self.log[-30:]))
 

@@ -91,3 +91,23 @@ def test_a_layered_10k_graph_builds_quickly_enough_for_a_test() -> None:
     graph = build("CREATE", requires, rows, new_ids=frozenset(r.id for r in rows))
     assert len(graph.nodes) == 10_000
     assert len(graph.ready()) == 1000
+
+
+def test_settled_rows_get_no_node_and_nothing_waits_for_them() -> None:
+    # net and subnet stay as they are; server changes; "gone" leaves the template.
+    rows = [Row(1, "net", True), Row(2, "subnet", True, (1,)), Row(3, "server", True, (2,)),
+            Row(4, "gone", True, (1,))]
+    graph = build("UPDATE", {"net": [], "subnet": ["net"], "server": ["subnet"]}, rows,
+                  settled=frozenset({1, 2}))
+    assert set(graph.nodes) == {"3:u", "3:c", "4:c"}
+    assert sorted(graph.ready()) == ["3:u", "4:c"]
+    order = _order(graph)
+    assert _before(order, "3:u", "3:c")
+
+
+def test_an_old_row_of_a_settled_name_is_cleaned_up_at_once() -> None:
+    # Row 1 is a failed replacement left over; row 2 is the current "app", unchanged.
+    rows = [Row(1, "app", False), Row(2, "app", True)]
+    graph = build("UPDATE", {"app": []}, rows, settled=frozenset({2}))
+    assert set(graph.nodes) == {"1:c"}
+    assert graph.ready() == ["1:c"]

@@ -1,0 +1,418 @@
+"""Many work items stepped in one database round: the worker's common path.
+
+Items that reach a worker together are stepped together: their resource locks
+in one statement, their stack, traversal, node and row reads in one each, the
+"started" writes and events of every first step in one transaction, and the
+outcomes, events and node releases of every finished step in a second. The
+plugin steps run between the two, after the first commit, exactly as on the
+one-item path, so a crash between a cloud call and its record still finds the
+``IN_PROGRESS`` row with this traversal on redelivery.
+
+What the batch does not handle it hands back unchanged (:data:`SLOW`) for the
+one-item path in :mod:`services.worker.steps`: a node already done, a stale or
+timed-out traversal, a replacement, a step that continues an earlier one,
+restricted actions and property errors. Each item still gets its own outcome,
+so the consumer acks, naks or terminates every message as it would alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, Final
+
+from libs.db import Conn, events, locks, resources, stacks, traversals
+from libs.engine import desired, status
+from libs.engine.plan import parse_node
+from libs.engine.step import Decision, decide
+from libs.errors import Conflict, Permanent, Retry
+from libs.messaging.payloads import WorkItem
+from libs.resources.base import ResourceType
+from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, StepResult, Wait
+from libs.template.resolution import StackResolver, StaticResourceData
+from services.worker import rows as rowkit
+from services.worker import stack_end
+from services.worker.context import WorkerContext
+
+
+class _Slow:
+    def __repr__(self) -> str:
+        return "SLOW"
+
+
+SLOW: Final = _Slow()
+Result = BaseException | _Slow | None
+FIRST_STEP_VERBS = {"create": "CREATE", "update": "UPDATE", "delete": "DELETE", "suspend": "SUSPEND",
+                    "resume": "RESUME", "check": "CHECK"}
+
+
+@dataclasses.dataclass
+class _Job:
+    index: int
+    item: WorkItem
+    rid: int
+    kind: str
+    row: resources.ResourceRow | None = None
+    decision: Decision | None = None
+    props: dict[str, Any] | None = None
+    plugin: ResourceType | None = None
+    action: str = ""
+    outcome: StepResult | None = None
+
+
+@dataclasses.dataclass
+class _Group:
+    """The items of one traversal in this batch."""
+
+    stack: stacks.StackRow
+    trav: traversals.TraversalRow
+    want: desired.Desired | None
+    jobs: list[_Job]
+    finish: list[_Job] = dataclasses.field(default_factory=list)
+    failure: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchResult:
+    results: list[Result]
+    # (stack id, traversal id, node) released by this batch, to publish after commit.
+    ready: list[tuple[str, str, str]]
+    # Which items' successors those are, so a failed publish naks exactly them.
+    released_by: list[int]
+
+
+async def step_batch(ctx: WorkerContext, items: list[WorkItem]) -> BatchResult:
+    results: list[Result] = [SLOW] * len(items)
+    jobs: list[_Job] = []
+    for i, item in enumerate(items):
+        try:
+            rid, kind = parse_node(item.node)
+            uuid.UUID(item.stack_id), uuid.UUID(item.traversal_id)
+        except ValueError as exc:
+            results[i] = Permanent(f"bad work item: {exc}")
+            continue
+        jobs.append(_Job(i, item, rid, kind))
+    ready: list[tuple[str, str, str]] = []
+    released_by: list[int] = []
+    if not jobs:
+        return BatchResult(results, ready, released_by)
+    async with ctx.pool.acquire() as conn:
+        held = await locks.try_lock_resources(conn, [j.rid for j in jobs])
+        try:
+            mine: list[_Job] = []
+            taken: set[int] = set()
+            for job in jobs:
+                if job.rid not in held or job.rid in taken:
+                    results[job.index] = Conflict(f"resource {job.rid} is busy with another step")
+                else:
+                    taken.add(job.rid)
+                    mine.append(job)
+            groups = await _load(ctx, conn, mine, results)
+            await _decide(ctx, conn, groups, results)
+            await _start(conn, groups, results)
+            await _run_steps(ctx, groups, results)
+            await _finish(conn, groups, results, ready, released_by)
+            for group in groups:
+                if group.failure is not None:
+                    current = group.stack.current_traversal == group.trav.id
+                    await stack_end.fail(conn, ctx.bus, group.stack, group.trav, group.failure,
+                                         current=current)
+        finally:
+            await locks.unlock_resources(conn, sorted(held))
+    return BatchResult(results, ready, released_by)
+
+
+async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[Result]) -> list[_Group]:
+    by_trav: dict[uuid.UUID, list[_Job]] = defaultdict(list)
+    for job in jobs:
+        by_trav[uuid.UUID(job.item.traversal_id)].append(job)
+    travs = await traversals.get_many(conn, list(by_trav))
+    stack_rows = await stacks.get_many(conn, list({t.stack_id for t in travs.values()}))
+    rows = await resources.get_many(conn, [j.rid for j in jobs])
+    groups: list[_Group] = []
+    now = _now()
+    for trav_id, group_jobs in by_trav.items():
+        trav = travs.get(trav_id)
+        stack = stack_rows.get(trav.stack_id) if trav is not None else None
+        if trav is None or stack is None or str(stack.id) != group_jobs[0].item.stack_id:
+            for job in group_jobs:
+                results[job.index] = Permanent("stack or traversal no longer exists")
+            continue
+        if stack.current_traversal != trav.id or (trav.deadline is not None and now > trav.deadline):
+            continue  # stale or timed out: the one-item path knows how to stop
+        nodes = await traversals.nodes(conn, trav.id, [j.item.node for j in group_jobs])
+        live: list[_Job] = []
+        for job in group_jobs:
+            node = nodes.get(job.item.node)
+            if node is None:
+                results[job.index] = Permanent(f"no node {job.item.node} in traversal {trav.id}")
+            elif node.waiting_on > 0 and not node.done:
+                results[job.index] = Retry(0.2, "predecessors not finished")
+            elif not node.done and job.rid in rows:
+                job.row = rows[job.rid]
+                live.append(job)
+        update_ids = [j.rid for j in live if j.kind == "u"]
+        replaced = await resources.replacements(conn, update_ids, trav.id) if update_ids else {}
+        live = [j for j in live if j.rid not in replaced
+                and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
+        want = await ctx.cache.get(conn, stack, trav.template_id) if trav.template_id is not None else None
+        groups.append(_Group(stack, trav, want, live))
+    return groups
+
+
+async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results: list[Result]) -> None:
+    for group in groups:
+        want, trav = group.want, group.trav
+        converging = trav.action in status.CONVERGING
+        required: set[str] = set()
+        if want is not None and converging:
+            for job in group.jobs:
+                assert job.row is not None
+                if job.kind == "u" and job.row.name in want.definition.resources:
+                    required |= want.definition.required(job.row.name)
+        current = await resources.current_by_names(conn, group.stack.id, required) if required else {}
+        resolver = None
+        if want is not None:
+            data = StaticResourceData({n: r.reference for n, r in current.items()},
+                                      {n: r.attributes for n, r in current.items()})
+            resolver = StackResolver(want.definition, data)
+        kept: list[_Job] = []
+        for job in group.jobs:
+            row = job.row
+            assert row is not None
+            in_template = want is not None and row.name in want.definition.resources
+            new_type: str | None = None
+            plugin: ResourceType | None = None
+            if job.kind == "u" and in_template and converging:
+                assert want is not None and resolver is not None
+                new_type = want.definition.resources[row.name].type
+                plugin = ctx.registry.get(new_type)
+                try:
+                    job.props = dict(plugin.validate(resolver.properties(row.name), resource_name=row.name))
+                except Exception:  # the one-item path fails the resource with Heat's reason
+                    continue
+            decision = decide(job.kind, trav.action, str(trav.id),
+                              str(trav.template_id) if trav.template_id else None,
+                              rowkit.state(row), in_template=in_template, new_type=new_type,
+                              new_properties=job.props,
+                              needs_replace=plugin.needs_replace if plugin is not None else None,
+                              never_updates=plugin is not None and plugin.never_updates)
+            if decision.verb == "wait":
+                results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
+                                                " still under way")
+                continue
+            if decision.verb in ("update", "replace") and want is not None and decision.verb in (
+                    want.environment.registry.restricted_actions(row.name)):
+                continue
+            if decision.verb in FIRST_STEP_VERBS:
+                job.action = FIRST_STEP_VERBS[decision.verb]
+                job.plugin = ctx.registry.get(row.type)
+                if job.props is None:
+                    if in_template and job.action in ("CREATE", "UPDATE"):
+                        continue
+                    defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
+                    job.props = {**defaults, **(row.properties or {})}
+            elif decision.verb not in ("done", "noop", "forget", "retain"):
+                continue  # continue, replace: step by step on the one-item path
+            job.decision = decision
+            kept.append(job)
+        group.jobs = kept
+
+
+async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> None:
+    """Record every first step as under way (with its event) before any plugin runs."""
+    starting = [(g, j) for g in groups for j in g.jobs if j.action]
+    if not starting:
+        return
+    now = _now()
+    async with conn.transaction():
+        written = await resources.write_many(conn, [
+            (j.row, {"action": j.action, "status": status.IN_PROGRESS,
+                     "status_reason": status.STATE_CHANGED, "traversal_id": g.trav.id,
+                     "action_started": now})
+            for g, j in starting if j.row is not None])
+        new_events = []
+        for group, job in starting:
+            assert job.row is not None
+            fresh = written.get(job.rid)
+            if fresh is None:
+                results[job.index] = Conflict("resource row changed under this step")
+                job.decision = None
+                continue
+            job.row = fresh
+            new_events.append(_event(group, fresh, job.action, status.IN_PROGRESS, status.STATE_CHANGED))
+        await events.add_many(conn, new_events)
+    for group in groups:
+        group.jobs = [j for j in group.jobs if j.decision is not None]
+
+
+async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Result]) -> None:
+    for group in groups:
+        kept = []
+        for job in group.jobs:
+            if not job.action:
+                kept.append(job)
+                continue
+            row, plugin = job.row, job.plugin
+            assert row is not None and plugin is not None and job.props is not None
+            step_ctx = StepContext(
+                stack_id=str(group.stack.id), stack_name=group.stack.name, resource_name=row.name,
+                physical_id=row.physical_id, properties=job.props, old_properties=row.properties,
+                data=dict(row.data), now=time.time(),
+                started_at=(row.action_started or _now()).timestamp(), short_id=rowkit.short_id(row.id),
+                rng=ctx.rng)
+            try:
+                job.outcome = plugin.start(Action(job.action), step_ctx)
+            except Exception as exc:  # redelivered, it continues with the plugin's check
+                results[job.index] = exc
+                continue
+            kept.append(job)
+        group.jobs = kept
+
+
+async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
+                  ready: list[tuple[str, str, str]], released_by: list[int]) -> None:
+    async with conn.transaction():
+        for group in groups:
+            await _finish_group(conn, group, results)
+            keys = [j.item.node for j in group.finish]
+            if not keys:
+                continue
+            finished, now_ready, remaining = await traversals.finish_nodes(conn, group.trav.id, keys)
+            ready.extend((str(group.stack.id), str(group.trav.id), node) for node in now_ready)
+            for job in group.finish:
+                results[job.index] = None
+                released_by.append(job.index)
+            if finished and remaining == 0:
+                await stack_end.complete(conn, group.stack, group.trav, group.want)
+
+
+Write = tuple[resources.ResourceRow, Mapping[str, Any]]
+
+
+@dataclasses.dataclass
+class _Writes:
+    """One group's outcomes, as row writes of one shape each."""
+
+    noops: list[Write] = dataclasses.field(default_factory=list)
+    completes: list[Write] = dataclasses.field(default_factory=list)
+    failures: list[Write] = dataclasses.field(default_factory=list)
+    waits: dict[tuple[str, ...], list[Write]] = dataclasses.field(default_factory=lambda: defaultdict(list))
+    removed: list[int] = dataclasses.field(default_factory=list)
+    new_events: list[events.NewEvent] = dataclasses.field(default_factory=list)
+
+
+async def _finish_group(conn: Conn, group: _Group, results: list[Result]) -> None:
+    writes = _collect(group, results)
+    await _add_requires(conn, group, writes)
+    owner = {j.rid: j for j in group.jobs}
+    for kind, batch in [("noop", writes.noops), ("complete", writes.completes),
+                        ("failure", writes.failures), *(("wait", b) for b in writes.waits.values())]:
+        if not batch:
+            continue
+        written = await resources.write_many(conn, batch)
+        for row, changes in batch:
+            job = owner[row.id]
+            fresh = written.get(row.id)
+            if fresh is None:
+                results[job.index] = Conflict("resource row changed under this step")
+            elif kind == "complete":
+                writes.new_events.append(_event(group, fresh, job.action, status.COMPLETE,
+                                                str(changes["status_reason"])))
+                group.finish.append(job)
+            elif kind == "noop":
+                group.finish.append(job)
+            elif kind == "failure":
+                reason = str(changes["status_reason"])
+                writes.new_events.append(_event(group, row, job.action, status.FAILED, reason))
+                results[job.index] = None
+                if group.failure is None:
+                    group.failure = status.resource_failed(job.action, reason)
+    await events.add_many(conn, writes.new_events)
+    if writes.removed:
+        await resources.remove_many(conn, writes.removed)
+
+
+def _collect(group: _Group, results: list[Result]) -> _Writes:
+    trav, want = group.trav, group.want
+    writes = _Writes()
+    for job in group.jobs:
+        row = job.row
+        assert row is not None and job.decision is not None
+        verb = job.decision.verb
+        if verb == "noop" and job.kind == "u" and trav.template_id is not None:
+            writes.noops.append((row, {"template_id": trav.template_id,
+                                       "deletion_policy": rowkit.deletion_policy(want, row.name)}))
+        elif verb in ("done", "noop"):
+            group.finish.append(job)
+        elif verb in ("forget", "retain"):
+            writes.removed.append(row.id)
+            group.finish.append(job)
+        elif isinstance(job.outcome, Wait):
+            changes: dict[str, Any] = {}
+            if job.outcome.data:
+                changes["data"] = rowkit.merged(row.data, job.outcome.data)
+            if not isinstance(job.outcome.physical_id, KeepType):
+                changes["physical_id"] = job.outcome.physical_id
+            results[job.index] = Retry(job.outcome.delay, f"{job.action} of {row.name} in progress")
+            if changes:
+                writes.waits[tuple(changes)].append((row, changes))
+        elif isinstance(job.outcome, Failed):
+            writes.failures.append((row, {
+                "action": job.action, "status": status.FAILED, "traversal_id": trav.id,
+                "status_reason": job.outcome.status_reason("resources", row.name)}))
+        elif isinstance(job.outcome, Done) and job.action == "DELETE":
+            writes.new_events.append(_event(group, row, job.action, status.COMPLETE, status.STATE_CHANGED))
+            writes.removed.append(row.id)
+            group.finish.append(job)
+        elif isinstance(job.outcome, Done):
+            writes.completes.append((row, _completion(group, job, job.outcome)))
+    return writes
+
+
+async def _add_requires(conn: Conn, group: _Group, writes: _Writes) -> None:
+    """The rows each completed resource needed, recorded for the cleanup order of later traversals."""
+    want = group.want
+    wanted = want.definition.resources if want is not None else {}
+    needed: set[str] = set()
+    for row, _ in writes.completes:
+        if want is not None and row.name in wanted:
+            needed |= want.definition.required(row.name)
+    ids: dict[str, int] = {}
+    if needed:
+        ids = {n: r.id for n, r in (await resources.current_by_names(conn, group.stack.id, needed)).items()}
+    out: list[Write] = []
+    for row, changes in writes.completes:
+        names = want.definition.required(row.name) if want is not None and row.name in wanted else set()
+        out.append((row, {**changes, "requires": sorted(ids[n] for n in names if n in ids)}))
+    writes.completes = out
+
+
+def _completion(group: _Group, job: _Job, result: Done) -> dict[str, Any]:
+    row, plugin, props = job.row, job.plugin, job.props
+    assert row is not None and plugin is not None and props is not None
+    data = rowkit.merged(row.data, result.data)
+    physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
+    return {"action": job.action, "status": status.COMPLETE,
+            "status_reason": result.reason or status.STATE_CHANGED, "physical_id": physical_id,
+            "data": data,
+            "properties": props if job.action in ("CREATE", "UPDATE") else row.properties,
+            "reference": plugin.reference_id(physical_id, data, resource_name=row.name),
+            "attributes": plugin.all_attributes(physical_id, data, props),
+            "template_id": group.trav.template_id or row.template_id,
+            "deletion_policy": rowkit.deletion_policy(group.want, row.name)}
+
+
+def _event(group: _Group, row: resources.ResourceRow, action: str, state: str, reason: str
+           ) -> events.NewEvent:
+    return events.NewEvent(stack_id=group.stack.id, resource_name=row.name,
+                           physical_resource_id=row.physical_id, resource_type=row.type, action=action,
+                           status=state, reason=reason, traversal_id=group.trav.id)
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)

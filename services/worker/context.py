@@ -1,0 +1,21 @@
+"""What a worker's step code needs from its process: pool, bus, plugins, parsed templates."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import asyncpg
+
+from libs.messaging.bus import Bus
+from libs.resources.registry import Registry
+from services.worker.desired_cache import DesiredCache
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerContext:
+    pool: asyncpg.Pool
+    bus: Bus
+    registry: Registry
+    cache: DesiredCache
+    rng: random.Random

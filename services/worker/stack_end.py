@@ -1,0 +1,69 @@
+"""The end of a traversal on its stack: settled complete with outputs, or failed.
+
+Both the one-node path and the batched path finish traversals through here, so
+the stack's status, its outputs, its event and a rollback request are written
+the same way whoever finished the last node or met the first failure.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from libs.db import Conn, events, resources, stacks, traversals
+from libs.engine import desired, status
+from libs.messaging.bus import Bus
+from libs.messaging.payloads import PlanRequest
+
+
+async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, *, action: str,
+                      state: str, reason: str) -> None:
+    await events.add(conn, stack_id=stack.id, resource_name=stack.name,
+                     physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack",
+                     action=action, status=state, reason=reason, traversal_id=traversal_id)
+
+
+async def outputs_of(conn: Conn, stack_id: uuid.UUID, want: desired.Desired) -> list[dict[str, Any]]:
+    """The template's outputs over the stack's current rows (``output_error`` where one fails)."""
+    rows = await resources.for_stack(conn, stack_id)
+    return desired.outputs_over(want.definition, {r.name: (r.reference, r.attributes)
+                                                  for r in rows if r.is_current})
+
+
+async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.TraversalRow,
+                   want: desired.Desired | None) -> None:
+    """The last node is done: settle the stack, if this traversal is still its current one."""
+    action = trav.action
+    reason = status.stack_completed(action)
+    outputs = None
+    if want is not None and action != "DELETE":
+        outputs = await outputs_of(conn, stack.id, want)
+    settled = await stacks.settle(
+        conn, stack.id, trav.id, status=status.COMPLETE, reason=reason, outputs=outputs,
+        completed_template=action in status.CONVERGING, deleted=action == "DELETE")
+    if settled:
+        await stack_event(conn, stack, trav.id, action=action, state=status.COMPLETE, reason=reason)
+        await traversals.close(conn, trav.id)
+
+
+async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.TraversalRow, reason: str,
+               *, current: bool) -> None:
+    """The first failure of a traversal fails the stack and, unless disabled, asks for a rollback."""
+    action = trav.action
+    async with conn.transaction():
+        if not await traversals.mark_failed(conn, trav.id):
+            return
+        rollback = not stack.disable_rollback and action in ("CREATE", "UPDATE") and current
+        if not await stacks.settle(conn, stack.id, trav.id, status=status.FAILED, reason=reason):
+            return
+        await stack_event(conn, stack, trav.id, action=action, state=status.FAILED, reason=reason)
+        if rollback:
+            await stacks.set_desired(conn, stack.id, action="ROLLBACK",
+                                     template_id=stack.prev_template_id, reason=reason)
+        else:
+            # In-flight steps of this traversal see it is no longer current and stop.
+            await conn.execute("UPDATE stacks SET current_traversal = NULL WHERE id = $1", stack.id)
+    if rollback:
+        plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason="rollback",
+                           action="ROLLBACK", request_id=f"rollback-{trav.id}")
+        await bus.publish(bus.names.plan(stack.project, str(stack.id)), plan, msg_id=plan.msg_id)

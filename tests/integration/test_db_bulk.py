@@ -1,0 +1,108 @@
+"""The batched row helpers the worker's common path uses, against the real server."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+
+from libs.db import Conn, events, locks, resources, stacks, templates, traversals
+from libs.db.pool import create_pool
+from libs.engine.plan import Node, TraversalGraph
+
+
+@pytest.fixture
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    async with create_pool(database_url, min_size=2, max_size=4) as created:
+        yield created
+
+
+async def _stack(conn: Conn) -> uuid.UUID:
+    template_id = await templates.insert(conn, {"heat_template_version": "2018-08-31"}, {}, {})
+    stack_id = uuid.uuid4()
+    await stacks.insert(conn, stack_id=stack_id, name=f"s-{stack_id.hex[:6]}", project="p",
+                        template_id=template_id, disable_rollback=True, timeout_mins=None, tags=[])
+    return stack_id
+
+
+async def test_write_many_is_a_compare_and_set_per_row(pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as conn:
+        stack_id = await _stack(conn)
+        ids = await resources.insert_new(conn, stack_id, [("a", "T"), ("b", "T"), ("c", "T")])
+        rows = await resources.get_many(conn, ids.values())
+        a, b, c = rows[ids["a"]], rows[ids["b"]], rows[ids["c"]]
+        assert await resources.write(conn, b, status_reason="someone else") is not None  # b moves on
+        written = await resources.write_many(conn, [
+            (r, {"action": "CREATE", "status": "COMPLETE", "properties": {"v": r.name}, "data": {},
+                 "requires": [a.id] if r is not a else [], "reference": None})
+            for r in (a, b, c)])
+        assert set(written) == {a.id, c.id}  # b lost its compare-and-set and is unchanged
+        assert written[c.id].properties == {"v": "c"} and written[c.id].requires == [a.id]
+        assert written[a.id].reference is None and written[a.id].version == a.version + 1
+        after_b = (await resources.get_many(conn, [b.id]))[b.id]
+        assert after_b.action == "INIT" and after_b.status_reason == "someone else"
+        with pytest.raises(ValueError, match="same columns"):
+            await resources.write_many(conn, [(a, {"action": "X"}), (c, {"status": "Y"})])
+
+
+async def test_add_many_keeps_the_order_given(pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as conn:
+        stack_id = await _stack(conn)
+        new = [events.NewEvent(stack_id, f"r{i}", None, "T", "CREATE", state, "state changed")
+               for i in range(50) for state in ("IN_PROGRESS", "COMPLETE")]
+        await events.add_many(conn, new)
+        stored = await events.for_stack(conn, stack_id)
+    assert [(e.resource_name, e.status) for e in stored] == [(e.resource_name, e.status) for e in new]
+    assert all(e.physical_resource_id == "" for e in stored)
+
+
+async def test_finish_nodes_releases_successors_once(pool: asyncpg.Pool) -> None:
+    graph = TraversalGraph({"1:u": Node("1:u", 0, ("3:u",)), "2:u": Node("2:u", 0, ("3:u",)),
+                            "3:u": Node("3:u", 2, ())})
+    async with pool.acquire() as conn:
+        stack_id = await _stack(conn)
+        trav = uuid.uuid4()
+        await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action="CREATE",
+                                template_id=None, graph=graph, deadline=None, request_id="r")
+        async with conn.transaction():
+            finished, ready, remaining = await traversals.finish_nodes(conn, trav, ["1:u", "2:u"])
+        assert sorted(finished) == ["1:u", "2:u"] and ready == ["3:u"] and remaining == 1
+        # A redelivered batch changes nothing.
+        assert await traversals.finish_nodes(conn, trav, ["1:u", "2:u"]) == ([], [], -1)
+        assert (await traversals.nodes(conn, trav, ["3:u"]))["3:u"].waiting_on == 0
+        assert (await traversals.finish_nodes(conn, trav, ["3:u"]))[2] == 0
+
+
+async def test_overlapping_finishes_in_two_sessions_do_not_deadlock(pool: asyncpg.Pool) -> None:
+    # Many nodes releasing the same successors from two connections at once: row
+    # locks are taken in one order, so neither waits for the other forever.
+    width = 40
+    nodes = {f"{i}:u": Node(f"{i}:u", 0, tuple(f"{j}:u" for j in range(1000, 1000 + width)))
+             for i in range(width)}
+    nodes.update({f"{j}:u": Node(f"{j}:u", width, ()) for j in range(1000, 1000 + width)})
+    async with pool.acquire() as conn:
+        stack_id = await _stack(conn)
+        trav = uuid.uuid4()
+        await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action="CREATE",
+                                template_id=None, graph=TraversalGraph(nodes), deadline=None, request_id="r")
+
+    async def finish(keys: list[str]) -> list[str]:
+        async with pool.acquire() as conn, conn.transaction():
+            return (await traversals.finish_nodes(conn, trav, keys))[1]
+
+    evens = [f"{i}:u" for i in range(0, width, 2)]
+    odds = [f"{i}:u" for i in range(1, width, 2)][::-1]
+    first, second = await asyncio.wait_for(asyncio.gather(finish(evens), finish(odds)), timeout=30)
+    assert sorted(first + second) == sorted(f"{j}:u" for j in range(1000, 1000 + width))
+
+
+async def test_resource_locks_are_taken_and_given_back_in_bulk(pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as one, pool.acquire() as other:
+        assert await locks.try_lock_resources(one, [5, 6, 7, 6]) == {5, 6, 7}
+        assert await locks.try_lock_resources(other, [6, 8]) == {8}
+        assert not await locks.try_lock_resource(other, 5)  # the one-item lock is the same lock
+        await locks.unlock_resources(one, [5, 6, 7])
+        assert await locks.try_lock_resources(other, [5, 6]) == {5, 6}

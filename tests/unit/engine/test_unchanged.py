@@ -1,0 +1,89 @@
+"""Which resources an update leaves alone, known to the planner before any node runs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from libs.engine.step import RowState
+from libs.engine.unchanged import TypeRules, unchanged
+from libs.template.parameters import Parameters
+from libs.template.request import parameter_schemas
+from libs.template.resolution import StaticResourceData
+from libs.template.stack import StackDefinition
+from libs.template.template import Template
+
+
+def _definition(resources: dict[str, Any]) -> StackDefinition:
+    tmpl = Template({"heat_template_version": "2018-08-31", "resources": resources}, {})
+    return StackDefinition(tmpl, Parameters(parameter_schemas(tmpl), dialect=tmpl.version.kind,
+                                            stack_name="s", stack_id="id", project_id="p"))
+
+
+def _row(name: str, type_: str = "Ember::Value", props: Mapping[str, Any] | None = None, *,
+         action: str = "CREATE", status: str = "COMPLETE") -> RowState:
+    return RowState(id=hash(name) & 0xFFFF, name=name, type=type_, action=action, status=status,
+                    is_current=True, traversal_id="old", template_id="old", properties=props)
+
+
+def _validate(values: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    if values.get("value") == "bad":
+        raise ValueError(f"{name}: bad value")
+    return dict(values)
+
+
+def _rules(type_name: str) -> TypeRules:
+    return TypeRules(never_updates=type_name == "Ember::Never",
+                     needs_replace=lambda old, new: old.get("fixed") != new.get("fixed"),
+                     validate=_validate)
+
+
+def _value(v: Any, **more: Any) -> dict[str, Any]:
+    return {"type": "Ember::Value", "properties": {"value": v}, **more}
+
+
+CASES = [
+    pytest.param({"a": _value("x"), "b": _value({"get_resource": "a"})},
+                 {"a": _row("a", props={"value": "x"}), "b": _row("b", props={"value": "ref-a"})},
+                 ["a", "b"], id="nothing changed"),
+    pytest.param({"a": _value("y"), "b": _value("z", depends_on=["a"])},
+                 {"a": _row("a", props={"value": "x"}), "b": _row("b", props={"value": "z"})},
+                 [], id="a changed, so b (which reads nothing of a) still waits for it"),
+    pytest.param({"a": _value("x"), "b": _value("y"), "c": _value({"get_resource": "b"})},
+                 {"a": _row("a", props={"value": "x"}), "b": _row("b", props={"value": "old"}),
+                  "c": _row("c", props={"value": "ref-b"})},
+                 ["a"], id="a dependent of a changed resource is not settled"),
+    pytest.param({"a": _value("x")}, {"a": _row("a", props={"value": "x"}, status="FAILED")},
+                 [], id="a failed row is replaced, not settled"),
+    pytest.param({"a": _value("x")}, {"a": _row("a", props={"value": "x"}, status="IN_PROGRESS")},
+                 [], id="a row under way waits for its step"),
+    pytest.param({"a": _value("x")}, {"a": _row("a", props={"value": "x"}, action="INIT")},
+                 [], id="a row never created is created"),
+    pytest.param({"a": _value("bad")}, {"a": _row("a", props={"value": "bad"})},
+                 [], id="a property error fails on its node, with Heat's reason"),
+    pytest.param({"a": {"type": "Ember::Never", "properties": {"value": "new"}}},
+                 {"a": _row("a", "Ember::Never", props={})},
+                 ["a"], id="a type that never updates is left alone whatever changed"),
+    pytest.param({"a": {"type": "Ember::Other", "properties": {"value": "x"}}},
+                 {"a": _row("a", props={"value": "x"})},
+                 [], id="a new type is a replacement"),
+    pytest.param({"a": _value("x"), "new": _value("n")}, {"a": _row("a", props={"value": "x"})},
+                 ["a"], id="a resource new to the stack has no row to settle"),
+]
+
+
+@pytest.mark.parametrize(("resources", "rows", "expected"), CASES)
+def test_unchanged(resources: dict[str, Any], rows: dict[str, RowState], expected: list[str]) -> None:
+    data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
+    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules) == expected
+
+
+def test_excluded_names_and_their_dependents_are_not_settled() -> None:
+    resources = {"a": _value("x"), "b": _value({"get_resource": "a"}), "c": _value("c")}
+    rows = {"a": _row("a", props={"value": "x"}), "b": _row("b", props={"value": "ref-a"}),
+            "c": _row("c", props={"value": "c"})}
+    data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
+    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules,
+                     exclude=frozenset({"a"})) == ["c"]
