@@ -42,9 +42,10 @@ class Options:
     tags: Sequence[str] = ()
 
 
-async def _ask_plan(bus: Bus, project: str, stack_id: uuid.UUID, action: str, reason: str) -> None:
+async def _ask_plan(bus: Bus, project: str, stack_id: uuid.UUID, action: str, reason: str, *,
+                    converge: bool = False) -> None:
     plan = PlanRequest(project=project, stack_id=str(stack_id), reason=reason, action=action,
-                       request_id=uuid.uuid4().hex)
+                       request_id=uuid.uuid4().hex, converge=converge)
     await bus.publish(bus.names.plan(project, str(stack_id)), plan, msg_id=plan.msg_id)
 
 
@@ -94,9 +95,14 @@ async def patched_request(pool: asyncpg.Pool, stack: stacks.StackRow, given: req
 async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
                        stack_request: request.StackRequest, options: Options | None = None,
                        existing: bool = False, clear_parameters: Sequence[str] = (),
-                       limits: Limits = request.DEFAULT_LIMITS,
+                       converge: bool = False, limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None) -> None:
-    """A new desired state; allowed while another traversal runs (no stack lock)."""
+    """A new desired state; allowed while another traversal runs (no stack lock).
+
+    ``converge`` (Heat's flag): every resource is observed and compared with
+    the template as it is in the cloud, so drift is repaired even when the
+    template did not change.
+    """
     if stack.action == "SUSPEND":
         raise errors.NotSupported("Updating a stack when it is suspended")
     if stack.action == "DELETE":
@@ -113,7 +119,7 @@ async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
             extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
                      "tags": list(options.tags)}
         await stacks.set_desired(conn, stack.id, action="UPDATE", template_id=template_id, **extra)
-    await _ask_plan(bus, stack.project, stack.id, "UPDATE", "update")
+    await _ask_plan(bus, stack.project, stack.id, "UPDATE", "update", converge=converge)
 
 
 async def delete_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> None:

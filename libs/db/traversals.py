@@ -14,6 +14,8 @@ import uuid
 from libs.db import Conn
 from libs.engine.plan import TraversalGraph
 
+_COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge"
+
 
 @dataclasses.dataclass(frozen=True)
 class TraversalRow:
@@ -24,6 +26,7 @@ class TraversalRow:
     remaining: int
     deadline: datetime.datetime | None
     failed: bool
+    converge: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,11 +39,11 @@ class NodeRow:
 
 async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, action: str,
                  template_id: uuid.UUID | None, graph: TraversalGraph,
-                 deadline: datetime.datetime | None, request_id: str) -> None:
+                 deadline: datetime.datetime | None, request_id: str, converge: bool = False) -> None:
     await conn.execute(
-        "INSERT INTO traversals (id, stack_id, action, template_id, remaining, deadline, request_id)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7)", traversal_id, stack_id, action, template_id,
-        len(graph.nodes), deadline, request_id)
+        "INSERT INTO traversals (id, stack_id, action, template_id, remaining, deadline, request_id,"
+        " converge) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", traversal_id, stack_id, action, template_id,
+        len(graph.nodes), deadline, request_id, converge)
     if graph.nodes:
         await conn.copy_records_to_table(
             "traversal_nodes", columns=["traversal_id", "node", "waiting_on", "successors"],
@@ -60,8 +63,7 @@ async def ready_nodes(conn: Conn, traversal_id: uuid.UUID) -> list[str]:
 
 
 async def get_many(conn: Conn, ids: list[uuid.UUID]) -> dict[uuid.UUID, TraversalRow]:
-    rows = await conn.fetch("SELECT id, stack_id, action, template_id, remaining, deadline, failed"
-                            " FROM traversals WHERE id = ANY($1::uuid[])", ids)
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM traversals WHERE id = ANY($1::uuid[])", ids)
     return {r["id"]: TraversalRow(**dict(r)) for r in rows}
 
 
@@ -72,8 +74,7 @@ async def nodes(conn: Conn, traversal_id: uuid.UUID, keys: list[str]) -> dict[st
 
 
 async def get(conn: Conn, traversal_id: uuid.UUID) -> TraversalRow | None:
-    row = await conn.fetchrow("SELECT id, stack_id, action, template_id, remaining, deadline, failed"
-                              " FROM traversals WHERE id = $1", traversal_id)
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM traversals WHERE id = $1", traversal_id)
     return TraversalRow(**dict(row)) if row else None
 
 

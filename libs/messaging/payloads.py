@@ -79,6 +79,9 @@ class PlanRequest(Payload):
     # One traversal per request: a redelivered request finds its traversal and
     # only publishes its ready nodes again.
     request_id: str = ""
+    # Heat's ``converge``: compare the template with what the cloud has now
+    # (each plugin's ``observe``), not with what was last applied.
+    converge: bool = False
 
     @property
     def msg_id(self) -> str:

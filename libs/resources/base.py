@@ -15,6 +15,8 @@ How the worker drives an action (``CREATE``, ``UPDATE``, ``DELETE``,
    :meth:`~ResourceType.check_immutable`, :meth:`~ResourceType.needs_update`
    (False: nothing to run) and :meth:`~ResourceType.needs_replace` (True: a
    CREATE of a replacement, then a DELETE of the old resource, instead).
+   With ``converge``, it first asks :meth:`ResourceType.observe` and compares
+   the template with the live values instead of the applied ones.
 2. It calls :meth:`ResourceType.start` once, with ``started_at == now``.
 3. On :class:`~libs.resources.steps.Wait` it persists ``physical_id``
    (unless ``KEEP``) and the ``data`` changes (None deletes a key) at once,
@@ -50,7 +52,7 @@ from typing import Any, ClassVar, Final
 
 from libs.resources.attributes import SHOW, AttrSchema, attributes_api
 from libs.resources.properties import PropSchema, SupportStatusName, schema_api, validate_properties
-from libs.resources.steps import Action, Done, StepContext, StepResult
+from libs.resources.steps import Action, Done, Observed, StepContext, StepResult
 from libs.template.constraints import CustomConstraints
 from libs.template.errors import NotSupported
 
@@ -173,6 +175,15 @@ class ResourceType(abc.ABC):
     def start_check(self, ctx: StepContext) -> StepResult:
         # Heat completes the CHECK and says why nothing was checked.
         return Done(reason=f"CHECK not supported for {self.type_name}")
+
+    def observe(self, ctx: StepContext) -> Observed | None:
+        """The resource as the cloud has it now, or None for a type with nothing to read back.
+
+        Called by an update with ``converge`` before the worker decides (and by
+        the observer, for drift). Types with no cloud object answer None: what
+        was applied is all there is.
+        """
+        return None
 
     # ---- updates ------------------------------------------------------------------------------
     def needs_update(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any],

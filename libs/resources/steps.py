@@ -130,3 +130,17 @@ def _failure_text(error: str, path: Sequence[PathItem], message: str) -> str:
 
 
 StepResult = Done | Wait | Failed
+
+
+@dataclasses.dataclass(frozen=True)
+class Observed:
+    """What a resource is in the cloud now (for ``update --converge`` and drift).
+
+    ``gone``: it no longer exists; an update replaces it. Otherwise
+    ``properties`` are the live values of the properties the type can read
+    back; the worker lays them over the applied ones before it compares them
+    with the template, as Heat does with a resource's live state.
+    """
+
+    properties: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    gone: bool = False

@@ -70,7 +70,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
             await _fail_now(conn, stack, traversal_id, action, request=request, reason=str(exc))
             return traversal_id, []
     settled: frozenset[int] = frozenset()
-    if want is not None and template_id is not None and rows:
+    if want is not None and template_id is not None and rows and not request.converge:
         settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
                                           registry=registry)
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
@@ -83,7 +83,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         deadline = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=stack.timeout_mins)
     await traversals.insert(conn, traversal_id=traversal_id, stack_id=stack.id, action=action,
                             template_id=template_id, graph=graph, deadline=deadline,
-                            request_id=request.request_id)
+                            request_id=request.request_id, converge=request.converge)
     reason = status.stack_started(action)
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,

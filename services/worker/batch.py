@@ -144,6 +144,8 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
             continue
         if stack.current_traversal != trav.id or (trav.deadline is not None and now > trav.deadline):
             continue  # stale or timed out: the one-item path knows how to stop
+        if trav.converge:
+            continue  # each resource is observed first, one at a time
         nodes = await traversals.nodes(conn, trav.id, [j.item.node for j in group_jobs])
         live: list[_Job] = []
         for job in group_jobs:

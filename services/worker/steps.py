@@ -13,10 +13,12 @@ and publish costs a redelivery, nothing more). A step that must wait raises
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import random
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from libs.db import Conn, events, locks, resources, stacks, traversals
@@ -166,9 +168,19 @@ class Node:
             except Exception as exc:  # property errors fail the resource, as in Heat
                 await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
                 return []
+        state = rows.state(row)
+        if plugin is not None and self.trav.converge and row.action != "INIT" and (
+                row.traversal_id != self.trav.id and row.status == status.COMPLETE):
+            observed = self.s.registry.get(row.type).observe(self._context(row, row.properties or {}))
+            if observed is not None and observed.gone:
+                return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
+            if observed is not None:
+                applied = dict(row.properties or {})
+                live = {k: observed.properties[k] for k in applied if k in observed.properties}
+                state = dataclasses.replace(state, properties={**applied, **live})
         decision = decide(self.kind, self.trav.action, str(self.trav.id),
                           str(self.trav.template_id) if self.trav.template_id else None,
-                          rows.state(row), in_template=in_template, new_type=new_type,
+                          state, in_template=in_template, new_type=new_type,
                           new_properties=new_props,
                           needs_replace=plugin.needs_replace if plugin is not None else None,
                           never_updates=plugin is not None and plugin.never_updates)
@@ -243,12 +255,7 @@ class Node:
                 # (a row that failed before its first write has nothing recorded).
                 defaults = {k: s.default for k, s in plugin.properties_schema.items()}
                 props = {**defaults, **(row.properties or {})}
-        ctx = StepContext(
-            stack_id=str(self.stack_id), stack_name=self.stack.name, resource_name=row.name,
-            physical_id=row.physical_id, properties=props, old_properties=row.properties,
-            data=dict(row.data), now=time.time(),
-            started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
-            rng=self.s.rng)
+        ctx = self._context(row, props)
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
         if isinstance(result, Wait):
             changes: dict[str, Any] = {}
@@ -264,6 +271,14 @@ class Node:
             return []
         assert isinstance(result, Done)
         return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
+
+    def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
+        return StepContext(
+            stack_id=str(self.stack_id), stack_name=self.stack.name, resource_name=row.name,
+            physical_id=row.physical_id, properties=props, old_properties=row.properties,
+            data=dict(row.data), now=time.time(),
+            started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
+            rng=self.s.rng)
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
                         props: dict[str, Any], result: Done, propagate: bool) -> list[str]:

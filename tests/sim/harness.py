@@ -25,7 +25,7 @@ from libs.messaging.payloads import Payload, PlanRequest, WorkItem
 from libs.messaging.subjects import Names
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry, default_registry
-from libs.resources.steps import Action, StepContext, StepResult
+from libs.resources.steps import Action, Observed, StepContext, StepResult
 from libs.runtime import Runtime
 from services.planner.planning import handle_plan
 from services.worker.steps import Steps
@@ -72,6 +72,9 @@ class Cloud:
     def __init__(self) -> None:
         self.creates: dict[str, int] = {}
         self.crash_after_start: set[tuple[str, str]] = set()  # (resource name, action) to crash once
+        # "<stack>/<resource>" -> live property values someone changed behind the engine's back.
+        self.drift: dict[str, dict[str, Any]] = {}
+        self.gone: set[str] = set()  # "<stack>/<resource>" deleted behind the engine's back
 
 
 class FaultyPlugin:
@@ -84,10 +87,19 @@ class FaultyPlugin:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+    def observe(self, ctx: StepContext) -> Observed | None:
+        key = f"{ctx.stack_name}/{ctx.resource_name}"
+        if key in self._cloud.gone:
+            return Observed(gone=True)
+        return Observed(properties=self._cloud.drift.get(key, {}))
+
     def start(self, action: Action, ctx: StepContext) -> StepResult:
         result = self._inner.start(action, ctx)
+        key = f"{ctx.stack_name}/{ctx.resource_name}"
+        if action in (Action.CREATE, Action.UPDATE):
+            self._cloud.drift.pop(key, None)  # the cloud has what was just applied
         if action == Action.CREATE:
-            key = f"{ctx.stack_name}/{ctx.resource_name}"
+            self._cloud.gone.discard(key)
             self._cloud.creates[key] = self._cloud.creates.get(key, 0) + 1
         marker = (ctx.resource_name, str(action))
         if marker in self._cloud.crash_after_start:

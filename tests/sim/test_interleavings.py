@@ -164,3 +164,35 @@ async def test_a_stale_traversals_late_message_changes_nothing(pool: asyncpg.Poo
     after = {n: (r.version, r.properties) for n, r in (await _current(pool, stack_id)).items()}
     assert after == before
     assert (await _stack(pool, stack_id)).stack_status == "UPDATE_COMPLETE"
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+async def test_converge_repairs_drift_that_a_plain_update_does_not_see(pool: asyncpg.Pool, nats_prefix: str,
+                                                                      seed: int) -> None:
+    sim = Simulation(pool, nats_prefix, seed)
+    stack_id = await _create(sim, pool, "conv", _template("v1"))
+    await sim.run()
+    created = await _current(pool, stack_id)
+    sim.cloud.drift["conv/b"] = {"value": "tampered"}
+    sim.cloud.gone.add("conv/d")
+
+    # The same template without converge: nothing is compared with the cloud.
+    await operations.update_stack(pool, _bus(sim), await _stack(pool, stack_id),
+                                  stack_request=StackRequest(template=_template("v1")))
+    await sim.run()
+    assert (await _stack(pool, stack_id)).stack_status == "UPDATE_COMPLETE"
+    rows = await _current(pool, stack_id)
+    assert {n: (r.id, r.action) for n, r in rows.items()} == {n: (r.id, "CREATE") for n, r in created.items()}
+
+    # With converge: b is updated back to the template, d (gone) is replaced, a and c are left alone.
+    await operations.update_stack(pool, _bus(sim), await _stack(pool, stack_id),
+                                  stack_request=StackRequest(template=_template("v1")), converge=True)
+    await sim.run()
+    final = await _stack(pool, stack_id)
+    assert final.stack_status == "UPDATE_COMPLETE", (final.status_reason, sim.log)
+    rows = await _current(pool, stack_id)
+    assert rows["b"].action == "UPDATE" and rows["b"].id == created["b"].id
+    assert rows["d"].action == "CREATE" and rows["d"].id != created["d"].id
+    assert rows["a"].action == rows["c"].action == "CREATE"
+    assert sim.cloud.creates["conv/d"] == 2 and not sim.cloud.drift and not sim.cloud.gone
+    assert len(await _all_rows(pool, stack_id)) == 4  # the gone d's old row was cleaned up
