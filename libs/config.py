@@ -15,6 +15,7 @@ from typing import Literal
 
 Exporter = Literal["none", "console", "otlp", "file"]
 LogFormat = Literal["json", "text"]
+AuthMode = Literal["noauth", "keystone"]
 
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -34,6 +35,20 @@ class TelemetrySettings:
     otlp_endpoint: str | None
     file: Path | None
     service_namespace: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ApiSettings:
+    # noauth: the path's project is the caller's (Heat's noauth pipeline); keystone:
+    # every request carries a token that Ember's own identity endpoint issued.
+    auth: AuthMode
+    # YAML with users, projects and role assignments for keystone mode.
+    auth_config: Path | None
+    token_ttl_seconds: int
+    # Heat's limits on what a request may carry (heat.conf names, same defaults).
+    max_template_size: int
+    max_json_body_size: int
+    max_resources_per_stack: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +72,7 @@ class Settings:
     # Work items stepped together in one database round (1: one at a time).
     worker_batch: int
     db_pool_size: int
+    api: ApiSettings
     hostname: str
 
     @property
@@ -152,6 +168,27 @@ def _telemetry(env: Mapping[str, str]) -> TelemetrySettings:
     )
 
 
+def _api(env: Mapping[str, str]) -> ApiSettings:
+    auth = _choice(env, "EMBER_AUTH", "noauth", ("noauth", "keystone"))
+    config = _get(env, "EMBER_AUTH_CONFIG")
+    if auth == "keystone" and not config:
+        raise ConfigError("EMBER_AUTH_CONFIG", "is required when EMBER_AUTH=keystone (a YAML file of users"
+                                               " and projects)")
+    resources = _get(env, "EMBER_MAX_RESOURCES_PER_STACK")
+    if resources is not None and resources.strip() == "-1":
+        max_resources = -1
+    else:
+        max_resources = _integer(env, "EMBER_MAX_RESOURCES_PER_STACK", 1000, 1, 10**9)
+    return ApiSettings(
+        auth=auth,  # type: ignore[arg-type]  # narrowed by _choice
+        auth_config=Path(config) if config else None,
+        token_ttl_seconds=_integer(env, "EMBER_TOKEN_TTL", 3600, 60, 10**7),
+        max_template_size=_integer(env, "EMBER_MAX_TEMPLATE_SIZE", 524_288, 1024, 2**31),
+        max_json_body_size=_integer(env, "EMBER_MAX_JSON_BODY_SIZE", 1_048_576, 1024, 2**31),
+        max_resources_per_stack=max_resources,
+    )
+
+
 def load(env: Mapping[str, str]) -> Settings:
     """Parse every ``EMBER_*`` variable; raise :class:`ConfigError` on the first bad one."""
     host, port = _bind(env, "EMBER_API_BIND", "127.0.0.1:8004")
@@ -178,5 +215,6 @@ def load(env: Mapping[str, str]) -> Settings:
         worker_concurrency=_integer(env, "EMBER_WORKER_CONCURRENCY", 128, 1, 4096),
         worker_batch=_integer(env, "EMBER_WORKER_BATCH", 64, 1, 1024),
         db_pool_size=_integer(env, "EMBER_DB_POOL_SIZE", 20, 2, 1000),
+        api=_api(env),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
     )

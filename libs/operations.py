@@ -15,15 +15,18 @@ from typing import Any
 import asyncpg
 
 from libs.db import events, resources, stacks, templates
-from libs.engine import preview
+from libs.engine import preview, status
 from libs.engine.step import RowState
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
+from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
 from libs.template import errors, request
 from libs.template.environment import Environment
 from libs.template.limits import Limits
+from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
+from libs.template.stack import StackDefinition
 from libs.template.template import Template
 
 
@@ -42,6 +45,23 @@ class Options:
     tags: Sequence[str] = ()
 
 
+def check_properties(definition: StackDefinition, registry: Registry,
+                     environment: ResourceRegistry | None = None) -> None:
+    """Heat's create-time property validation: unknown names, and values that are known already.
+
+    Values that read other resources are not known before they exist; they
+    resolve to None here and are checked leniently (Heat checks them when
+    the resource's action runs, as Ember's worker does).
+    """
+    resolver = StackResolver(definition, StaticResourceData())
+    for name, resource in definition.resources.items():
+        try:
+            plugin = registry.implementing(resource.type, resource_name=name, environment=environment)
+        except KeyError:
+            continue  # a template resource (provider template): validated as its own stack
+        plugin.validate(resolver.properties(name), resource_name=name, strict_values=False)
+
+
 async def _ask_plan(bus: Bus, project: str, stack_id: uuid.UUID, action: str, reason: str, *,
                     converge: bool = False) -> None:
     plan = PlanRequest(project=project, stack_id=str(stack_id), reason=reason, action=action,
@@ -52,10 +72,13 @@ async def _ask_plan(bus: Bus, project: str, stack_id: uuid.UUID, action: str, re
 async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
                        stack_request: request.StackRequest, options: Options = Options(),
                        limits: Limits = request.DEFAULT_LIMITS,
-                       builtin_types: Collection[str] | None = None) -> stacks.StackRow:
+                       builtin_types: Collection[str] | None = None,
+                       registry: Registry | None = None) -> stacks.StackRow:
     stack_id = uuid.uuid4()
     loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
                           limits=limits, builtin_types=builtin_types)
+    if registry is not None:
+        check_properties(loaded.definition, registry, loaded.environment.registry)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
@@ -96,7 +119,8 @@ async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
                        stack_request: request.StackRequest, options: Options | None = None,
                        existing: bool = False, clear_parameters: Sequence[str] = (),
                        converge: bool = False, limits: Limits = request.DEFAULT_LIMITS,
-                       builtin_types: Collection[str] | None = None) -> None:
+                       builtin_types: Collection[str] | None = None,
+                       registry: Registry | None = None) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -111,6 +135,8 @@ async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
         stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
     loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
                           project_id=stack.project, limits=limits, builtin_types=builtin_types)
+    if registry is not None:
+        check_properties(loaded.definition, registry, loaded.environment.registry)
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
                                              loaded.environment.to_dict())
@@ -118,21 +144,24 @@ async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
         if options is not None:
             extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
                      "tags": list(options.tags)}
-        await stacks.set_desired(conn, stack.id, action="UPDATE", template_id=template_id, **extra)
+        await stacks.set_desired(conn, stack.id, action="UPDATE", template_id=template_id,
+                                 reason=status.stack_started("UPDATE"), **extra)
     await _ask_plan(bus, stack.project, stack.id, "UPDATE", "update", converge=converge)
 
 
 async def delete_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> None:
     """Allowed while a create or update runs: the delete becomes the current traversal."""
     async with pool.acquire() as conn:
-        await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id)
+        await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
+                                 reason=status.stack_started("DELETE"))
     await _ask_plan(bus, stack.project, stack.id, "DELETE", "delete")
 
 
 async def stack_action(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, action: str) -> None:
     """SUSPEND, RESUME or CHECK: a traversal over the current resources."""
     async with pool.acquire() as conn:
-        await stacks.set_desired(conn, stack.id, action=action, template_id=stack.template_id)
+        await stacks.set_desired(conn, stack.id, action=action, template_id=stack.template_id,
+                                 reason=status.stack_started(action))
     await _ask_plan(bus, stack.project, stack.id, action, action.lower())
 
 
@@ -143,7 +172,8 @@ async def cancel_update(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
         raise errors.NotSupported(f"Cancelling update when stack is {stack.stack_status}")
     if rollback:
         async with pool.acquire() as conn:
-            await stacks.set_desired(conn, stack.id, action="ROLLBACK", template_id=stack.prev_template_id)
+            await stacks.set_desired(conn, stack.id, action="ROLLBACK", template_id=stack.prev_template_id,
+                                     reason=status.stack_started("ROLLBACK"))
         await _ask_plan(bus, stack.project, stack.id, "ROLLBACK", "cancel_update")
         return
     reason = f"Stack {stack.action} cancelled"
@@ -173,15 +203,19 @@ async def preview_update(pool: asyncpg.Pool, stack: stacks.StackRow, *,
                               {n: r.attributes for n, r in rows.items()})
     resolver = StackResolver(definition, data)
 
+    env = loaded.environment.registry
+
+    def plugin_of(name: str) -> ResourceType:
+        return registry.implementing(definition.resources[name].type, resource_name=name, environment=env)
+
     def props(name: str) -> Mapping[str, Any]:
-        plugin = registry.get(definition.resources[name].type)
-        return plugin.validate(resolver.properties(name), resource_name=name)
+        return plugin_of(name).validate(resolver.properties(name), resource_name=name)
 
     def replace_rule(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
-        return registry.get(definition.resources[name].type).needs_replace
+        return plugin_of(name).needs_replace
 
     current = {n: RowState(id=r.id, name=n, type=r.type, action=r.action, status=r.status,
                            is_current=True, traversal_id=None, template_id=None, properties=r.properties)
                for n, r in rows.items()}
     return preview.changes(current, {n: d.type for n, d in definition.resources.items()}, props,
-                           replace_rule, lambda n: registry.get(definition.resources[n].type).never_updates)
+                           replace_rule, lambda n: plugin_of(n).never_updates)

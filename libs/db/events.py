@@ -79,3 +79,47 @@ async def for_stack(conn: Conn, stack_id: uuid.UUID, *, after_seq: int = 0) -> l
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM events WHERE stack_id = $1 AND seq > $2 ORDER BY seq",
                             stack_id, after_seq)
     return [EventRow(**dict(r)) for r in rows]
+
+
+@dataclasses.dataclass(frozen=True)
+class EventQuery:
+    """``GET .../events``: Heat's filters, marker (an event id) and order."""
+
+    stack_id: uuid.UUID
+    limit: int | None = None
+    marker: uuid.UUID | None = None
+    sort_desc: bool = True
+    resource_name: list[str] = dataclasses.field(default_factory=list)
+    resource_status: list[str] = dataclasses.field(default_factory=list)
+    resource_action: list[str] = dataclasses.field(default_factory=list)
+    resource_type: list[str] = dataclasses.field(default_factory=list)
+
+
+async def list_events(conn: Conn, query: EventQuery) -> list[EventRow]:
+    where = ["stack_id = $1"]
+    args: list[Any] = [query.stack_id]
+    for column, values in (("resource_name", query.resource_name), ("action", query.resource_action),
+                           ("resource_type", query.resource_type)):
+        if values:
+            args.append(values)
+            where.append(f"{column} = ANY(${len(args)})")
+    if query.resource_status:
+        args.append(query.resource_status)
+        n = len(args)
+        where.append(f"(status = ANY(${n}) OR action || '_' || status = ANY(${n}))")
+    if query.marker is not None:
+        args.append(query.marker)
+        op = "<" if query.sort_desc else ">"
+        where.append(f"seq {op} (SELECT seq FROM events WHERE id = ${len(args)})")
+    sql = (f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)}"
+           f" ORDER BY seq {'DESC' if query.sort_desc else 'ASC'}")
+    if query.limit is not None:
+        args.append(query.limit)
+        sql += f" LIMIT ${len(args)}"
+    return [EventRow(**dict(r)) for r in await conn.fetch(sql, *args)]
+
+
+async def get(conn: Conn, stack_id: uuid.UUID, event_id: uuid.UUID) -> EventRow | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM events WHERE stack_id = $1 AND id = $2",
+                              stack_id, event_id)
+    return EventRow(**dict(row)) if row else None

@@ -99,3 +99,96 @@ async def settle(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, *, st
         " WHERE id = $1 AND current_traversal = $2", stack_id, traversal_id, status, reason, outputs,
         completed_template, deleted)
     return result.endswith(" 1")
+
+
+@dataclasses.dataclass(frozen=True)
+class ListQuery:
+    """``GET /stacks``: Heat's filters, sorting and marker paging, for one project."""
+
+    project: str
+    limit: int | None = None
+    marker: uuid.UUID | None = None
+    sort_key: str = "created_at"
+    sort_desc: bool = True
+    filters: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    show_deleted: bool = False
+    show_nested: bool = False
+    tags: list[str] = dataclasses.field(default_factory=list)
+    tags_any: list[str] = dataclasses.field(default_factory=list)
+    not_tags: list[str] = dataclasses.field(default_factory=list)
+    not_tags_any: list[str] = dataclasses.field(default_factory=list)
+
+
+# API sort keys and filter names -> columns (Heat's names on the left).
+SORT_COLUMNS = {"stack_name": "name", "name": "name", "stack_status": "status", "status": "status",
+                "creation_time": "created_at", "created_at": "created_at",
+                "updated_time": "updated_at", "updated_at": "updated_at"}
+FILTER_COLUMNS = {"id": "id::text", "name": "name", "stack_name": "name", "status": "status",
+                  "action": "action", "owner_id": "parent_id::text", "tenant": "project"}
+
+
+def _where(query: ListQuery) -> tuple[list[str], list[Any]]:
+    where = ["project = $1"]
+    args: list[Any] = [query.project]
+    if not query.show_deleted:
+        where.append("deleted_at IS NULL")
+    if not query.show_nested and "owner_id" not in query.filters:
+        where.append("parent_id IS NULL")
+    for key, values in query.filters.items():
+        column = FILTER_COLUMNS[key]
+        if key == "status":
+            # Heat filters status on either half: "COMPLETE" or "CREATE_COMPLETE".
+            args.append(values)
+            n = len(args)
+            where.append(f"(status = ANY(${n}) OR action || '_' || status = ANY(${n}))")
+            continue
+        args.append(values)
+        where.append(f"{column} = ANY(${len(args)})")
+    if query.tags:
+        args.append(query.tags)
+        where.append(f"tags @> ${len(args)}::text[]")
+    if query.tags_any:
+        args.append(query.tags_any)
+        where.append(f"tags && ${len(args)}::text[]")
+    if query.not_tags:
+        args.append(query.not_tags)
+        where.append(f"NOT (tags @> ${len(args)}::text[])")
+    if query.not_tags_any:
+        args.append(query.not_tags_any)
+        where.append(f"NOT (tags && ${len(args)}::text[])")
+    return where, args
+
+
+async def list_stacks(conn: Conn, query: ListQuery) -> list[StackRow]:
+    where, args = _where(query)
+    column = SORT_COLUMNS.get(query.sort_key, "created_at")
+    direction = "DESC" if query.sort_desc else "ASC"
+    if query.marker is not None:
+        # Keyset paging after the marker row, in the same order (id breaks ties).
+        args.append(query.marker)
+        op = "<" if query.sort_desc else ">"
+        where.append(f"({column}, id) {op} (SELECT {column}, id FROM stacks WHERE id = ${len(args)})")
+    sql = (f"SELECT {_COLUMNS} FROM stacks WHERE {' AND '.join(where)}"
+           f" ORDER BY {column} {direction} NULLS LAST, id {direction}")
+    if query.limit is not None:
+        args.append(query.limit)
+        sql += f" LIMIT ${len(args)}"
+    return [StackRow(**dict(r)) for r in await conn.fetch(sql, *args)]
+
+
+async def count_stacks(conn: Conn, query: ListQuery) -> int:
+    where, args = _where(query)
+    return int(await conn.fetchval(f"SELECT count(*) FROM stacks WHERE {' AND '.join(where)}", *args))
+
+
+async def identify(conn: Conn, project: str, name_or_id: str) -> StackRow | None:
+    """Heat's ``identify_stack``: a UUID finds deleted stacks too; a name only live ones."""
+    try:
+        stack_id = uuid.UUID(name_or_id)
+    except ValueError:
+        return await by_name(conn, project, name_or_id)
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM stacks WHERE id = $1 AND project = $2",
+                              stack_id, project)
+    if row is not None:
+        return StackRow(**dict(row))
+    return await by_name(conn, project, name_or_id)

@@ -28,11 +28,11 @@ class TypeRules(NamedTuple):
 
 
 def unchanged(definition: StackDefinition, action: str, current: Mapping[str, RowState],
-              data: StaticResourceData, rules: Callable[[str], TypeRules], *,
+              data: StaticResourceData, rules: Callable[[str, str], TypeRules], *,
               exclude: frozenset[str] = frozenset()) -> list[str]:
     """Names whose update node would be a ``noop``, in dependency order.
 
-    ``rules(type)`` gives a type's ``never_updates``, its replace rule and its
+    ``rules(name, type)`` gives the type's ``never_updates``, its replace rule and its
     property validation. A resource whose properties cannot be resolved or
     validated is not settled here: its node fails it with Heat's reason.
     """
@@ -46,7 +46,7 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
         if not definition.required(name) <= done:
             continue
         new_type = definition.resources[name].type
-        never_updates, needs_replace, validate = rules(new_type)
+        never_updates, needs_replace, validate = rules(name, new_type)
         props: Mapping[str, Any] | None = None
         if not (never_updates and new_type == row.type):
             try:

@@ -8,6 +8,7 @@ registers nothing anywhere.
 from __future__ import annotations
 
 from libs.resources.base import ResourceType
+from libs.template.registry import ResourceRegistry
 
 
 class Registry:
@@ -26,6 +27,20 @@ class Registry:
     def get(self, type_name: str) -> ResourceType:
         """The plugin for ``type_name``; ``KeyError`` if none is registered."""
         return self._plugins[type_name]
+
+    def implementing(self, type_name: str, *, resource_name: str,
+                     environment: ResourceRegistry | None) -> ResourceType:
+        """The plugin behind a template's type, through the environment's ``resource_registry``.
+
+        ``My::Server: OS::Nova::Server`` keeps ``My::Server`` as the resource's
+        type (what Heat shows) and runs the plugin it maps to.
+        """
+        if type_name not in self._plugins and environment is not None:
+            # A stored environment does not know which types are built in; this registry does.
+            found = environment.with_builtin_types(self._plugins).resolve(resource_name, type_name)
+            if found is not None and not found.is_template and found.type_name in self._plugins:
+                return self._plugins[found.type_name]
+        return self.get(type_name)
 
     def __contains__(self, type_name: object) -> bool:
         return type_name in self._plugins

@@ -8,10 +8,12 @@ import orjson
 from aiohttp import web
 
 from libs.config import Settings
+from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
-from services.api import health
+from services.api import catalog, event_stream, health, identity, openapi, stacks
+from services.api.auth import auth_middleware
 from services.api.faults import fault_middleware
-from services.api.keys import RUNTIME, SETTINGS
+from services.api.keys import REGISTRY, RUNTIME, SETTINGS
 from services.api.tracing import tracing_middleware
 
 
@@ -29,10 +31,18 @@ async def _runtime_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 def make_app(settings: Settings) -> web.Application:
-    # Tracing outside faults, so the span records the status the client gets.
-    app = web.Application(middlewares=[tracing_middleware, fault_middleware])
+    # Tracing outside faults, so the span records the status the client gets;
+    # auth inside faults, so its refusals have Heat's body too.
+    app = web.Application(middlewares=[tracing_middleware, fault_middleware, auth_middleware],
+                          client_max_size=settings.api.max_json_body_size)
     app[SETTINGS] = settings
+    app[REGISTRY] = default_registry()
     app.cleanup_ctx.append(_runtime_ctx)
+    app.cleanup_ctx.append(event_stream.feed_ctx)
     app.router.add_get("/", versions)
     app.router.add_get("/ember/v1/health", health.health)
+    app.router.add_get("/openapi.json", openapi.serve)
+    identity.setup(app)
+    catalog.add_routes(app)
+    stacks.add_routes(app)
     return app

@@ -14,11 +14,13 @@ import orjson
 from aiohttp import web
 
 from libs.telemetry import logs
+from libs.template.errors import TemplateError
 
 log = logs.logger("api")
 
 _EXPLANATIONS = {
     400: "The server could not comply with the request since it is either malformed or otherwise incorrect.",
+    401: "This server could not verify that you are authorized to access the document you requested.",
     403: "Access was denied to this resource.",
     404: "The resource could not be found.",
     405: "The method specified is not allowed for this resource.",
@@ -58,6 +60,9 @@ async def fault_middleware(request: web.Request, handler: Handler) -> web.Stream
         if exc.status < 400:
             raise
         return fault(exc.status, type(exc).__name__, exc.text or exc.reason)
+    except TemplateError as exc:
+        # Every error Ember raises on purpose carries Heat's type and status.
+        return fault(exc.http_status, exc.error_type, str(exc))
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return fault(500, "InternalServerError", "An unexpected error occurred; see the api log.")

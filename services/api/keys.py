@@ -5,7 +5,13 @@ from __future__ import annotations
 from aiohttp import web
 
 from libs.config import Settings
+from libs.resources.registry import Registry
 from libs.runtime import Runtime
+from services.api.context import Authenticator
+from services.api.event_feed import EventFeed
 
 SETTINGS = web.AppKey("settings", Settings)
 RUNTIME = web.AppKey("runtime", Runtime)
+REGISTRY = web.AppKey("registry", Registry)
+AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
+EVENT_FEED = web.AppKey("event_feed", EventFeed)

@@ -106,8 +106,9 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
     data = StaticResourceData({n: r.reference for n, r in current.items()},
                               {n: r.attributes for n, r in current.items()})
 
-    def rules(type_name: str) -> unchanged.TypeRules:
-        plugin = registry.get(type_name)
+    def rules(resource_name: str, type_name: str) -> unchanged.TypeRules:
+        plugin = registry.implementing(type_name, resource_name=resource_name,
+                                       environment=want.environment.registry)
         return unchanged.TypeRules(plugin.never_updates, plugin.needs_replace,
                                    lambda values, name: plugin.validate(values, resource_name=name))
 

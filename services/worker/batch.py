@@ -33,6 +33,7 @@ from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, StepResult, Wait
+from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import rows as rowkit
 from services.worker import stack_end
@@ -74,6 +75,12 @@ class _Group:
     jobs: list[_Job]
     finish: list[_Job] = dataclasses.field(default_factory=list)
     failure: str | None = None
+    envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
+
+    def environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
+        if self.want is not None:
+            return self.want.environment.registry
+        return self.envs.get(row.template_id) if row.template_id is not None else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,7 +169,13 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
         live = [j for j in live if j.rid not in replaced
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         want = await ctx.cache.get(conn, stack, trav.template_id) if trav.template_id is not None else None
-        groups.append(_Group(stack, trav, want, live))
+        group = _Group(stack, trav, want, live)
+        if want is None:
+            # A delete has no template: rows' types resolve through the environment
+            # each was last converged with.
+            for template_id in {j.row.template_id for j in live if j.row is not None and j.row.template_id}:
+                group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
+        groups.append(group)
     return groups
 
 
@@ -192,8 +205,9 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
             if job.kind == "u" and in_template and converging:
                 assert want is not None and resolver is not None
                 new_type = want.definition.resources[row.name].type
-                plugin = ctx.registry.get(new_type)
                 try:
+                    plugin = ctx.registry.implementing(new_type, resource_name=row.name,
+                                                       environment=want.environment.registry)
                     job.props = dict(plugin.validate(resolver.properties(row.name), resource_name=row.name))
                 except Exception:  # the one-item path fails the resource with Heat's reason
                     continue
@@ -212,7 +226,11 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
                 continue
             if decision.verb in FIRST_STEP_VERBS:
                 job.action = FIRST_STEP_VERBS[decision.verb]
-                job.plugin = ctx.registry.get(row.type)
+                try:
+                    job.plugin = ctx.registry.implementing(row.type, resource_name=row.name,
+                                                           environment=group.environment(row))
+                except KeyError:
+                    continue  # one item's unknown type must not fail the batch
                 if job.props is None:
                     if in_template and job.action in ("CREATE", "UPDATE"):
                         continue

@@ -33,6 +33,7 @@ from libs.resources.registry import Registry
 from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, Wait
 from libs.runtime import Runtime
 from libs.telemetry import logs
+from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import batch, rows, stack_end
 from services.worker.coalescer import Coalescer
@@ -105,6 +106,7 @@ class Node:
         self.kind = kind
         self.stack_id = uuid.UUID(item.stack_id)
         self.traversal_id = uuid.UUID(item.traversal_id)
+        self.env: ResourceRegistry | None = None
 
     async def run(self) -> list[str]:
         conn = self.conn
@@ -130,6 +132,11 @@ class Node:
         row = await self._target_row()
         if row is None:  # already forgotten by an earlier delivery of this node
             return await self.finish(None)
+        # Where the traversal has no template (a delete), a row's type resolves through the
+        # environment it was last converged with.
+        self.env = self.want.environment.registry if self.want is not None else None
+        if self.env is None and row.template_id is not None:
+            self.env = (await self.s.cache.get(conn, stack, row.template_id)).environment.registry
         if not self.current:
             # A stale traversal only finishes the action it started, then stops;
             # one that timed out abandons it instead (Heat's runner is cut short).
@@ -162,7 +169,7 @@ class Node:
         if self.kind == "u" and in_template and self.trav.action in status.CONVERGING:
             assert self.want is not None
             new_type = self.want.definition.resources[row.name].type
-            plugin = self.s.registry.get(new_type)
+            plugin = self._plugin(new_type, row.name)
             try:
                 new_props = await self.properties(row.name, plugin)
             except Exception as exc:  # property errors fail the resource, as in Heat
@@ -171,7 +178,7 @@ class Node:
         state = rows.state(row)
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
-            observed = self.s.registry.get(row.type).observe(self._context(row, row.properties or {}))
+            observed = self._plugin(row.type, row.name).observe(self._context(row, row.properties or {}))
             if observed is not None and observed.gone:
                 return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
             if observed is not None:
@@ -236,7 +243,7 @@ class Node:
     async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
                    props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
                    propagate: bool = True) -> list[str]:
-        plugin = self.s.registry.get(row.type)
+        plugin = self._plugin(row.type, row.name)
         if first:
             async with self.conn.transaction():  # the state and its event, or neither
                 started = await self._write(row, action=action, status=status.IN_PROGRESS,
@@ -271,6 +278,9 @@ class Node:
             return []
         assert isinstance(result, Done)
         return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
+
+    def _plugin(self, type_name: str, resource_name: str) -> ResourceType:
+        return self.s.registry.implementing(type_name, resource_name=resource_name, environment=self.env)
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
         return StepContext(

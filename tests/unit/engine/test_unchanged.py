@@ -34,7 +34,7 @@ def _validate(values: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return dict(values)
 
 
-def _rules(type_name: str) -> TypeRules:
+def _rules(_name: str, type_name: str) -> TypeRules:
     return TypeRules(never_updates=type_name == "Ember::Never",
                      needs_replace=lambda old, new: old.get("fixed") != new.get("fixed"),
                      validate=_validate)

@@ -1,0 +1,79 @@
+"""What a create or update body carries (Heat's ``InstantiationData``), checked field by field."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from libs import operations
+from libs.template.request import StackRequest
+from services.api.http import BadRequest, parse_bool
+
+TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
+                 "files_container")
+
+
+def stack_request(body: Mapping[str, Any], *, template_required: bool = True) -> StackRequest:
+    template = body.get("template")
+    if template is None and body.get("template_url"):
+        # Ember fetches nothing from the network; clients send the template itself.
+        raise BadRequest(f"Could not retrieve template: Failed to retrieve template: "
+                         f"{body['template_url']}")
+    if template is None and template_required:
+        raise BadRequest("No template specified")
+    files = body.get("files") or {}
+    if not isinstance(files, dict):
+        raise BadRequest("files: expected an object of file names to contents")
+    parameters = body.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise BadRequest("parameters: expected an object")
+    env_files = body.get("environment_files")
+    if env_files is not None and not isinstance(env_files, list):
+        raise BadRequest("environment_files: expected a list of file names")
+    return StackRequest(template=template, files={str(k): v for k, v in files.items()},
+                        environment=body.get("environment"), environment_files=env_files,
+                        parameters=parameters)
+
+
+def _tags(value: Any) -> list[str]:
+    tags = [t.strip() for t in value.split(",")] if isinstance(value, str) else value
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise BadRequest("tags: expected a list of strings or a comma-separated string")
+    for tag in tags:
+        if len(tag) > 80:
+            raise BadRequest(f"Tag {tag!r} is longer than 80 characters")
+    return [t for t in tags if t]
+
+
+def _timeout(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        minutes = int(value)
+    except (TypeError, ValueError):
+        raise BadRequest("Only integer is acceptable by 'timeout_mins'.") from None
+    if minutes < 0:
+        raise BadRequest("Value must be at least 0 for 'timeout_mins'.")
+    return minutes or None
+
+
+def options(body: Mapping[str, Any], *, base: operations.Options | None = None) -> operations.Options:
+    """Stack options from the body; on update, what the body leaves out keeps ``base``'s value."""
+    base = base or operations.Options()
+    return operations.Options(
+        disable_rollback=parse_bool("disable_rollback", body["disable_rollback"])
+        if "disable_rollback" in body else base.disable_rollback,
+        timeout_mins=_timeout(body["timeout_mins"]) if "timeout_mins" in body else base.timeout_mins,
+        tags=_tags(body["tags"]) if body.get("tags") is not None else base.tags,
+    )
+
+
+def stack_name(body: Mapping[str, Any]) -> str:
+    name = body.get("stack_name")
+    if not isinstance(name, str) or not name:
+        raise BadRequest("No stack name specified")
+    if not re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_.-]{0,254}", name):
+        raise BadRequest(f'Invalid stack name {name} must contain only alphanumeric or "_-." '
+                         "characters, must start with alpha and must be 255 characters or less.")
+    return name

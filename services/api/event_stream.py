@@ -1,0 +1,99 @@
+"""``GET /v1/{project}/stacks/{name}/{id}/events/stream``: a stack's events as server-sent events.
+
+Ember's own route, for a UI or a ``--wait`` that would rather not poll. The
+api process holds one PostgreSQL connection that ``LISTEN``s for the
+``ember_events`` notification (migration 0006 sends one per statement and
+stack at commit); each open stream wakes on its stack's notification and reads
+the rows after the last one it sent. Each event is sent as
+
+    id: <event uuid>
+    event: event
+    data: <the event as GET .../events shows it>
+
+and a reconnecting client's ``Last-Event-ID`` (or ``?marker=``) resumes after
+that event. ``?until=settled`` ends the stream after the stack's own event
+``*_COMPLETE`` or ``*_FAILED``; otherwise it stays open, with a comment line
+every 15 s so that proxies keep it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+import orjson
+from aiohttp import web
+
+from libs.db import events, stacks
+from services.api import lookup, views
+from services.api.event_feed import EventFeed
+from services.api.http import BadRequest, NotFound
+from services.api.keys import EVENT_FEED, RUNTIME, SETTINGS
+
+CHANNEL = "ember_events"
+KEEPALIVE_SECONDS = 15.0
+
+
+async def feed_ctx(app: web.Application) -> AsyncIterator[None]:
+    database_url, _ = app[SETTINGS].require_urls()
+    conn = await asyncpg.connect(database_url)
+    feed = EventFeed()
+    await conn.add_listener(CHANNEL, feed.notified)
+    app[EVENT_FEED] = feed
+    try:
+        yield
+    finally:
+        await conn.close()
+
+
+async def _start(request: web.Request, stack_id: uuid.UUID) -> events.EventRow | None:
+    after = request.headers.get("Last-Event-ID") or request.query.get("marker")
+    if not after:
+        return None
+    try:
+        event_id = uuid.UUID(after)
+    except ValueError:
+        raise NotFound("Event", after) from None
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        row = await events.get(conn, stack_id, event_id)
+    if row is None:
+        raise NotFound("Event", after)
+    return row
+
+
+def _ends_an_action(row: events.EventRow | None) -> bool:
+    return row is not None and row.resource_type == "OS::Heat::Stack" and row.status in ("COMPLETE", "FAILED")
+
+
+async def stream(request: web.Request) -> web.StreamResponse:
+    stack = await lookup.stack_of(request)
+    until = request.query.get("until")
+    if until not in (None, "settled"):
+        raise BadRequest(f"Unknown value {until!r} for 'until'; the one accepted is 'settled'.")
+    last_row = await _start(request, stack.id)
+    last = last_row.seq if last_row is not None else 0
+    base = lookup.base_url(request)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                           "X-Accel-Buffering": "no"})
+    await response.prepare(request)
+    with request.app[EVENT_FEED].watch(str(stack.id)) as wake:
+        while True:
+            wake.clear()  # before reading: a commit after this read wakes the next wait
+            async with request.app[RUNTIME].pool.acquire() as conn:
+                rows = await events.for_stack(conn, stack.id, after_seq=last)
+                now = await stacks.get(conn, stack.id) if until == "settled" else None
+            for row in rows:
+                data = orjson.dumps(views.event(base, stack, row, detail=True)).decode()
+                await response.write(f"id: {row.id}\nevent: event\ndata: {data}\n\n".encode())
+                last, last_row = row.seq, row
+            # Settled: the stack is no longer in progress and the last event sent says how it
+            # ended (an earlier action's end, replayed before a reconnect, does not count).
+            if now is not None and now.status != "IN_PROGRESS" and _ends_an_action(last_row):
+                await response.write_eof()
+                return response
+            try:
+                await asyncio.wait_for(wake.wait(), timeout=KEEPALIVE_SECONDS)
+            except TimeoutError:
+                await response.write(b": keepalive\n\n")

@@ -1,0 +1,97 @@
+"""Small request/response helpers in Heat's manner: JSON bodies, query flags, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from libs.template import errors
+from services.api.keys import SETTINGS
+
+
+class BadRequest(errors.TemplateError):
+    """A malformed request (Heat's ``HTTPBadRequest``)."""
+
+    error_type = "HTTPBadRequest"
+    http_status = 400
+
+
+class NotFound(errors.TemplateError):
+    """Heat's ``EntityNotFound``: ``The Stack (name) could not be found.``"""
+
+    error_type = "EntityNotFound"
+    http_status = 404
+
+    def __init__(self, entity: str, name: str) -> None:
+        super().__init__(f"The {entity} ({name}) could not be found.")
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(status=status, body=orjson.dumps(body), content_type="application/json",
+                        headers=headers)
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    """The request's JSON object; Heat's 400 for anything else (an empty body is ``{}``)."""
+    body = await json_value(request)
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    return body
+
+
+async def json_value(request: web.Request) -> Any:
+    """Any JSON value (a signal's details may be anything); None for an empty body."""
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        # Heat's JSON deserializer refuses a large body with a 400, not aiohttp's 413.
+        limit = request.app[SETTINGS].api.max_json_body_size
+        size = f"{request.content_length} bytes" if request.content_length else "more than the limit"
+        raise errors.RequestLimitExceeded(
+            f"JSON body size ({size}) exceeds maximum allowed size ({limit} bytes).") from None
+    if not raw.strip():
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(f"The server could not comply with the request since it is either "
+                         f"malformed or otherwise incorrect: {exc}") from None
+
+
+_TRUE = {"true", "1", "yes", "y", "on", "t"}
+_FALSE = {"false", "0", "no", "n", "off", "f", ""}
+
+
+def parse_bool(name: str, value: Any) -> bool:
+    """Heat's ``param_utils.extract_bool``: the strings oslo accepts, else 400 naming the parameter."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise BadRequest(f'Unrecognized value "{value}" for "{name}", acceptable values are: true, false.')
+
+
+def query_bool(request: web.Request, name: str, default: bool = False) -> bool:
+    if name not in request.query:
+        return default
+    return parse_bool(name, request.query[name])
+
+
+def query_int(request: web.Request, name: str, default: int | None = None, *, minimum: int = 0) -> int | None:
+    if name not in request.query:
+        return default
+    value = request.query[name]
+    try:
+        number = int(value)
+    except ValueError:
+        raise BadRequest(f"Only integer is acceptable by '{name}'.") from None
+    if number < minimum:
+        raise BadRequest(f"Value must be at least {minimum} for '{name}'.")
+    return number

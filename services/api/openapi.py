@@ -1,0 +1,158 @@
+"""The OpenAPI 3.1 document of the api, served at ``/openapi.json``.
+
+One table lists every route with its method, summary and answer; the schemas
+are JSON Schema (OpenAPI 3.1), so a test can check real answers against them
+and that the table and the router agree route for route.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from aiohttp import web
+
+from services.api.http import json_response
+
+S = "/v1/{project_id}/stacks/{stack_name}/{stack_id}"
+R = f"{S}/resources/{{resource_name}}"
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"type": "object", "required": sorted(required), "properties": {**required, **(optional or {})}}
+
+
+STR = {"type": "string"}
+NSTR = {"type": ["string", "null"]}
+LINKS = {"type": "array", "items": _obj({"href": STR, "rel": STR})}
+ANY_OBJ = {"type": "object"}
+
+SCHEMAS: dict[str, Any] = {
+    "Fault": _obj({"code": {"type": "integer"}, "title": STR, "explanation": STR,
+                   "error": _obj({"type": STR, "message": STR, "traceback": {"type": ["string", "null"]}})}),
+    "StackSummary": _obj({
+        "id": STR, "links": LINKS, "stack_name": STR, "description": STR, "stack_status": STR,
+        "stack_status_reason": STR, "creation_time": NSTR, "updated_time": NSTR, "deletion_time": NSTR,
+        "stack_owner": NSTR, "parent": NSTR, "stack_user_project_id": STR,
+        "tags": {"type": ["array", "null"], "items": STR}}),
+    "Stack": {"allOf": [_ref("StackSummary"), _obj({
+        "template_description": STR, "parameters": {"type": "object", "additionalProperties": STR},
+        "disable_rollback": {"type": "boolean"}, "timeout_mins": {"type": ["integer", "null"]},
+        "capabilities": {"type": "array"}, "notification_topics": {"type": "array"}},
+        {"outputs": {"type": "array", "items": _ref("Output")}})]},
+    "Output": _obj({"output_key": STR}, {"output_value": {}, "description": NSTR, "output_error": STR}),
+    "Resource": _obj({
+        "resource_name": STR, "logical_resource_id": STR, "physical_resource_id": STR, "resource_type": STR,
+        "resource_status": STR, "resource_status_reason": STR, "creation_time": NSTR, "updated_time": NSTR,
+        "required_by": {"type": "array", "items": STR}, "links": LINKS},
+        {"description": STR, "attributes": ANY_OBJ, "parent_resource": NSTR}),
+    "Event": _obj({
+        "id": STR, "links": LINKS, "event_time": NSTR, "resource_name": STR, "logical_resource_id": STR,
+        "resource_status": STR, "resource_status_reason": STR, "physical_resource_id": STR},
+        {"resource_type": STR, "resource_properties": ANY_OBJ}),
+    "CreatedStack": _obj({"stack": _obj({"id": STR, "links": LINKS})}),
+    "StackList": _obj({"stacks": {"type": "array", "items": _ref("StackSummary")}},
+                      {"links": LINKS, "count": {"type": "integer"}}),
+    "StackDetailList": _obj({"stacks": {"type": "array", "items": _ref("Stack")}}),
+    "StackShow": _obj({"stack": _ref("Stack")}),
+    "ResourceList": _obj({"resources": {"type": "array", "items": _ref("Resource")}}),
+    "ResourceShow": _obj({"resource": _ref("Resource")}),
+    "EventList": _obj({"events": {"type": "array", "items": _ref("Event")}}),
+    "EventShow": _obj({"event": _ref("Event")}),
+    "OutputList": _obj({"outputs": {"type": "array", "items": _obj({"output_key": STR})}}),
+    "OutputShow": _obj({"output": _ref("Output")}),
+    "ResourceChanges": _obj({"resource_changes": _obj({
+        k: {"type": "array"} for k in ("added", "deleted", "replaced", "updated", "unchanged")})}),
+    "Metadata": _obj({"metadata": ANY_OBJ}),
+    "Versions": _obj({"versions": {"type": "array"}}),
+    "Object": ANY_OBJ,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    method: str
+    path: str
+    summary: str
+    status: int = 200
+    schema: str | None = "Object"
+    tag: str = "stacks"
+    body: bool = False
+    media: str = "application/json"
+
+
+OPERATIONS: list[Op] = [
+    Op("GET", "/", "Versions document (300 Multiple Choices)", 300, "Versions", "versions"),
+    Op("GET", "/openapi.json", "This document", 200, "Object", "versions"),
+    Op("GET", "/ember/v1/health", "Live services and queue probes (Ember)", 200, "Object", "ember"),
+    Op("GET", "/v1/{project_id}/stacks", "List stacks", 200, "StackList"),
+    Op("POST", "/v1/{project_id}/stacks", "Create a stack", 201, "CreatedStack", body=True),
+    Op("GET", "/v1/{project_id}/stacks/detail", "List stacks with every field", 200, "StackDetailList"),
+    Op("POST", "/v1/{project_id}/stacks/preview", "Preview a create", 200, "Object", body=True),
+    *(Op(m, "/v1/{project_id}/stacks/{stack_name}", "Find a stack by name or id (302 to its URL)", 302,
+         None, "lookup") for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
+    *(Op(m, "/v1/{project_id}/stacks/{stack_name}/{tail}", "Sub-paths of a stack found by name or id "
+         "(302 to its URL)", 302, None, "lookup") for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
+    Op("GET", S, "Show a stack", 200, "StackShow"),
+    Op("PUT", S, "Update a stack (new template)", 202, None, body=True),
+    Op("PATCH", S, "Update a stack (existing: merge into what it has)", 202, None, body=True),
+    Op("DELETE", S, "Delete a stack", 204, None),
+    Op("PUT", f"{S}/preview", "Preview an update", 200, "ResourceChanges", body=True),
+    Op("PATCH", f"{S}/preview", "Preview a PATCH update", 200, "ResourceChanges", body=True),
+    Op("GET", f"{S}/template", "The stack's template", 200, "Object"),
+    Op("GET", f"{S}/environment", "The stack's environment", 200, "Object"),
+    Op("GET", f"{S}/files", "The stack's files", 200, "Object"),
+    Op("GET", f"{S}/outputs", "List outputs", 200, "OutputList"),
+    Op("GET", f"{S}/outputs/{{output_key}}", "Show one output", 200, "OutputShow"),
+    Op("POST", f"{S}/actions", "suspend, resume, check, cancel_update or cancel_without_rollback", 200,
+       None, body=True),
+    Op("GET", f"{S}/events", "List the stack's events", 200, "EventList", "events"),
+    Op("GET", f"{S}/events/stream", "The stack's events as server-sent events (Ember)", 200, None,
+       "events", media="text/event-stream"),
+    Op("GET", f"{S}/resources", "List resources", 200, "ResourceList", "resources"),
+    Op("GET", R, "Show a resource", 200, "ResourceShow", "resources"),
+    Op("PATCH", R, "Mark a resource unhealthy (or not)", 200, "Object", "resources", body=True),
+    Op("GET", f"{R}/metadata", "A resource's metadata", 200, "Metadata", "resources"),
+    Op("POST", f"{R}/signal", "Signal a resource", 200, None, "resources", body=True),
+    Op("GET", f"{R}/events", "A resource's events", 200, "EventList", "events"),
+    Op("GET", f"{R}/events/{{event_id}}", "Show one event", 200, "EventShow", "events"),
+]
+
+
+def document() -> dict[str, Any]:
+    paths: dict[str, Any] = {}
+    for op in OPERATIONS:
+        answer: dict[str, Any] = {"description": op.summary}
+        if op.schema is not None:
+            answer["content"] = {op.media: {"schema": _ref(op.schema)}}
+        elif op.media != "application/json":
+            answer["content"] = {op.media: {"schema": STR}}
+        params = [{"name": name, "in": "path", "required": True, "schema": STR}
+                  for name in _path_params(op.path)]
+        entry: dict[str, Any] = {
+            "summary": op.summary, "tags": [op.tag],
+            "operationId": op.method.lower() + op.path.replace("/", "_").replace("{", "").replace("}", ""),
+            "responses": {str(op.status): answer,
+                          "default": {"description": "Heat's fault body",
+                                      "content": {"application/json": {"schema": _ref("Fault")}}}}}
+        if params:
+            entry["parameters"] = params
+        if op.body:
+            entry["requestBody"] = {"content": {"application/json": {"schema": ANY_OBJ}}}
+        paths.setdefault(op.path, {})[op.method.lower()] = entry
+    return {"openapi": "3.1.0",
+            "info": {"title": "Ember Orchestration API", "version": "1.0",
+                     "description": "Heat's Orchestration API v1, and Ember's own routes."},
+            "paths": paths, "components": {"schemas": SCHEMAS}}
+
+
+def _path_params(path: str) -> list[str]:
+    return [part[1:-1] for part in path.split("/") if part.startswith("{") and part.endswith("}")]
+
+
+async def serve(_request: web.Request) -> web.Response:
+    return json_response(document())

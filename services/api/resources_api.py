@@ -1,0 +1,197 @@
+"""A stack's resources, events and actions under ``/stacks/{name}/{id}``."""
+
+from __future__ import annotations
+
+import uuid
+
+from aiohttp import web
+
+from libs import operations
+from libs.db import Conn, events, resources, stacks
+from libs.template import errors
+from services.api import lookup, views
+from services.api.http import (
+    BadRequest,
+    NotFound,
+    json_body,
+    json_response,
+    json_value,
+    parse_bool,
+    query_bool,
+    query_int,
+)
+from services.api.keys import RUNTIME
+
+RESOURCE_FILTERS = {"type": "type", "status": "status", "name": "name", "action": "action",
+                    "id": "id", "physical_resource_id": "physical_id"}
+RESOURCE_PARAMS = frozenset({"nested_depth", "with_detail", *RESOURCE_FILTERS})
+ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback")
+
+
+async def current_rows(conn: Conn, stack_id: uuid.UUID) -> list[resources.ResourceRow]:
+    return [r for r in await resources.for_stack(conn, stack_id) if r.is_current]
+
+
+def _matches(row: resources.ResourceRow, key: str, values: list[str]) -> bool:
+    if key == "status":
+        return row.status in values or f"{row.action}_{row.status}" in values
+    value = {"type": row.type, "name": row.name, "action": row.action, "id": str(row.id),
+             "physical_resource_id": row.physical_id or ""}[key]
+    return value in values
+
+
+async def list_resources(request: web.Request) -> web.Response:
+    unknown = sorted(set(request.query) - RESOURCE_PARAMS)
+    if unknown:
+        raise BadRequest(f"Invalid filter parameters {unknown}")
+    query_int(request, "nested_depth")
+    detail = query_bool(request, "with_detail")
+    stack = await lookup.stack_of(request)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        rows = await current_rows(conn, stack.id)
+    needed = views.required_by(rows)
+    for key in RESOURCE_FILTERS:
+        if key in request.query:
+            rows = [r for r in rows if _matches(r, key, request.query.getall(key))]
+    base = lookup.base_url(request)
+    return json_response({"resources": [views.resource(base, stack, r, needed_by=needed.get(r.id, []),
+                                                       detail=detail) for r in rows]})
+
+
+async def _resource(request: web.Request) -> tuple[stacks.StackRow, resources.ResourceRow, list[str]]:
+    stack = await lookup.stack_of(request)
+    name = request.match_info["resource_name"]
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        rows = await current_rows(conn, stack.id)
+    # Heat's PATCH also finds a resource by its physical id.
+    found = next((r for r in rows if r.name == name), None) or next(
+        (r for r in rows if r.physical_id == name), None)
+    if found is None:
+        raise NotFound("Resource", name)
+    return stack, found, views.required_by(rows).get(found.id, [])
+
+
+async def show_resource(request: web.Request) -> web.Response:
+    stack, row, needed = await _resource(request)
+    attributes = dict(row.attributes)
+    for name in request.query.getall("with_attr", []):
+        attributes.setdefault(name, None)
+    return json_response({"resource": views.resource(lookup.base_url(request), stack, row, needed_by=needed,
+                                                     detail=True, attributes=attributes)})
+
+
+async def metadata(request: web.Request) -> web.Response:
+    await _resource(request)
+    return json_response({"metadata": {}})
+
+
+class ActionNotSupported(errors.TemplateError):
+    """Heat's ``ResourceActionNotSupported``."""
+
+    error_type = "ResourceActionNotSupported"
+
+    def __init__(self, action: str) -> None:
+        super().__init__(f"{action} is not supported for resource.")
+
+
+async def signal(request: web.Request) -> web.Response:
+    await _resource(request)
+    await json_value(request)
+    # No type built so far takes signals (wait condition handles and scaling
+    # policies come with their issue); Heat answers so for such a type.
+    raise ActionNotSupported("signal")
+
+
+async def mark_unhealthy(request: web.Request) -> web.Response:
+    stack, row, _ = await _resource(request)
+    body = await json_body(request)
+    extra = sorted(set(body) - {"mark_unhealthy", "resource_status_reason"})
+    if extra or "mark_unhealthy" not in body:
+        raise BadRequest(f"Invalid parameters {extra}" if extra else "Missing required mark_unhealthy")
+    unhealthy = parse_bool("mark_unhealthy", body["mark_unhealthy"])
+    reason = str(body.get("resource_status_reason") or "")
+    status = "FAILED" if unhealthy else "COMPLETE"
+    if unhealthy or (row.action, row.status) == ("CHECK", "FAILED"):
+        reason = reason or ("state changed by resource_mark_unhealthy" if unhealthy else "")
+        async with request.app[RUNTIME].pool.acquire() as conn, conn.transaction():
+            if await resources.write(conn, row, action="CHECK", status=status, status_reason=reason) is None:
+                raise web.HTTPConflict(text="the resource is changing; try again")
+            await events.add(conn, stack_id=stack.id, resource_name=row.name,
+                             physical_resource_id=row.physical_id, resource_type=row.type, action="CHECK",
+                             status=status, reason=reason)
+    return json_response({})
+
+
+def _event_query(request: web.Request, stack: stacks.StackRow, resource_name: str | None
+                 ) -> events.EventQuery:
+    q = request.query
+    sort_dir = q.get("sort_dir", "desc")
+    if sort_dir not in ("asc", "desc"):
+        raise BadRequest("Unknown sort direction, must be 'desc' or 'asc'")
+    marker = None
+    if "marker" in q:
+        try:
+            marker = uuid.UUID(q["marker"])
+        except ValueError:
+            raise NotFound("Event", q["marker"]) from None
+    names = [resource_name] if resource_name else q.getall("resource_name", [])
+    return events.EventQuery(stack_id=stack.id, limit=query_int(request, "limit"), marker=marker,
+                             sort_desc=sort_dir == "desc", resource_name=names,
+                             resource_status=q.getall("resource_status", []),
+                             resource_action=q.getall("resource_action", []),
+                             resource_type=q.getall("resource_type", []))
+
+
+async def list_events(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    resource_name = request.match_info.get("resource_name")
+    query_int(request, "nested_depth")
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        rows = await events.list_events(conn, _event_query(request, stack, resource_name))
+    if resource_name and not rows and request.query.get("marker") is None:
+        raise NotFound("Resource", resource_name)
+    base = lookup.base_url(request)
+    return json_response({"events": [views.event(base, stack, e) for e in rows]})
+
+
+async def show_event(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    try:
+        event_id = uuid.UUID(request.match_info["event_id"])
+    except ValueError:
+        raise NotFound("Event", request.match_info["event_id"]) from None
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        row = await events.get(conn, stack.id, event_id)
+    if row is None or row.resource_name != request.match_info["resource_name"]:
+        raise NotFound("Event", str(event_id))
+    return json_response({"event": views.event(lookup.base_url(request), stack, row, detail=True)})
+
+
+async def action(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    body = await json_body(request)
+    if len(body) != 1:
+        raise BadRequest("Multiple actions specified" if body else "No action specified")
+    name = next(iter(body))
+    if name not in ACTIONS:
+        raise BadRequest(f"Invalid action {name}")
+    rt = request.app[RUNTIME]
+    if name in ("cancel_update", "cancel_without_rollback"):
+        await operations.cancel_update(rt.pool, rt.bus, stack, rollback=name == "cancel_update")
+    else:
+        await operations.stack_action(rt.pool, rt.bus, stack, name.upper())
+    return web.Response(status=200)
+
+
+def add_routes(app: web.Application, one: str) -> None:
+    r = app.router
+    r.add_get(f"{one}/resources", list_resources)
+    res = f"{one}/resources/{{resource_name}}"
+    r.add_get(res, show_resource)
+    r.add_patch(res, mark_unhealthy)
+    r.add_get(f"{res}/metadata", metadata)
+    r.add_post(f"{res}/signal", signal)
+    r.add_get(f"{res}/events", list_events)
+    r.add_get(f"{res}/events/{{event_id}}", show_event)
+    r.add_get(f"{one}/events", list_events)
+    r.add_post(f"{one}/actions", action)

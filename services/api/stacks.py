@@ -1,0 +1,288 @@
+"""``/v1/{project_id}/stacks``: list, create, preview, show, update, delete and a stack's stored parts."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+from libs import operations
+from libs.db import stacks, templates
+from libs.engine import desired, preview
+from libs.template import request as stack_request_lib
+from libs.template.limits import Limits
+from services.api import bodies, event_stream, lookup, resources_api, views
+from services.api.context import context
+from services.api.http import (
+    BadRequest,
+    NotFound,
+    json_body,
+    json_response,
+    parse_bool,
+    query_bool,
+    query_int,
+)
+from services.api.keys import REGISTRY, RUNTIME, SETTINGS
+
+PREFIX = "/v1/{project_id}"
+LIST_PARAMS = frozenset({"limit", "marker", "sort_keys", "sort_dir", "show_deleted", "show_nested",
+                         "show_hidden", "tags", "tags_any", "not_tags", "not_tags_any", "with_count",
+                         "global_tenant", "id", "name", "status", "action", "tenant", "username",
+                         "owner_id"})
+
+
+def _limits(request: web.Request) -> Limits:
+    api = request.app[SETTINGS].api
+    return Limits(max_template_size=api.max_template_size, max_json_body_size=api.max_json_body_size,
+                  max_resources_per_stack=api.max_resources_per_stack)
+
+
+def _list_query(request: web.Request) -> stacks.ListQuery:
+    q = request.query
+    filters = {k: q.getall(k) for k in stacks.FILTER_COLUMNS if k in q}
+    sort_key = q.get("sort_keys", "created_at")
+    if sort_key not in stacks.SORT_COLUMNS:
+        raise BadRequest(f"Sort key {sort_key} is not supported; use one of "
+                         "stack_name, stack_status, creation_time, updated_time.")
+    sort_dir = q.get("sort_dir", "desc")
+    if sort_dir not in ("asc", "desc"):
+        raise BadRequest("Unknown sort direction, must be 'desc' or 'asc'")
+    marker = None
+    if "marker" in q:
+        try:
+            marker = uuid.UUID(q["marker"])
+        except ValueError:
+            raise NotFound("Stack", q["marker"]) from None
+
+    def tags(key: str) -> list[str]:
+        return [t for v in q.getall(key, []) for t in v.split(",") if t]
+
+    return stacks.ListQuery(
+        project=context(request).project, limit=query_int(request, "limit"), marker=marker,
+        sort_key=sort_key, sort_desc=sort_dir == "desc", filters=filters,
+        show_deleted=query_bool(request, "show_deleted"), show_nested=query_bool(request, "show_nested"),
+        tags=tags("tags"), tags_any=tags("tags_any"), not_tags=tags("not_tags"),
+        not_tags_any=tags("not_tags_any"))
+
+
+async def list_stacks(request: web.Request) -> web.Response:
+    query = _list_query(request)
+    base = lookup.base_url(request)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        rows = await stacks.list_stacks(conn, query)
+        count = await stacks.count_stacks(conn, query) if query_bool(request, "with_count") else None
+    body: dict[str, Any] = {"stacks": [views.stack_summary(base, r) for r in rows]}
+    if query.limit is not None and len(rows) == query.limit and rows:
+        params = {k: v for k, v in request.query.items() if k != "marker"}
+        params["marker"] = str(rows[-1].id)
+        body["links"] = [{"href": str(request.url.with_query(params)), "rel": "next"}]
+    if count is not None:
+        body["count"] = count
+    return json_response(body)
+
+
+async def list_detail(request: web.Request) -> web.Response:
+    query = _list_query(request)
+    base = lookup.base_url(request)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        rows = await stacks.list_stacks(conn, query)
+    return json_response({"stacks": [await _detail(request, base, r, resolve_outputs=True) for r in rows]})
+
+
+async def create(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    if "converge" in body:
+        raise BadRequest("Parameter 'converge' is not allowed on create")
+    name = bodies.stack_name(body)
+    ctx = context(request)
+    rt = request.app[RUNTIME]
+    row = await operations.create_stack(
+        rt.pool, rt.bus, project=ctx.project, name=name, stack_request=bodies.stack_request(body),
+        options=bodies.options(body), limits=_limits(request),
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY])
+    href = views.stack_url(lookup.base_url(request), row)
+    return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
+                         status=201, headers={"Location": href})
+
+
+async def preview_create(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    name = bodies.stack_name(body)
+    ctx = context(request)
+    loaded = stack_request_lib.load(bodies.stack_request(body), stack_name=name, stack_id="None",
+                                    project_id=ctx.project, limits=_limits(request),
+                                    builtin_types=request.app[REGISTRY].types())
+    operations.check_properties(loaded.definition, request.app[REGISTRY], loaded.environment.registry)
+    planned = preview.create_preview(loaded.definition)
+    needed_by: dict[str, list[str]] = {}
+    for res in planned:
+        for other in res.requires:
+            needed_by.setdefault(other, []).append(res.name)
+    description = str(loaded.template.raw.get(loaded.template.dialect.description or "description", ""))
+    stack: dict[str, Any] = {
+        "id": "None", "stack_name": name, "description": description,
+        "template_description": description, "stack_status": "", "stack_status_reason": "",
+        "creation_time": None, "updated_time": None, "deletion_time": None, "stack_owner": None,
+        "parent": None, "stack_user_project_id": ctx.project, "tags": None,
+        "parameters": loaded.parameters.display(), "disable_rollback": True, "timeout_mins": None,
+        "capabilities": [], "notification_topics": [], "links": [],
+        "resources": [{
+            "resource_name": r.name, "resource_type": r.type, "resource_action": "INIT",
+            "resource_status": "COMPLETE", "resource_status_reason": "", "physical_resource_id": "",
+            "logical_resource_id": r.name, "description": "", "metadata": {},
+            "properties": dict(r.properties), "required_by": sorted(needed_by.get(r.name, [])),
+            "stack_name": name, "resource_identity": {"stack_name": name, "stack_id": "None",
+                                                      "tenant": ctx.project, "path": f"/resources/{r.name}"},
+        } for r in planned],
+    }
+    return json_response({"stack": stack})
+
+
+async def _detail(request: web.Request, base: str, row: stacks.StackRow, *, resolve_outputs: bool
+                  ) -> dict[str, Any]:
+    description = ""
+    parameters: dict[str, str] = {}
+    if row.template_id is not None:
+        async with request.app[RUNTIME].pool.acquire() as conn:
+            raw = await templates.get(conn, row.template_id)
+        try:
+            want = desired.load(raw.template, raw.files, raw.environment, stack_name=row.name,
+                                stack_id=str(row.id), project_id=row.project)
+            description = str(want.template.raw.get(want.template.dialect.description or "description", ""))
+            parameters = want.parameters.display()
+        except Exception:  # a stored template that no longer loads still shows its stack
+            description = str(raw.template.get("description", ""))
+    outputs = (row.outputs or []) if resolve_outputs else None
+    return views.stack_detail(base, row, description=description, parameters=parameters, outputs=outputs)
+
+
+async def show(request: web.Request) -> web.Response:
+    row = await lookup.stack_of(request)
+    resolve = query_bool(request, "resolve_outputs", True)
+    return json_response({"stack": await _detail(request, lookup.base_url(request), row,
+                                                 resolve_outputs=resolve)})
+
+
+async def _update(request: web.Request, *, existing: bool) -> web.Response:
+    row = await lookup.stack_of(request)
+    body = await json_body(request)
+    rt = request.app[RUNTIME]
+    base = operations.Options(disable_rollback=row.disable_rollback, timeout_mins=row.timeout_mins,
+                              tags=row.tags or [])
+    clear = body.get("clear_parameters") or []
+    if not isinstance(clear, list):
+        raise BadRequest("clear_parameters: expected a list of parameter names")
+    await operations.update_stack(
+        rt.pool, rt.bus, row, stack_request=bodies.stack_request(body, template_required=not existing),
+        options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
+        converge=parse_bool("converge", body.get("converge", False)), limits=_limits(request),
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY])
+    return web.Response(status=202)
+
+
+async def update_put(request: web.Request) -> web.Response:
+    return await _update(request, existing=False)
+
+
+async def update_patch(request: web.Request) -> web.Response:
+    return await _update(request, existing=True)
+
+
+async def _preview_update(request: web.Request, *, existing: bool) -> web.Response:
+    row = await lookup.stack_of(request)
+    body = await json_body(request)
+    changes = await operations.preview_update(
+        request.app[RUNTIME].pool, row,
+        stack_request=bodies.stack_request(body, template_required=not existing),
+        registry=request.app[REGISTRY], existing=existing,
+        clear_parameters=body.get("clear_parameters") or [])
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        rows = {r.name: r for r in await resources_api.current_rows(conn, row.id)}
+    needed = views.required_by(rows.values())
+    base = lookup.base_url(request)
+
+    def shown(name: str) -> dict[str, Any]:
+        if name in rows:
+            return views.resource(base, row, rows[name], needed_by=needed.get(rows[name].id, []))
+        return {"resource_name": name, "logical_resource_id": name, "resource_action": "INIT",
+                "resource_status": "COMPLETE", "physical_resource_id": "", "required_by": []}
+
+    return json_response({"resource_changes": {
+        key: [shown(n) for n in getattr(changes, key)]
+        for key in ("added", "deleted", "replaced", "updated", "unchanged")}})
+
+
+async def preview_put(request: web.Request) -> web.Response:
+    return await _preview_update(request, existing=False)
+
+
+async def preview_patch(request: web.Request) -> web.Response:
+    return await _preview_update(request, existing=True)
+
+
+async def delete(request: web.Request) -> web.Response:
+    row = await lookup.stack_of(request)
+    if row.deleted_at is not None:
+        raise NotFound("Stack", row.name)
+    rt = request.app[RUNTIME]
+    await operations.delete_stack(rt.pool, rt.bus, row)
+    return web.Response(status=204)
+
+
+async def _stored(request: web.Request) -> templates.RawTemplate:
+    row = await lookup.stack_of(request)
+    if row.template_id is None:
+        raise NotFound("Stack", row.name)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        return await templates.get(conn, row.template_id)
+
+
+async def template(request: web.Request) -> web.Response:
+    return json_response((await _stored(request)).template)
+
+
+async def environment(request: web.Request) -> web.Response:
+    return json_response((await _stored(request)).environment)
+
+
+async def files(request: web.Request) -> web.Response:
+    return json_response((await _stored(request)).files)
+
+
+async def outputs(request: web.Request) -> web.Response:
+    row = await lookup.stack_of(request)
+    return json_response({"outputs": [{"output_key": o["output_key"], "description": o.get("description")}
+                                      for o in (row.outputs or [])]})
+
+
+async def output(request: web.Request) -> web.Response:
+    row = await lookup.stack_of(request)
+    key = request.match_info["output_key"]
+    for item in row.outputs or []:
+        if item["output_key"] == key:
+            return json_response({"output": item})
+    raise NotFound("Output", key)
+
+
+def add_routes(app: web.Application) -> None:
+    r = app.router
+    r.add_get(f"{PREFIX}/stacks", list_stacks)
+    r.add_post(f"{PREFIX}/stacks", create)
+    r.add_get(f"{PREFIX}/stacks/detail", list_detail)
+    r.add_post(f"{PREFIX}/stacks/preview", preview_create)
+    lookup.add_redirects(app, PREFIX)
+    one = f"{PREFIX}/stacks/{{stack_name}}/{{stack_id}}"
+    r.add_get(one, show)
+    r.add_put(one, update_put)
+    r.add_patch(one, update_patch)
+    r.add_delete(one, delete)
+    r.add_put(f"{one}/preview", preview_put)
+    r.add_patch(f"{one}/preview", preview_patch)
+    r.add_get(f"{one}/template", template)
+    r.add_get(f"{one}/environment", environment)
+    r.add_get(f"{one}/files", files)
+    r.add_get(f"{one}/outputs", outputs)
+    r.add_get(f"{one}/outputs/{{output_key}}", output)
+    r.add_get(f"{one}/events/stream", event_stream.stream)
+    resources_api.add_routes(app, one)

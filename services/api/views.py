@@ -1,0 +1,114 @@
+"""Heat's JSON shapes for stacks, resources and events (``heat/engine/api.py`` formats).
+
+Pure functions from rows to dicts; the handlers add nothing but the base URL.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from libs.db import events, resources, stacks
+
+
+def isotime(at: datetime.datetime | None) -> str | None:
+    """Heat's ``heat_timeutils.isotime``: seconds, UTC, a ``Z``."""
+    if at is None:
+        return None
+    return at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stack_url(base: str, stack: stacks.StackRow) -> str:
+    return f"{base}/stacks/{stack.name}/{stack.id}"
+
+
+def stack_summary(base: str, stack: stacks.StackRow, *, description: str = "") -> dict[str, Any]:
+    """One item of ``GET /stacks``."""
+    return {
+        "id": str(stack.id),
+        "links": [{"href": stack_url(base, stack), "rel": "self"}],
+        "stack_name": stack.name,
+        "description": description,
+        "stack_status": stack.stack_status,
+        "stack_status_reason": stack.status_reason,
+        "creation_time": isotime(stack.created_at),
+        # Heat shows no update time for a stack that was only ever created.
+        "updated_time": None if stack.action == "CREATE" else isotime(stack.updated_at),
+        "deletion_time": isotime(stack.deleted_at),
+        "stack_owner": None,
+        "parent": str(stack.parent_id) if stack.parent_id else None,
+        "stack_user_project_id": stack.project,
+        "tags": list(stack.tags) if stack.tags else None,
+    }
+
+
+def stack_detail(base: str, stack: stacks.StackRow, *, description: str, parameters: Mapping[str, str],
+                 outputs: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """``GET /stacks/{name}/{id}``: the summary and what only show has."""
+    body = stack_summary(base, stack, description=description)
+    body.update({
+        "template_description": description,
+        "parameters": dict(parameters),
+        "disable_rollback": stack.disable_rollback,
+        "timeout_mins": stack.timeout_mins,
+        "capabilities": [],
+        "notification_topics": [],
+    })
+    if outputs is not None:
+        body["outputs"] = outputs
+    return body
+
+
+def required_by(rows: Iterable[resources.ResourceRow]) -> dict[int, list[str]]:
+    """Row id -> names of the current resources that need it."""
+    out: dict[int, list[str]] = {}
+    for row in rows:
+        if row.is_current:
+            for needed in row.requires:
+                out.setdefault(needed, []).append(row.name)
+    return out
+
+
+def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, needed_by: list[str],
+             detail: bool = False, attributes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    url = stack_url(base, stack)
+    body: dict[str, Any] = {
+        "resource_name": row.name,
+        "logical_resource_id": row.name,
+        "physical_resource_id": row.physical_id or "",
+        "resource_type": row.type,
+        "resource_status": f"{row.action}_{row.status}",
+        "resource_status_reason": row.status_reason,
+        "creation_time": isotime(row.created_at),
+        "updated_time": isotime(row.updated_at or row.created_at),
+        "required_by": sorted(needed_by),
+        "links": [{"href": f"{url}/resources/{row.name}", "rel": "self"},
+                  {"href": url, "rel": "stack"}],
+    }
+    if detail:
+        body["description"] = ""
+        body["parent_resource"] = None
+    if attributes is not None:
+        body["attributes"] = dict(attributes)
+    return body
+
+
+def event(base: str, stack: stacks.StackRow, row: events.EventRow, *, detail: bool = False) -> dict[str, Any]:
+    url = stack_url(base, stack)
+    body: dict[str, Any] = {
+        "id": str(row.id),
+        "links": [{"href": f"{url}/resources/{row.resource_name}/events/{row.id}", "rel": "self"},
+                  {"href": f"{url}/resources/{row.resource_name}", "rel": "resource"},
+                  {"href": url, "rel": "stack"}],
+        "event_time": isotime(row.created_at),
+        "resource_name": row.resource_name,
+        "logical_resource_id": row.resource_name,
+        "resource_status": row.resource_status,
+        "resource_status_reason": row.reason,
+        "physical_resource_id": row.physical_resource_id,
+    }
+    if detail:
+        body["resource_type"] = row.resource_type
+        body["resource_properties"] = row.properties if row.properties is not None else {}
+    return body

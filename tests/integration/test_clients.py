@@ -1,0 +1,122 @@
+"""The real ``openstack stack ...`` commands against ``ember dev``, as a Heat operator runs them."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.integration.clients import Osc, ember_dev
+
+pytestmark = pytest.mark.slow
+
+TEMPLATE = """\
+heat_template_version: 2016-10-14
+description: talk to yourself
+parameters:
+  word: {type: string, default: hello}
+  motd: {type: string, default: none}
+resources:
+  first:
+    type: OS::Heat::TestResource
+    properties: {value: {get_param: word}}
+  second:
+    type: OS::Heat::TestResource
+    properties:
+      value: {list_join: [' ', [{get_attr: [first, output]}, {get_file: greeting.txt}]]}
+  spare: {type: My::Spare}
+outputs:
+  said: {value: {get_attr: [second, output]}, description: what was said}
+"""
+ENVIRONMENT = """\
+parameters: {motd: welcome}
+resource_registry:
+  My::Spare: OS::Heat::None
+"""
+
+
+@pytest.fixture
+def workdir() -> Iterator[Path]:
+    base = Path(tempfile.mkdtemp(prefix="ember-clients-"))
+    base.chmod(0o755)  # ember dev's embedded servers never run here, but its logs do
+    (base / "talk.yaml").write_text(TEMPLATE)
+    (base / "greeting.txt").write_text("world")
+    (base / "env.yaml").write_text(ENVIRONMENT)
+    (base / "broken.yaml").write_text("heat_template_version: 2016-10-14\nresources:\n"
+                                      "  bad: {type: OS::Heat::TestResource, properties: {fail: true}}\n")
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_openstack_stack_commands_in_noauth_mode(ember_env: dict[str, str], workdir: Path) -> None:
+    with ember_dev(ember_env, workdir) as url:
+        osc = Osc({"OS_AUTH_TYPE": "none", "OS_ENDPOINT": f"{url}/v1/demo"}, workdir)
+        created = osc.run("stack", "create", "-t", "talk.yaml", "-e", "env.yaml", "--parameter", "word=hi",
+                          "--wait", "talk")
+        assert "Stack CREATE completed successfully" in created.stdout
+        assert "[talk.first]: CREATE_COMPLETE  state changed" in created.stdout
+
+        listed = osc.json("stack", "list")
+        assert [(s["Stack Name"], s["Stack Status"]) for s in listed] == [("talk", "CREATE_COMPLETE")]
+        assert listed[0]["Updated Time"] is None
+        shown = osc.json("stack", "show", "talk")
+        assert shown["parameters"]["motd"] == "welcome" and shown["description"] == "talk to yourself"
+        assert shown["outputs"] == [{"output_key": "said", "output_value": "hi world",
+                                     "description": "what was said"}]
+        assert osc.json("stack", "output", "show", "talk", "said")["output_value"] == "hi world"
+        assert osc.json("stack", "output", "list", "talk") == [{"output_key": "said",
+                                                                 "description": "what was said"}]
+        resources = {r["resource_name"]: r for r in osc.json("stack", "resource", "list", "talk")}
+        assert {n: r["resource_type"] for n, r in resources.items()} == {
+            "first": "OS::Heat::TestResource", "second": "OS::Heat::TestResource", "spare": "My::Spare"}
+        first = osc.json("stack", "resource", "show", "talk", "first")
+        assert first["required_by"] == ["second"] and first["attributes"] == {"output": "hi"}
+        assert osc.json("stack", "resource", "metadata", "talk", "first") == {}
+        events = osc.json("stack", "event", "list", "talk")
+        assert events[0]["resource_status_reason"] == "Stack CREATE started"
+        assert yaml.safe_load(osc.run("stack", "template", "show", "talk").stdout)["description"] == (
+            "talk to yourself")
+        env = yaml.safe_load(osc.run("stack", "environment", "show", "talk").stdout)
+        assert env["parameters"] == {"motd": "welcome", "word": "hi"}
+
+        signalled = osc.run("stack", "resource", "signal", "talk", "first", ok=False)
+        assert signalled.returncode != 0 and "signal is not supported for resource" in signalled.stderr
+        osc.run("stack", "resource", "mark", "unhealthy", "talk", "first", "broken on purpose")
+        assert osc.json("stack", "resource", "show", "talk", "first")["resource_status"] == "CHECK_FAILED"
+        assert osc.json("stack", "show", "talk")["stack_status"] == "CREATE_COMPLETE"  # as in Heat
+
+        failed = osc.run("stack", "create", "-t", "broken.yaml", "--wait", "broken", ok=False)
+        assert failed.returncode != 0 and "Stack broken CREATE_FAILED" in failed.stdout + failed.stderr
+        failures = osc.run("stack", "failures", "list", "broken").stdout
+        assert "broken.bad:" in failures and "ValueError: resources.bad: Test Resource failed bad" in failures
+
+        dry = osc.run("stack", "update", "--existing", "--parameter", "word=bye", "--dry-run", "talk").stdout
+        assert "updated" in dry or "replaced" in dry
+        updated = osc.run("stack", "update", "--existing", "--parameter", "word=bye", "--wait", "talk")
+        assert "Stack UPDATE completed successfully" in updated.stdout
+        assert osc.json("stack", "output", "show", "talk", "said")["output_value"] == "bye world"
+
+        for action, status in (("check", "CHECK_COMPLETE"), ("suspend", "SUSPEND_COMPLETE"),
+                               ("resume", "RESUME_COMPLETE")):
+            osc.run("stack", action, "--wait", "talk")
+            assert osc.json("stack", "show", "talk")["stack_status"] == status
+
+        osc.run("stack", "update", "-t", "talk.yaml", "-e", "env.yaml", "--parameter", "word=slow",
+                "talk")
+        cancelled = osc.run("stack", "cancel", "--no-rollback", "--wait", "talk", ok=False)
+        assert "Traceback" not in cancelled.stderr
+
+        missing = osc.run("stack", "show", "nosuch", ok=False)
+        assert missing.returncode != 0 and "Stack not found: nosuch" in missing.stderr + missing.stdout
+
+        osc.run("stack", "delete", "--yes", "--wait", "talk", "broken")
+        assert osc.json("stack", "list") == []
+        deleted = osc.json("stack", "list", "--deleted")
+        assert sorted((s["Stack Name"], s["Stack Status"]) for s in deleted) == [
+            ("broken", "DELETE_COMPLETE"), ("talk", "DELETE_COMPLETE")]

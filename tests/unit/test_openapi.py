@@ -1,0 +1,41 @@
+"""The OpenAPI document and the router agree route for route, and the document is well formed."""
+
+from __future__ import annotations
+
+import jsonschema
+
+from libs import config
+from services.api import openapi
+from services.api.app import make_app
+
+
+def _routes() -> set[tuple[str, str]]:
+    app = make_app(config.load({"EMBER_DATABASE_URL": "postgresql://x/y", "EMBER_NATS_URL": "nats://x:1"}))
+    found = set()
+    for route in app.router.routes():
+        info = route.resource.get_info() if route.resource is not None else {}
+        path = route.resource.canonical if route.resource is not None else ""
+        if route.method == "HEAD" or not path:
+            continue
+        # A pattern like {tail:resources(/.*)?} is documented as its parameter.
+        found.add((route.method, path if "formatter" not in info else str(info["formatter"])))
+    return found
+
+
+def test_every_route_is_documented_and_every_documented_route_exists() -> None:
+    documented = {(op.method, op.path) for op in openapi.OPERATIONS}
+    routes = _routes()
+    assert routes - documented == set(), "routes the document lacks"
+    assert documented - routes == set(), "documented routes that do not exist"
+
+
+def test_the_documents_schemas_are_valid_json_schema() -> None:
+    doc = openapi.document()
+    assert doc["openapi"].startswith("3.1")
+    for schema in doc["components"]["schemas"].values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+    for path, methods in doc["paths"].items():
+        for method, op in methods.items():
+            assert op["responses"], (method, path)
+            names = [p["name"] for p in op.get("parameters", [])]
+            assert names == openapi._path_params(path)
