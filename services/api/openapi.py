@@ -68,6 +68,18 @@ SCHEMAS: dict[str, Any] = {
     "ResourceChanges": _obj({"resource_changes": _obj({
         k: {"type": "array"} for k in ("added", "deleted", "replaced", "updated", "unchanged")})}),
     "Metadata": _obj({"metadata": ANY_OBJ}),
+    "Validation": _obj({"Parameters": ANY_OBJ}, {"Description": STR, "ParameterGroups": {"type": "array"},
+                                                 "Environment": ANY_OBJ}),
+    "ResourceTypes": _obj({"resource_types": {"type": "array"}}),
+    "ResourceTypeSchema": _obj({"resource_type": STR, "properties": ANY_OBJ, "attributes": ANY_OBJ,
+                                "support_status": ANY_OBJ}, {"description": STR}),
+    "TemplateVersions": _obj({"template_versions": {"type": "array", "items": _obj(
+        {"version": STR, "type": STR, "aliases": {"type": "array", "items": STR}})}}),
+    "TemplateFunctions": _obj({"template_functions": {"type": "array", "items": _obj(
+        {"functions": STR, "description": STR})}}),
+    "BuildInfo": _obj({"api": _obj({"revision": STR}), "engine": _obj({"revision": STR})}),
+    "Services": _obj({"services": {"type": "array", "items": _obj({
+        k: STR for k in ("id", "engine_id", "host", "hostname", "binary", "topic", "status")})}}),
     "Versions": _obj({"versions": {"type": "array"}}),
     "Object": ANY_OBJ,
 }
@@ -89,6 +101,19 @@ OPERATIONS: list[Op] = [
     Op("GET", "/", "Versions document (300 Multiple Choices)", 300, "Versions", "versions"),
     Op("GET", "/openapi.json", "This document", 200, "Object", "versions"),
     Op("GET", "/ember/v1/health", "Live services and queue probes (Ember)", 200, "Object", "ember"),
+    Op("POST", "/v1/{project_id}/validate", "Validate a template", 200, "Validation", "templates", body=True),
+    Op("GET", "/v1/{project_id}/resource_types", "List resource types", 200, "ResourceTypes", "types"),
+    Op("GET", "/v1/{project_id}/resource_types/{type_name}", "A resource type's schema", 200,
+       "ResourceTypeSchema", "types"),
+    Op("GET", "/v1/{project_id}/resource_types/{type_name}/template",
+       "A template wrapping the type (template_type=hot|cfn)", 200, "Object", "types"),
+    Op("GET", "/v1/{project_id}/template_versions", "Template versions", 200, "TemplateVersions",
+       "templates"),
+    Op("GET", "/v1/{project_id}/template_versions/{version}/functions", "A version's functions", 200,
+       "TemplateFunctions", "templates"),
+    Op("GET", "/v1/{project_id}/build_info", "Build information", 200, "BuildInfo", "service"),
+    Op("GET", "/v1/{project_id}/services", "Engine processes and their state (admin)", 200, "Services",
+       "service"),
     Op("GET", "/v1/{project_id}/stacks", "List stacks", 200, "StackList"),
     Op("POST", "/v1/{project_id}/stacks", "Create a stack", 201, "CreatedStack", body=True),
     Op("GET", "/v1/{project_id}/stacks/detail", "List stacks with every field", 200, "StackDetailList"),

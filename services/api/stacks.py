@@ -32,7 +32,7 @@ LIST_PARAMS = frozenset({"limit", "marker", "sort_keys", "sort_dir", "show_delet
                          "owner_id"})
 
 
-def _limits(request: web.Request) -> Limits:
+def limits_of(request: web.Request) -> Limits:
     api = request.app[SETTINGS].api
     return Limits(max_template_size=api.max_template_size, max_json_body_size=api.max_json_body_size,
                   max_resources_per_stack=api.max_resources_per_stack)
@@ -99,7 +99,7 @@ async def create(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
     row = await operations.create_stack(
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=bodies.stack_request(body),
-        options=bodies.options(body), limits=_limits(request),
+        options=bodies.options(body), limits=limits_of(request),
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY])
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
@@ -111,7 +111,7 @@ async def preview_create(request: web.Request) -> web.Response:
     name = bodies.stack_name(body)
     ctx = context(request)
     loaded = stack_request_lib.load(bodies.stack_request(body), stack_name=name, stack_id="None",
-                                    project_id=ctx.project, limits=_limits(request),
+                                    project_id=ctx.project, limits=limits_of(request),
                                     builtin_types=request.app[REGISTRY].types())
     operations.check_properties(loaded.definition, request.app[REGISTRY], loaded.environment.registry)
     planned = preview.create_preview(loaded.definition)
@@ -176,7 +176,7 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     await operations.update_stack(
         rt.pool, rt.bus, row, stack_request=bodies.stack_request(body, template_required=not existing),
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
-        converge=parse_bool("converge", body.get("converge", False)), limits=_limits(request),
+        converge=parse_bool("converge", body.get("converge", False)), limits=limits_of(request),
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY])
     return web.Response(status=202)
 

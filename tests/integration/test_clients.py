@@ -57,6 +57,21 @@ def workdir() -> Iterator[Path]:
 def test_openstack_stack_commands_in_noauth_mode(ember_env: dict[str, str], workdir: Path) -> None:
     with ember_dev(ember_env, workdir) as url:
         osc = Osc({"OS_AUTH_TYPE": "none", "OS_ENDPOINT": f"{url}/v1/demo"}, workdir)
+        versions = osc.json("orchestration", "template", "version", "list")
+        assert {"Version": "heat_template_version.2016-10-14", "Type": "hot",
+                "Aliases": ["heat_template_version.newton"]} in versions
+        functions = osc.json("orchestration", "template", "function", "list",
+                             "heat_template_version.2016-10-14")
+        assert "get_attr" in {f["Functions"] for f in functions}
+        types = osc.json("orchestration", "resource", "type", "list")
+        assert {"Resource Type": "OS::Heat::TestResource"} in types
+        shown_type = yaml.safe_load(osc.run("orchestration", "resource", "type", "show",
+                                            "OS::Heat::TestResource").stdout)
+        assert shown_type["resource_type"] == "OS::Heat::TestResource"
+        validated = osc.json("orchestration", "template", "validate", "-t", "talk.yaml", "-e", "env.yaml")
+        assert validated["Description"] == "talk to yourself" and "word" in validated["Parameters"]
+        services = osc.json("orchestration", "service", "list")
+        assert {s["Binary"] for s in services} >= {"ember-api", "ember-planner", "ember-worker"}
         created = osc.run("stack", "create", "-t", "talk.yaml", "-e", "env.yaml", "--parameter", "word=hi",
                           "--wait", "talk")
         assert "Stack CREATE completed successfully" in created.stdout
