@@ -1,9 +1,209 @@
-"""Placeholder while being written."""
+"""Keystone mode: a minimal Identity v3 endpoint of Ember's own, and the token check of every request.
+
+``/identity/v3`` issues tokens for the users and projects of
+``EMBER_AUTH_CONFIG`` (password, or an existing token, scoped to a project),
+with a service catalog whose ``orchestration`` entry is this api, so
+keystoneauth, ``openstack --os-auth-url .../identity/v3`` and heatclient work
+with no other service. Tokens live in PostgreSQL (hashed), so any api process
+checks what another issued. In noauth mode none of this is served.
+"""
 
 from __future__ import annotations
 
+import datetime
+import hmac
+import secrets
+from typing import Any
+
 from aiohttp import web
+
+from libs.db import tokens
+from services.api.context import RequestContext
+from services.api.http import json_response
+from services.api.identity_config import AuthConfig, Project, User, load, stable_id
+from services.api.keys import AUTHENTICATOR, RUNTIME, SETTINGS
+
+V3 = "/identity/v3"
+DOMAIN = {"id": "default", "name": "Default"}
+AUTH_CONFIG = web.AppKey("auth_config", AuthConfig)
+
+
+def _error(status: int, title: str, message: str) -> web.Response:
+    return json_response({"error": {"code": status, "title": title, "message": message}}, status=status)
+
+
+def _unauthorized() -> web.Response:
+    return _error(401, "Unauthorized", "The request you have made requires authentication.")
+
+
+def _iso(at: datetime.datetime) -> str:
+    return at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class TokenAuthenticator:
+    """The :class:`~services.api.context.Authenticator` of keystone mode."""
+
+    def __init__(self, app: web.Application) -> None:
+        self._app = app
+
+    async def verify(self, token: str) -> RequestContext | None:
+        async with self._app[RUNTIME].pool.acquire() as conn:
+            row = await tokens.live(conn, token)
+        if row is None:
+            return None
+        return RequestContext(project=row.project_id, user=row.user_id, user_name=row.user_name,
+                              roles=frozenset(row.roles), token=token)
+
+
+def _base(request: web.Request) -> str:
+    return f"{request.scheme}://{request.host}"
+
+
+def _version(request: web.Request) -> dict[str, Any]:
+    return {"id": "v3.14", "status": "stable", "updated": "2020-04-07T00:00:00Z",
+            "links": [{"rel": "self", "href": f"{_base(request)}{V3}/"}],
+            "media-types": [{"base": "application/json",
+                             "type": "application/vnd.openstack.identity-v3+json"}]}
+
+
+async def versions(request: web.Request) -> web.Response:
+    return json_response({"versions": {"values": [_version(request)]}}, status=300)
+
+
+async def version(request: web.Request) -> web.Response:
+    return json_response({"version": _version(request)})
+
+
+def _catalog(request: web.Request, project_id: str) -> list[dict[str, Any]]:
+    def service(kind: str, name: str, url: str) -> dict[str, Any]:
+        return {"id": stable_id("service", kind), "type": kind, "name": name, "endpoints": [
+            {"id": stable_id("endpoint", f"{kind}:{interface}"), "interface": interface,
+             "region": "RegionOne", "region_id": "RegionOne", "url": url}
+            for interface in ("public", "internal", "admin")]}
+    base = _base(request)
+    return [service("orchestration", "heat", f"{base}/v1/{project_id}"),
+            service("identity", "keystone", f"{base}{V3}")]
+
+
+def _body(request: web.Request, row: tokens.TokenRow, methods: list[str]) -> dict[str, Any]:
+    return {"token": {
+        "methods": methods, "audit_ids": [row.audit_id], "is_domain": False,
+        "user": {"id": row.user_id, "name": row.user_name, "domain": DOMAIN, "password_expires_at": None},
+        "project": {"id": row.project_id, "name": row.project_name, "domain": DOMAIN},
+        "roles": [{"id": stable_id("role", r), "name": r} for r in row.roles],
+        "catalog": _catalog(request, row.project_id),
+        "issued_at": _iso(row.issued_at), "expires_at": _iso(row.expires_at)}}
+
+
+def _scope(config: AuthConfig, user: User, scope: Any) -> Project | None:
+    if isinstance(scope, dict) and isinstance(scope.get("project"), dict):
+        wanted = scope["project"]
+        project = config.project(id=wanted.get("id"), name=wanted.get("name"))
+    else:  # unscoped: the user's first project, as a default project would be
+        project = config.projects.get(next(iter(user.roles), ""))
+    if project is None or project.id not in user.roles:
+        return None
+    return project
+
+
+async def _user_from(request: web.Request, identity: dict[str, Any]) -> User | None:
+    config = request.app[AUTH_CONFIG]
+    methods = identity.get("methods") or []
+    if "password" in methods:
+        given = (identity.get("password") or {}).get("user") or {}
+        user = config.users.get(given.get("name", "")) or next(
+            (u for u in config.users.values() if u.id == given.get("id")), None)
+        password = given.get("password")
+        if user is None or not isinstance(password, str) or not hmac.compare_digest(
+                user.password.encode(), password.encode()):
+            return None
+        return user
+    if "token" in methods:
+        async with request.app[RUNTIME].pool.acquire() as conn:
+            row = await tokens.live(conn, str((identity.get("token") or {}).get("id", "")))
+        return None if row is None else config.users.get(row.user_name)
+    return None
+
+
+async def issue(request: web.Request) -> web.Response:
+    try:
+        auth = (await request.json())["auth"]
+        identity = auth["identity"]
+    except (ValueError, KeyError, TypeError):
+        return _error(400, "Bad Request", "Expecting to find auth with identity in the request body.")
+    user = await _user_from(request, identity)
+    if user is None:
+        return _unauthorized()
+    project = _scope(request.app[AUTH_CONFIG], user, auth.get("scope"))
+    if project is None:
+        return _unauthorized()
+    now = datetime.datetime.now(datetime.UTC)
+    ttl = request.app[SETTINGS].api.token_ttl_seconds
+    row = tokens.TokenRow(user_id=user.id, user_name=user.name, project_id=project.id,
+                          project_name=project.name, roles=list(user.roles[project.id]),
+                          audit_id=secrets.token_urlsafe(16), issued_at=now,
+                          expires_at=now + datetime.timedelta(seconds=ttl))
+    token = secrets.token_urlsafe(32)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        await tokens.insert(conn, token, row)
+    response = json_response(_body(request, row, list(identity.get("methods") or [])), status=201)
+    response.headers["X-Subject-Token"] = token
+    return response
+
+
+async def _caller_and_subject(request: web.Request) -> tuple[tokens.TokenRow | None, tokens.TokenRow | None]:
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        caller = await tokens.live(conn, request.headers.get("X-Auth-Token", ""))
+        subject = await tokens.live(conn, request.headers.get("X-Subject-Token", ""))
+    return caller, subject
+
+
+async def check(request: web.Request) -> web.Response:
+    caller, subject = await _caller_and_subject(request)
+    if caller is None:
+        return _unauthorized()
+    if subject is None:
+        return _error(404, "Not Found", "Could not find token.")
+    if request.method == "HEAD":
+        return web.Response(status=200)
+    return json_response(_body(request, subject, ["password"]))
+
+
+async def revoke(request: web.Request) -> web.Response:
+    caller, _ = await _caller_and_subject(request)
+    if caller is None:
+        return _unauthorized()
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        if not await tokens.revoke(conn, request.headers.get("X-Subject-Token", "")):
+            return _error(404, "Not Found", "Could not find token.")
+    return web.Response(status=204)
+
+
+async def projects(request: web.Request) -> web.Response:
+    caller, _ = await _caller_and_subject(request)
+    if caller is None:
+        return _unauthorized()
+    config = request.app[AUTH_CONFIG]
+    user = config.users.get(caller.user_name)
+    mine = [config.projects[p] for p in (user.roles if user else {}) if p in config.projects]
+    return json_response({"projects": [{"id": p.id, "name": p.name, "domain_id": "default", "enabled": True,
+                                        "is_domain": False, "links": {}} for p in mine],
+                          "links": {"self": f"{_base(request)}{V3}/auth/projects"}})
 
 
 def setup(app: web.Application) -> None:
-    return None
+    settings = app[SETTINGS].api
+    if settings.auth != "keystone":
+        return
+    assert settings.auth_config is not None  # the settings refuse keystone mode without it
+    app[AUTH_CONFIG] = load(settings.auth_config)
+    app[AUTHENTICATOR] = TokenAuthenticator(app)
+    r = app.router
+    r.add_get("/identity", versions)
+    r.add_get(V3, version)
+    r.add_get(f"{V3}/", version)
+    r.add_post(f"{V3}/auth/tokens", issue)
+    r.add_get(f"{V3}/auth/tokens", check, allow_head=False)
+    r.add_route("HEAD", f"{V3}/auth/tokens", check)
+    r.add_delete(f"{V3}/auth/tokens", revoke)
+    r.add_get(f"{V3}/auth/projects", projects)

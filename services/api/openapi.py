@@ -95,6 +95,7 @@ class Op:
     tag: str = "stacks"
     body: bool = False
     media: str = "application/json"
+    keystone_only: bool = False  # served only with EMBER_AUTH=keystone
 
 
 OPERATIONS: list[Op] = [
@@ -145,6 +146,22 @@ OPERATIONS: list[Op] = [
     Op("POST", f"{R}/signal", "Signal a resource", 200, None, "resources", body=True),
     Op("GET", f"{R}/events", "A resource's events", 200, "EventList", "events"),
     Op("GET", f"{R}/events/{{event_id}}", "Show one event", 200, "EventShow", "events"),
+    Op("GET", "/identity", "Identity versions (keystone mode)", 300, "Object", "identity",
+       keystone_only=True),
+    Op("GET", "/identity/v3", "Identity v3 version (keystone mode)", 200, "Object", "identity",
+       keystone_only=True),
+    Op("GET", "/identity/v3/", "Identity v3 version (keystone mode)", 200, "Object", "identity",
+       keystone_only=True),
+    Op("POST", "/identity/v3/auth/tokens", "Issue a token: password or token, scoped to a project; the token"
+       " is in X-Subject-Token", 201, "Object", "identity", body=True, keystone_only=True),
+    Op("GET", "/identity/v3/auth/tokens", "Validate the token in X-Subject-Token", 200, "Object", "identity",
+       keystone_only=True),
+    Op("HEAD", "/identity/v3/auth/tokens", "Check the token in X-Subject-Token", 200, None, "identity",
+       keystone_only=True),
+    Op("DELETE", "/identity/v3/auth/tokens", "Revoke the token in X-Subject-Token", 204, None, "identity",
+       keystone_only=True),
+    Op("GET", "/identity/v3/auth/projects", "Projects the caller may scope to", 200, "Object", "identity",
+       keystone_only=True),
 ]
 
 

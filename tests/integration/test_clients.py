@@ -57,81 +57,115 @@ def workdir() -> Iterator[Path]:
 def test_openstack_stack_commands_in_noauth_mode(ember_env: dict[str, str], workdir: Path) -> None:
     with ember_dev(ember_env, workdir) as url:
         osc = Osc({"OS_AUTH_TYPE": "none", "OS_ENDPOINT": f"{url}/v1/demo"}, workdir)
-        versions = osc.json("orchestration", "template", "version", "list")
-        assert {"Version": "heat_template_version.2016-10-14", "Type": "hot",
-                "Aliases": ["heat_template_version.newton"]} in versions
-        functions = osc.json("orchestration", "template", "function", "list",
-                             "heat_template_version.2016-10-14")
-        assert "get_attr" in {f["Functions"] for f in functions}
-        types = osc.json("orchestration", "resource", "type", "list")
-        assert {"Resource Type": "OS::Heat::TestResource"} in types
-        shown_type = yaml.safe_load(osc.run("orchestration", "resource", "type", "show",
-                                            "OS::Heat::TestResource").stdout)
-        assert shown_type["resource_type"] == "OS::Heat::TestResource"
-        validated = osc.json("orchestration", "template", "validate", "-t", "talk.yaml", "-e", "env.yaml")
-        assert validated["Description"] == "talk to yourself" and "word" in validated["Parameters"]
-        services = osc.json("orchestration", "service", "list")
-        assert {s["Binary"] for s in services} >= {"ember-api", "ember-planner", "ember-worker"}
-        created = osc.run("stack", "create", "-t", "talk.yaml", "-e", "env.yaml", "--parameter", "word=hi",
-                          "--wait", "talk")
+        _orchestration_commands(osc)
+        _stack_commands(osc)
+
+
+def _orchestration_commands(osc: Osc) -> None:
+    versions = osc.json("orchestration", "template", "version", "list")
+    assert {"Version": "heat_template_version.2016-10-14", "Type": "hot",
+            "Aliases": ["heat_template_version.newton"]} in versions
+    functions = osc.json("orchestration", "template", "function", "list",
+                         "heat_template_version.2016-10-14")
+    assert "get_attr" in {f["Functions"] for f in functions}
+    types = osc.json("orchestration", "resource", "type", "list")
+    assert {"Resource Type": "OS::Heat::TestResource"} in types
+    shown_type = yaml.safe_load(osc.run("orchestration", "resource", "type", "show",
+                                        "OS::Heat::TestResource").stdout)
+    assert shown_type["resource_type"] == "OS::Heat::TestResource"
+    validated = osc.json("orchestration", "template", "validate", "-t", "talk.yaml", "-e", "env.yaml")
+    assert validated["Description"] == "talk to yourself" and "word" in validated["Parameters"]
+    services = osc.json("orchestration", "service", "list")
+    assert {s["Binary"] for s in services} >= {"ember-api", "ember-planner", "ember-worker"}
+
+
+def _stack_commands(osc: Osc) -> None:
+    created = osc.run("stack", "create", "-t", "talk.yaml", "-e", "env.yaml", "--parameter", "word=hi",
+                      "--wait", "talk")
+    assert "Stack CREATE completed successfully" in created.stdout
+    assert "[talk.first]: CREATE_COMPLETE  state changed" in created.stdout
+
+    listed = osc.json("stack", "list")
+    assert [(s["Stack Name"], s["Stack Status"]) for s in listed] == [("talk", "CREATE_COMPLETE")]
+    assert listed[0]["Updated Time"] is None
+    shown = osc.json("stack", "show", "talk")
+    assert shown["parameters"]["motd"] == "welcome" and shown["description"] == "talk to yourself"
+    assert shown["outputs"] == [{"output_key": "said", "output_value": "hi world",
+                                 "description": "what was said"}]
+    assert osc.json("stack", "output", "show", "talk", "said")["output_value"] == "hi world"
+    assert osc.json("stack", "output", "list", "talk") == [{"output_key": "said",
+                                                             "description": "what was said"}]
+    resources = {r["resource_name"]: r for r in osc.json("stack", "resource", "list", "talk")}
+    assert {n: r["resource_type"] for n, r in resources.items()} == {
+        "first": "OS::Heat::TestResource", "second": "OS::Heat::TestResource", "spare": "My::Spare"}
+    first = osc.json("stack", "resource", "show", "talk", "first")
+    assert first["required_by"] == ["second"] and first["attributes"] == {"output": "hi"}
+    assert osc.json("stack", "resource", "metadata", "talk", "first") == {}
+    events = osc.json("stack", "event", "list", "talk")
+    assert events[0]["resource_status_reason"] == "Stack CREATE started"
+    assert yaml.safe_load(osc.run("stack", "template", "show", "talk").stdout)["description"] == (
+        "talk to yourself")
+    env = yaml.safe_load(osc.run("stack", "environment", "show", "talk").stdout)
+    assert env["parameters"] == {"motd": "welcome", "word": "hi"}
+
+    signalled = osc.run("stack", "resource", "signal", "talk", "first", ok=False)
+    assert signalled.returncode != 0 and "signal is not supported for resource" in signalled.stderr
+    osc.run("stack", "resource", "mark", "unhealthy", "talk", "first", "broken on purpose")
+    assert osc.json("stack", "resource", "show", "talk", "first")["resource_status"] == "CHECK_FAILED"
+    assert osc.json("stack", "show", "talk")["stack_status"] == "CREATE_COMPLETE"  # as in Heat
+
+    failed = osc.run("stack", "create", "-t", "broken.yaml", "--wait", "broken", ok=False)
+    assert failed.returncode != 0 and "Stack broken CREATE_FAILED" in failed.stdout + failed.stderr
+    failures = osc.run("stack", "failures", "list", "broken").stdout
+    assert "broken.bad:" in failures and "ValueError: resources.bad: Test Resource failed bad" in failures
+
+    dry = osc.run("stack", "update", "--existing", "--parameter", "word=bye", "--dry-run", "talk").stdout
+    assert "updated" in dry or "replaced" in dry
+    updated = osc.run("stack", "update", "--existing", "--parameter", "word=bye", "--wait", "talk")
+    assert "Stack UPDATE completed successfully" in updated.stdout
+    assert osc.json("stack", "output", "show", "talk", "said")["output_value"] == "bye world"
+
+    for action, status in (("check", "CHECK_COMPLETE"), ("suspend", "SUSPEND_COMPLETE"),
+                           ("resume", "RESUME_COMPLETE")):
+        osc.run("stack", action, "--wait", "talk")
+        assert osc.json("stack", "show", "talk")["stack_status"] == status
+
+    osc.run("stack", "update", "-t", "talk.yaml", "-e", "env.yaml", "--parameter", "word=slow",
+            "talk")
+    cancelled = osc.run("stack", "cancel", "--no-rollback", "--wait", "talk", ok=False)
+    assert "Traceback" not in cancelled.stderr
+
+    missing = osc.run("stack", "show", "nosuch", ok=False)
+    assert missing.returncode != 0 and "Stack not found: nosuch" in missing.stderr + missing.stdout
+
+    osc.run("stack", "delete", "--yes", "--wait", "talk", "broken")
+    assert osc.json("stack", "list") == []
+    deleted = osc.json("stack", "list", "--deleted")
+    assert sorted((s["Stack Name"], s["Stack Status"]) for s in deleted) == [
+        ("broken", "DELETE_COMPLETE"), ("talk", "DELETE_COMPLETE")]
+
+
+def test_openstack_commands_in_keystone_mode(ember_env: dict[str, str], workdir: Path) -> None:
+    users = workdir / "users.yaml"
+    users.write_text("projects: [{name: alpha}, {name: beta}]\nusers:\n"
+                     "  - {name: alice, password: wonderland, roles: {alpha: [member]}}\n"
+                     "  - {name: bob, password: builder, roles: {beta: [member]}}\n")
+    env = {**ember_env, "EMBER_AUTH": "keystone", "EMBER_AUTH_CONFIG": str(users)}
+    with ember_dev(env, workdir) as url:
+        def as_user(name: str, password: str, project: str) -> Osc:
+            return Osc({"OS_AUTH_URL": f"{url}/identity/v3", "OS_USERNAME": name, "OS_PASSWORD": password,
+                        "OS_PROJECT_NAME": project, "OS_USER_DOMAIN_NAME": "Default",
+                        "OS_PROJECT_DOMAIN_NAME": "Default", "OS_IDENTITY_API_VERSION": "3"}, workdir)
+
+        alice, bob = as_user("alice", "wonderland", "alpha"), as_user("bob", "builder", "beta")
+        created = alice.run("stack", "create", "-t", "talk.yaml", "-e", "env.yaml", "--wait", "talk")
         assert "Stack CREATE completed successfully" in created.stdout
-        assert "[talk.first]: CREATE_COMPLETE  state changed" in created.stdout
-
-        listed = osc.json("stack", "list")
-        assert [(s["Stack Name"], s["Stack Status"]) for s in listed] == [("talk", "CREATE_COMPLETE")]
-        assert listed[0]["Updated Time"] is None
-        shown = osc.json("stack", "show", "talk")
-        assert shown["parameters"]["motd"] == "welcome" and shown["description"] == "talk to yourself"
-        assert shown["outputs"] == [{"output_key": "said", "output_value": "hi world",
-                                     "description": "what was said"}]
-        assert osc.json("stack", "output", "show", "talk", "said")["output_value"] == "hi world"
-        assert osc.json("stack", "output", "list", "talk") == [{"output_key": "said",
-                                                                 "description": "what was said"}]
-        resources = {r["resource_name"]: r for r in osc.json("stack", "resource", "list", "talk")}
-        assert {n: r["resource_type"] for n, r in resources.items()} == {
-            "first": "OS::Heat::TestResource", "second": "OS::Heat::TestResource", "spare": "My::Spare"}
-        first = osc.json("stack", "resource", "show", "talk", "first")
-        assert first["required_by"] == ["second"] and first["attributes"] == {"output": "hi"}
-        assert osc.json("stack", "resource", "metadata", "talk", "first") == {}
-        events = osc.json("stack", "event", "list", "talk")
-        assert events[0]["resource_status_reason"] == "Stack CREATE started"
-        assert yaml.safe_load(osc.run("stack", "template", "show", "talk").stdout)["description"] == (
-            "talk to yourself")
-        env = yaml.safe_load(osc.run("stack", "environment", "show", "talk").stdout)
-        assert env["parameters"] == {"motd": "welcome", "word": "hi"}
-
-        signalled = osc.run("stack", "resource", "signal", "talk", "first", ok=False)
-        assert signalled.returncode != 0 and "signal is not supported for resource" in signalled.stderr
-        osc.run("stack", "resource", "mark", "unhealthy", "talk", "first", "broken on purpose")
-        assert osc.json("stack", "resource", "show", "talk", "first")["resource_status"] == "CHECK_FAILED"
-        assert osc.json("stack", "show", "talk")["stack_status"] == "CREATE_COMPLETE"  # as in Heat
-
-        failed = osc.run("stack", "create", "-t", "broken.yaml", "--wait", "broken", ok=False)
-        assert failed.returncode != 0 and "Stack broken CREATE_FAILED" in failed.stdout + failed.stderr
-        failures = osc.run("stack", "failures", "list", "broken").stdout
-        assert "broken.bad:" in failures and "ValueError: resources.bad: Test Resource failed bad" in failures
-
-        dry = osc.run("stack", "update", "--existing", "--parameter", "word=bye", "--dry-run", "talk").stdout
-        assert "updated" in dry or "replaced" in dry
-        updated = osc.run("stack", "update", "--existing", "--parameter", "word=bye", "--wait", "talk")
-        assert "Stack UPDATE completed successfully" in updated.stdout
-        assert osc.json("stack", "output", "show", "talk", "said")["output_value"] == "bye world"
-
-        for action, status in (("check", "CHECK_COMPLETE"), ("suspend", "SUSPEND_COMPLETE"),
-                               ("resume", "RESUME_COMPLETE")):
-            osc.run("stack", action, "--wait", "talk")
-            assert osc.json("stack", "show", "talk")["stack_status"] == status
-
-        osc.run("stack", "update", "-t", "talk.yaml", "-e", "env.yaml", "--parameter", "word=slow",
-                "talk")
-        cancelled = osc.run("stack", "cancel", "--no-rollback", "--wait", "talk", ok=False)
-        assert "Traceback" not in cancelled.stderr
-
-        missing = osc.run("stack", "show", "nosuch", ok=False)
-        assert missing.returncode != 0 and "Stack not found: nosuch" in missing.stderr + missing.stdout
-
-        osc.run("stack", "delete", "--yes", "--wait", "talk", "broken")
-        assert osc.json("stack", "list") == []
-        deleted = osc.json("stack", "list", "--deleted")
-        assert sorted((s["Stack Name"], s["Stack Status"]) for s in deleted) == [
-            ("broken", "DELETE_COMPLETE"), ("talk", "DELETE_COMPLETE")]
+        assert [s["Stack Name"] for s in alice.json("stack", "list")] == ["talk"]
+        assert alice.json("stack", "output", "show", "talk", "said")["output_value"] == "hello world"
+        assert bob.json("stack", "list") == []
+        hidden = bob.run("stack", "show", "talk", ok=False)
+        assert hidden.returncode != 0 and "Stack not found: talk" in hidden.stdout + hidden.stderr
+        stranger = as_user("alice", "not-her-password", "alpha").run("stack", "list", ok=False)
+        assert stranger.returncode != 0
+        alice.run("stack", "delete", "--yes", "--wait", "talk")
+        assert alice.json("stack", "list") == []

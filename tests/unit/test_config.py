@@ -59,6 +59,9 @@ def test_otlp_endpoint_alone_selects_the_otlp_exporter() -> None:
         ({"EMBER_NATS_PREFIX": "Ember.x"}, "EMBER_NATS_PREFIX", "lowercase"),
         ({"EMBER_LOG_LEVEL": "loud"}, "EMBER_LOG_LEVEL", "one of"),
         ({"EMBER_WORKER_CONCURRENCY": "-1"}, "EMBER_WORKER_CONCURRENCY", "whole number"),
+        ({"EMBER_AUTH": "ldap"}, "EMBER_AUTH", "one of"),
+        ({"EMBER_AUTH": "keystone"}, "EMBER_AUTH_CONFIG", "required"),
+        ({"EMBER_MAX_JSON_BODY_SIZE": "big"}, "EMBER_MAX_JSON_BODY_SIZE", "whole number"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], variable: str, fragment: str) -> None:
@@ -85,3 +88,22 @@ def test_a_service_with_a_bad_value_stops_at_start_with_one_line(service: str) -
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "EMBER_API_BIND" in lines[0]
+
+
+@pytest.mark.parametrize(("content", "fragment"), [
+    ("users: [{name: a}]\n", "users[0].password: expected a string"),
+    ("projects: [{name: p}]\nusers: [{name: a, password: b, roles: {q: [member]}}]\n",
+     "users[0].roles.q: no such project"),
+    ("- just a list\n", "file: expected a mapping"),
+])
+def test_a_bad_auth_config_stops_the_api_naming_the_field(tmp_path: Path, content: str,
+                                                          fragment: str) -> None:
+    path = tmp_path / "auth.yaml"
+    path.write_text(content)
+    env = {"PATH": "/usr/bin:/bin", "EMBER_AUTH": "keystone", "EMBER_AUTH_CONFIG": str(path),
+           "EMBER_DATABASE_URL": "postgresql://127.0.0.1:1/x", "EMBER_NATS_URL": "nats://127.0.0.1:1"}
+    proc = subprocess.run([sys.executable, "-m", "libs.cli", "api"], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and fragment in lines[0], proc.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import jsonschema
 
 from libs import config
@@ -9,24 +11,27 @@ from services.api import openapi
 from services.api.app import make_app
 
 
-def _routes() -> set[tuple[str, str]]:
-    app = make_app(config.load({"EMBER_DATABASE_URL": "postgresql://x/y", "EMBER_NATS_URL": "nats://x:1"}))
+def _routes(extra: dict[str, str] | None = None) -> set[tuple[str, str]]:
+    app = make_app(config.load({"EMBER_DATABASE_URL": "postgresql://x/y", "EMBER_NATS_URL": "nats://x:1",
+                                **(extra or {})}))
     found = set()
     for route in app.router.routes():
         info = route.resource.get_info() if route.resource is not None else {}
         path = route.resource.canonical if route.resource is not None else ""
-        if route.method == "HEAD" or not path:
-            continue
+        if (route.method == "HEAD" and path != "/identity/v3/auth/tokens") or not path:
+            continue  # aiohttp's HEAD beside each GET
         # A pattern like {tail:resources(/.*)?} is documented as its parameter.
         found.add((route.method, path if "formatter" not in info else str(info["formatter"])))
     return found
 
 
-def test_every_route_is_documented_and_every_documented_route_exists() -> None:
-    documented = {(op.method, op.path) for op in openapi.OPERATIONS}
-    routes = _routes()
-    assert routes - documented == set(), "routes the document lacks"
-    assert documented - routes == set(), "documented routes that do not exist"
+def test_every_route_is_documented_and_every_documented_route_exists(tmp_path: Path) -> None:
+    everywhere = {(op.method, op.path) for op in openapi.OPERATIONS if not op.keystone_only}
+    keystone = {(op.method, op.path) for op in openapi.OPERATIONS}
+    assert _routes() == everywhere
+    users = tmp_path / "auth.yaml"
+    users.write_text("projects: [{name: demo}]\nusers: [{name: a, password: b, roles: {demo: [member]}}]\n")
+    assert _routes({"EMBER_AUTH": "keystone", "EMBER_AUTH_CONFIG": str(users)}) == keystone
 
 
 def test_the_documents_schemas_are_valid_json_schema() -> None:
