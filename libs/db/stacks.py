@@ -105,7 +105,7 @@ async def settle(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, *, st
 class ListQuery:
     """``GET /stacks``: Heat's filters, sorting and marker paging, for one project."""
 
-    project: str
+    project: str | None  # None: every project (an admin's global_tenant)
     limit: int | None = None
     marker: uuid.UUID | None = None
     sort_key: str = "created_at"
@@ -128,7 +128,7 @@ FILTER_COLUMNS = {"id": "id::text", "name": "name", "stack_name": "name", "statu
 
 
 def _where(query: ListQuery) -> tuple[list[str], list[Any]]:
-    where = ["project = $1"]
+    where = ["($1::text IS NULL OR project = $1)"]
     args: list[Any] = [query.project]
     if not query.show_deleted:
         where.append("deleted_at IS NULL")

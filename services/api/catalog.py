@@ -18,7 +18,7 @@ from libs.resources.provider_template import provider_template
 from libs.template import errors, request, versions
 from services.api import bodies
 from services.api.context import context
-from services.api.http import BadRequest, json_body, json_response, query_bool
+from services.api.http import BadRequest, Forbidden, json_body, json_response, query_bool
 from services.api.keys import REGISTRY, RUNTIME, SETTINGS
 from services.api.stacks import limits_of
 
@@ -32,14 +32,6 @@ class ResourceTypeNotFound(errors.TemplateError):
 
     def __init__(self, type_name: str) -> None:
         super().__init__(f"The Resource Type ({type_name}) could not be found.")
-
-
-class Forbidden(errors.TemplateError):
-    error_type = "Forbidden"
-    http_status = 403
-
-    def __init__(self) -> None:
-        super().__init__("You are not authorized to complete this action.")
 
 
 async def validate(req: web.Request) -> web.Response:

@@ -51,6 +51,10 @@ async def fault_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except web.HTTPMethodNotAllowed as exc:
+        allowed = ", ".join(sorted(exc.allowed_methods | {"OPTIONS"}))
+        if request.method == "OPTIONS":
+            # Heat answers OPTIONS on every route with the methods it takes.
+            return web.Response(status=204, headers={"Allow": allowed})
         return fault(405, "HTTPMethodNotAllowed",
                      f"The method {request.method} is not allowed for this resource.",
                      headers={"Allow": ", ".join(sorted(exc.allowed_methods))})

@@ -18,6 +18,16 @@ class BadRequest(errors.TemplateError):
     http_status = 400
 
 
+class Forbidden(errors.TemplateError):
+    """Heat's policy refusal."""
+
+    error_type = "Forbidden"
+    http_status = 403
+
+    def __init__(self) -> None:
+        super().__init__("You are not authorized to complete this action.")
+
+
 class NotFound(errors.TemplateError):
     """Heat's ``EntityNotFound``: ``The Stack (name) could not be found.``"""
 

@@ -16,6 +16,7 @@ from services.api import bodies, event_stream, lookup, resources_api, views
 from services.api.context import context
 from services.api.http import (
     BadRequest,
+    Forbidden,
     NotFound,
     json_body,
     json_response,
@@ -58,8 +59,12 @@ def _list_query(request: web.Request) -> stacks.ListQuery:
     def tags(key: str) -> list[str]:
         return [t for v in q.getall(key, []) for t in v.split(",") if t]
 
+    everyone = query_bool(request, "global_tenant")
+    if everyone and not context(request).is_admin:
+        raise Forbidden()
     return stacks.ListQuery(
-        project=context(request).project, limit=query_int(request, "limit"), marker=marker,
+        project=None if everyone else context(request).project, limit=query_int(request, "limit"),
+        marker=marker,
         sort_key=sort_key, sort_desc=sort_dir == "desc", filters=filters,
         show_deleted=query_bool(request, "show_deleted"), show_nested=query_bool(request, "show_nested"),
         tags=tags("tags"), tags_any=tags("tags_any"), not_tags=tags("not_tags"),
@@ -72,7 +77,8 @@ async def list_stacks(request: web.Request) -> web.Response:
     async with request.app[RUNTIME].pool.acquire() as conn:
         rows = await stacks.list_stacks(conn, query)
         count = await stacks.count_stacks(conn, query) if query_bool(request, "with_count") else None
-    body: dict[str, Any] = {"stacks": [views.stack_summary(base, r) for r in rows]}
+    body: dict[str, Any] = {"stacks": [views.stack_summary(base, r, with_project=query.project is None)
+                                       for r in rows]}
     if query.limit is not None and len(rows) == query.limit and rows:
         params = {k: v for k, v in request.query.items() if k != "marker"}
         params["marker"] = str(rows[-1].id)

@@ -23,9 +23,10 @@ def stack_url(base: str, stack: stacks.StackRow) -> str:
     return f"{base}/stacks/{stack.name}/{stack.id}"
 
 
-def stack_summary(base: str, stack: stacks.StackRow, *, description: str = "") -> dict[str, Any]:
-    """One item of ``GET /stacks``."""
-    return {
+def stack_summary(base: str, stack: stacks.StackRow, *, description: str = "",
+                  with_project: bool = False) -> dict[str, Any]:
+    """One item of ``GET /stacks`` (``project`` only in an admin's list of every project's stacks)."""
+    body = {
         "id": str(stack.id),
         "links": [{"href": stack_url(base, stack), "rel": "self"}],
         "stack_name": stack.name,
@@ -41,6 +42,9 @@ def stack_summary(base: str, stack: stacks.StackRow, *, description: str = "") -
         "stack_user_project_id": stack.project,
         "tags": list(stack.tags) if stack.tags else None,
     }
+    if with_project:
+        body["project"] = stack.project
+    return body
 
 
 def stack_detail(base: str, stack: stacks.StackRow, *, description: str, parameters: Mapping[str, str],

@@ -146,6 +146,11 @@ async def test_a_stack_of_one_project_is_invisible_to_another(api: Client) -> No
             assert r.status == 404, path
     async with api.get("/v1/beta/stacks") as r:
         assert (await r.json())["stacks"] == []
+    # An admin's list of every project's stacks names each stack's project (noauth callers are admins).
+    async with api.get("/v1/beta/stacks?global_tenant=true") as r:
+        assert [(s["stack_name"], s["project"]) for s in (await r.json())["stacks"]] == [("mine", "alpha")]
+    async with api.options(f"/v1/alpha/stacks/mine/{stack_id}") as r:
+        assert r.status == 204 and r.headers["Allow"] == "DELETE, GET, HEAD, OPTIONS, PATCH, PUT"
     async with api.post("/v1/beta/stacks", json={"stack_name": "mine", "template": TEMPLATE}) as r:
         assert r.status == 201  # names are per project
 
