@@ -73,7 +73,9 @@ async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
                        stack_request: request.StackRequest, options: Options = Options(),
                        limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None,
-                       registry: Registry | None = None) -> stacks.StackRow:
+                       registry: Registry | None = None,
+                       parent: stacks.StackRow | None = None) -> stacks.StackRow:
+    """A new stack (``parent``: the stack it is nested in, one level deeper)."""
     stack_id = uuid.uuid4()
     loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
                           limits=limits, builtin_types=builtin_types)
@@ -87,7 +89,9 @@ async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
         try:
             row = await stacks.insert(conn, stack_id=stack_id, name=name, project=project,
                                       template_id=template_id, disable_rollback=options.disable_rollback,
-                                      timeout_mins=options.timeout_mins, tags=list(options.tags))
+                                      timeout_mins=options.timeout_mins, tags=list(options.tags),
+                                      parent_id=parent.id if parent else None,
+                                      nested_depth=parent.nested_depth + 1 if parent else 0)
         except asyncpg.UniqueViolationError:
             raise StackExists(name) from None
     await _ask_plan(bus, project, stack_id, "CREATE", "create")

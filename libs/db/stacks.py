@@ -192,3 +192,9 @@ async def identify(conn: Conn, project: str, name_or_id: str) -> StackRow | None
     if row is not None:
         return StackRow(**dict(row))
     return await by_name(conn, project, name_or_id)
+
+
+async def children(conn: Conn, parent_id: uuid.UUID) -> dict[uuid.UUID, str]:
+    """The nested stacks of a stack (deleted ones too): id -> name."""
+    rows = await conn.fetch("SELECT id, name FROM stacks WHERE parent_id = $1", parent_id)
+    return {r["id"]: r["name"] for r in rows}

@@ -122,6 +122,8 @@ class ResourceType(abc.ABC):
     # True: an update leaves the resource alone whatever its state, even *_FAILED
     # (Heat's OS::Heat::None skips the replace-failed rule too).
     never_updates: ClassVar[bool] = False
+    # True for types whose resource is a nested stack (its steps answer ``Nest``).
+    nests: ClassVar[bool] = False
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,

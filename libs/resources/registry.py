@@ -52,12 +52,13 @@ class Registry:
 
 def default_registry() -> Registry:
     """A registry of the built-in types that need no cloud."""
+    from libs.resources.nested import StackResource
     from libs.resources.none import NoneResource
     from libs.resources.random_string import RandomString
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
 
     registry = Registry()
-    for cls in (NoneResource, TestResource, RandomString, Value):
+    for cls in (NoneResource, TestResource, RandomString, Value, StackResource):
         registry.register(cls)
     return registry

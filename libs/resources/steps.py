@@ -13,7 +13,7 @@ import dataclasses
 import enum
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from libs.template.errors import PathItem, format_path
 
@@ -70,6 +70,8 @@ class StepContext:
     short_id: str
     rng: random.Random = dataclasses.field(default_factory=random.SystemRandom, repr=False,
                                            compare=False)
+    # For a type that nests a stack: that stack as it is now (None before it exists).
+    child: ChildStack | None = None
 
     @property
     def elapsed(self) -> float:
@@ -129,7 +131,38 @@ def _failure_text(error: str, path: Sequence[PathItem], message: str) -> str:
     return (f"{error}: " if error else "") + (f"{rendered}: " if rendered else "") + message
 
 
-StepResult = Done | Wait | Failed
+@dataclasses.dataclass(frozen=True)
+class ChildStack:
+    """What a nesting type may know of its nested stack: Heat's status and the outputs."""
+
+    id: str
+    name: str
+    action: str
+    status: str
+    status_reason: str
+    outputs: tuple[Mapping[str, Any], ...] = ()
+    deleted: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Nest:
+    """Ask the worker to act on the nested stack, then call ``check`` after ``delay`` seconds.
+
+    The worker does the I/O (creating, updating, deleting the child stack, or
+    asking it to suspend, resume or check) and records the child's id as the
+    resource's physical id; ``check`` then sees the child in ``ctx.child``.
+    """
+
+    operation: Literal["create", "update", "delete", "suspend", "resume", "check"]
+    template: Any = None
+    files: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    environment: Any = None
+    parameters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    timeout_mins: int | None = None
+    delay: float = 0.2
+
+
+StepResult = Done | Wait | Failed | Nest
 
 
 @dataclasses.dataclass(frozen=True)

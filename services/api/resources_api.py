@@ -49,13 +49,20 @@ async def list_resources(request: web.Request) -> web.Response:
     stack = await lookup.stack_of(request)
     async with request.app[RUNTIME].pool.acquire() as conn:
         rows = await current_rows(conn, stack.id)
+        nested = await _nested_names(conn, stack.id)
     needed = views.required_by(rows)
     for key in RESOURCE_FILTERS:
         if key in request.query:
             rows = [r for r in rows if _matches(r, key, request.query.getall(key))]
     base = lookup.base_url(request)
     return json_response({"resources": [views.resource(base, stack, r, needed_by=needed.get(r.id, []),
-                                                       detail=detail) for r in rows]})
+                                                       detail=detail, nested=nested.get(r.physical_id or ""))
+                                        for r in rows]})
+
+
+async def _nested_names(conn: Conn, stack_id: uuid.UUID) -> dict[str, str]:
+    """Physical id -> name of the stacks nested in this one's resources."""
+    return {str(k): v for k, v in (await stacks.children(conn, stack_id)).items()}
 
 
 async def _resource(request: web.Request) -> tuple[stacks.StackRow, resources.ResourceRow, list[str]]:
@@ -76,8 +83,11 @@ async def show_resource(request: web.Request) -> web.Response:
     attributes = dict(row.attributes)
     for name in request.query.getall("with_attr", []):
         attributes.setdefault(name, None)
-    return json_response({"resource": views.resource(lookup.base_url(request), stack, row, needed_by=needed,
-                                                     detail=True, attributes=attributes)})
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        nested = await _nested_names(conn, stack.id)
+    return json_response({"resource": views.resource(
+        lookup.base_url(request), stack, row, needed_by=needed, detail=True, attributes=attributes,
+        nested=nested.get(row.physical_id or ""))})
 
 
 async def metadata(request: web.Request) -> web.Response:

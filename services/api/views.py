@@ -75,7 +75,9 @@ def required_by(rows: Iterable[resources.ResourceRow]) -> dict[int, list[str]]:
 
 
 def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, needed_by: list[str],
-             detail: bool = False, attributes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             detail: bool = False, attributes: Mapping[str, Any] | None = None,
+             nested: str | None = None) -> dict[str, Any]:
+    """A resource as Heat shows it; ``nested`` is the name of the stack it nests, if any."""
     url = stack_url(base, stack)
     body: dict[str, Any] = {
         "resource_name": row.name,
@@ -90,6 +92,8 @@ def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, n
         "links": [{"href": f"{url}/resources/{row.name}", "rel": "self"},
                   {"href": url, "rel": "stack"}],
     }
+    if nested is not None:
+        body["links"].append({"href": f"{base}/stacks/{nested}/{row.physical_id}", "rel": "nested"})
     if detail:
         body["description"] = ""
         body["parent_resource"] = None

@@ -30,12 +30,13 @@ from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, Wait
+from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
 from libs.runtime import Runtime
 from libs.telemetry import logs
+from libs.template.errors import TemplateError
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import batch, rows, stack_end
+from services.worker import batch, children, rows, stack_end
 from services.worker.coalescer import Coalescer
 from services.worker.context import WorkerContext
 from services.worker.desired_cache import DesiredCache
@@ -263,7 +264,11 @@ class Node:
                 defaults = {k: s.default for k, s in plugin.properties_schema.items()}
                 props = {**defaults, **(row.properties or {})}
         ctx = self._context(row, props)
+        if plugin.nests:
+            ctx = dataclasses.replace(ctx, child=await children.current(self.conn, row))
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
+        if isinstance(result, Nest):
+            return await self.nest(row, action, result)
         if isinstance(result, Wait):
             changes: dict[str, Any] = {}
             if result.data:
@@ -289,6 +294,20 @@ class Node:
             data=dict(row.data), now=time.time(),
             started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
             rng=self.s.rng)
+
+    async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
+        """Act on the nested stack, record it as the physical id, and look again after a delay."""
+        try:
+            child_id = await children.act(self.s.rt.pool, self.s.rt.bus, self.s.registry, parent=self.stack,
+                                          row=row, short_id=rows.short_id(row.id), nest=request)
+        except TemplateError as exc:
+            # The nested template is checked when its stack is made, as Heat does.
+            await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
+            return []
+        if (child_id is not None and row.physical_id != str(child_id)
+                and await self._write(row, physical_id=str(child_id)) is None):
+            raise Conflict("resource row changed under this step")
+        raise Retry(request.delay, f"{action} of the nested stack of {row.name} in progress")
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
                         props: dict[str, Any], result: Done, propagate: bool) -> list[str]:

@@ -1,0 +1,107 @@
+"""Types that nest a stack: ``OS::Heat::Stack`` here; provider templates share the steps.
+
+Each action of the resource is the same action of its nested stack: the
+first step asks the worker to act on the child (:class:`Nest`), and every
+later step looks at the child (``ctx.child``) until that action has ended. The
+child is a real stack (its own events, listed with ``show_nested``) driven by
+the same planner and workers; its id is the resource's physical id and its
+outputs are the resource's attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import orjson
+
+from libs.resources.attributes import AttrSchema
+from libs.resources.base import ResourceType, SupportStatus
+from libs.resources.properties import PropSchema
+from libs.resources.steps import Action, Done, Failed, Nest, StepContext, StepResult, Wait
+
+POLL_SECONDS = 0.5
+OUTPUTS_KEY = "outputs"
+
+
+class NestedStackType(ResourceType):
+    """The steps every stack-nesting type shares; subclasses say what the child is made of."""
+
+    nests: ClassVar[bool] = True
+
+    def child_request(self, ctx: StepContext) -> Nest:
+        """The template, files, environment and parameters of the child, for create and update."""
+        raise NotImplementedError
+
+    def start(self, action: Action, ctx: StepContext) -> StepResult:
+        if action is Action.CREATE:
+            return self.child_request(ctx)
+        if action is Action.UPDATE:
+            request = self.child_request(ctx)
+            return Nest("update", request.template, request.files, request.environment,
+                        request.parameters, request.timeout_mins)
+        if ctx.physical_id is None:
+            return Done()  # never created: nothing to act on
+        operation = {Action.DELETE: "delete", Action.SUSPEND: "suspend", Action.RESUME: "resume",
+                     Action.CHECK: "check"}[action]
+        return Nest(operation)  # type: ignore[arg-type]  # the four names above
+
+    def check(self, action: Action, ctx: StepContext) -> StepResult:
+        child = ctx.child
+        if child is None or child.deleted:
+            if action is Action.DELETE:
+                return Done()
+            return Wait(POLL_SECONDS)
+        if child.action != str(action) or child.status == "IN_PROGRESS":
+            return Wait(POLL_SECONDS)
+        if child.status == "FAILED":
+            return Failed(f"{child.status_reason}", error="Error")
+        outputs = {o["output_key"]: o.get("output_value") for o in child.outputs}
+        return Done(physical_id=child.id, data={OUTPUTS_KEY: orjson.dumps(outputs).decode(),
+                                                "stack_name": child.name})
+
+    def outputs(self, data: Mapping[str, str]) -> dict[str, Any]:
+        raw = data.get(OUTPUTS_KEY)
+        return dict(orjson.loads(raw)) if raw else {}
+
+
+class StackResource(NestedStackType):
+    """``OS::Heat::Stack``: a stack made from a template given as a property."""
+
+    type_name: ClassVar[str] = "OS::Heat::Stack"
+    description: ClassVar[str] = (
+        "A stack of its own, made from the template given in the properties, nested in this one.")
+    support_status: ClassVar[SupportStatus] = SupportStatus(version="2014.2")
+    properties_schema: ClassVar[Mapping[str, PropSchema]] = {
+        "context": PropSchema("map", "Where to make the stack; Ember makes it beside this one.",
+                              schema={"region_name": PropSchema("string", "Region name."),
+                                      "credential_secret_id": PropSchema("string", "Not used by Ember."),
+                                      "ca_cert": PropSchema("string", "Not used by Ember."),
+                                      "insecure": PropSchema("boolean", "Not used by Ember.",
+                                                             default=False)}),
+        "template": PropSchema("string", "The template of the nested stack.", required=True,
+                               update_allowed=True),
+        "timeout": PropSchema("integer", "Minutes to wait for the nested stack.", update_allowed=True),
+        "parameters": PropSchema("map", "The nested stack's parameters.", default={},
+                                 update_allowed=True),
+    }
+    attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {
+        "stack_name": AttrSchema("The name of the nested stack.", "string"),
+        "outputs": AttrSchema("The outputs of the nested stack, by key.", "map"),
+    }
+
+    def child_request(self, ctx: StepContext) -> Nest:
+        props = ctx.properties
+        return Nest("create", template=props["template"], parameters=dict(props.get("parameters") or {}),
+                    timeout_mins=props.get("timeout"))
+
+    def start_create(self, ctx: StepContext) -> StepResult:
+        return self.child_request(ctx)
+
+    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                          properties: Mapping[str, Any]) -> Any:
+        if name == "outputs":
+            return self.outputs(data)
+        if name == "stack_name":
+            return data.get("stack_name")
+        return None

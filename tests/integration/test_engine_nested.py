@@ -1,0 +1,68 @@
+"""Nested stacks: ``OS::Heat::Stack`` makes a real child stack, driven by the same engine."""
+
+from __future__ import annotations
+
+import uuid
+
+import yaml
+
+from libs import operations
+from libs.config import Settings
+from libs.db import stacks
+from libs.resources.registry import default_registry
+from libs.template.request import StackRequest
+from tests.integration.engine_support import engine, hot, resource_rows, settled, stack_row
+
+CHILD = yaml.safe_dump({
+    "heat_template_version": "2016-10-14",
+    "parameters": {"word": {"type": "string"}},
+    "resources": {"inner": {"type": "OS::Heat::TestResource",
+                            "properties": {"value": {"get_param": "word"}}}},
+    "outputs": {"said": {"value": {"get_attr": ["inner", "output"]}}},
+})
+
+
+def _parent(word: str) -> dict[str, object]:
+    return hot({"nest": {"type": "OS::Heat::Stack",
+                         "properties": {"template": CHILD, "parameters": {"word": word}}},
+                "after": {"type": "OS::Heat::Value",
+                          "properties": {"value": {"get_attr": ["nest", "outputs", "said"]}}}},
+               outputs={"heard": {"value": {"get_attr": ["after", "value"]}}})
+
+
+async def test_a_nested_stack_is_created_updated_and_deleted_with_its_parent(settings: Settings) -> None:
+    registry = default_registry()
+    async with engine(settings) as api:
+        parent = await operations.create_stack(api.pool, api.bus, project="demo", name="outer",
+                                               stack_request=StackRequest(template=_parent("hi")),
+                                               registry=registry)
+        done = await settled(api.pool, parent.id, status="CREATE_COMPLETE", timeout=60)
+        assert done.outputs[0]["output_value"] == "hi"
+        nest = (await resource_rows(api.pool, parent.id))["nest"]
+        async with api.pool.acquire() as conn:
+            child = await stacks.get(conn, uuid.UUID(nest.physical_id or ""))
+        assert child is not None and child.parent_id == parent.id and child.nested_depth == 1
+        assert child.name.startswith("outer-nest-") and child.stack_status == "CREATE_COMPLETE"
+        inner = (await resource_rows(api.pool, child.id))["inner"]
+        assert inner.properties is not None and inner.properties["value"] == "hi"
+        assert nest.attributes["outputs"] == {"said": "hi"}
+
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, parent.id),
+                                      stack_request=StackRequest(template=_parent("bye")), registry=registry)
+        done = await settled(api.pool, parent.id, status="UPDATE_COMPLETE", timeout=60)
+        assert done.outputs[0]["output_value"] == "bye"
+        assert (await stack_row(api.pool, child.id)).stack_status == "UPDATE_COMPLETE"
+
+        await operations.delete_stack(api.pool, api.bus, await stack_row(api.pool, parent.id))
+        await settled(api.pool, parent.id, status="DELETE_COMPLETE", timeout=60)
+        gone = await stack_row(api.pool, child.id)
+        assert gone.stack_status == "DELETE_COMPLETE" and gone.deleted_at is not None
+
+
+async def test_a_bad_nested_template_fails_the_resource(settings: Settings) -> None:
+    bad = hot({"nest": {"type": "OS::Heat::Stack", "properties": {"template": "heat_template_version: 1"}}})
+    async with engine(settings) as api:
+        parent = await operations.create_stack(api.pool, api.bus, project="demo", name="broken",
+                                               stack_request=StackRequest(template=bad))
+        done = await settled(api.pool, parent.id, status="CREATE_FAILED", timeout=60)
+        assert "resources.nest" in done.status_reason
