@@ -105,3 +105,44 @@ class StackResource(NestedStackType):
         if name == "stack_name":
             return data.get("stack_name")
         return None
+
+
+class TemplateResource(NestedStackType):
+    """A provider template: a resource whose type is a template file (or maps to one).
+
+    Its properties are the nested stack's parameters and its attributes the
+    nested stack's outputs. One instance stands for one template; the worker
+    fills in the template's text, the files and the child environment, which
+    only the parent's desired state has.
+    """
+
+    type_name: ClassVar[str] = "<provider template>"
+    description: ClassVar[str] = "A resource made from a template."
+
+    def __init__(self, template_key: str, type_name: str) -> None:
+        self.template_key = template_key
+        self.resource_type_name = type_name
+
+    def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **_: Any) -> dict[str, Any]:
+        # The nested stack checks its parameters when it is made, with Heat's messages.
+        return dict(values or {})
+
+    def needs_replace(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any]) -> bool:
+        return False  # the nested stack is updated in place
+
+    def child_request(self, ctx: StepContext) -> Nest:
+        return Nest("create", template=self.template_key, parameters=dict(ctx.properties))
+
+    def start_create(self, ctx: StepContext) -> StepResult:
+        return self.child_request(ctx)
+
+    def has_attribute(self, name: str) -> bool:
+        return True  # any output of the nested template
+
+    def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
+                       properties: Mapping[str, Any]) -> dict[str, Any]:
+        return {**self.outputs(data), "OS::stack_id": physical_id}
+
+    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                          properties: Mapping[str, Any]) -> Any:
+        return self.all_attributes(physical_id, data, properties).get(name)

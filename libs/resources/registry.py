@@ -38,7 +38,10 @@ class Registry:
         if type_name not in self._plugins and environment is not None:
             # A stored environment does not know which types are built in; this registry does.
             found = environment.with_builtin_types(self._plugins).resolve(resource_name, type_name)
-            if found is not None and not found.is_template and found.type_name in self._plugins:
+            if found is not None and found.is_template and found.template is not None:
+                from libs.resources.nested import TemplateResource
+                return TemplateResource(found.template, type_name)
+            if found is not None and found.type_name in self._plugins:
                 return self._plugins[found.type_name]
         return self.get(type_name)
 

@@ -29,6 +29,7 @@ from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
+from libs.resources.nested import TemplateResource
 from libs.resources.registry import Registry
 from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
 from libs.runtime import Runtime
@@ -268,7 +269,7 @@ class Node:
             ctx = dataclasses.replace(ctx, child=await children.current(self.conn, row))
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
         if isinstance(result, Nest):
-            return await self.nest(row, action, result)
+            return await self.nest(row, action, self._provided(plugin, row.name, result))
         if isinstance(result, Wait):
             changes: dict[str, Any] = {}
             if result.data:
@@ -294,6 +295,16 @@ class Node:
             data=dict(row.data), now=time.time(),
             started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
             rng=self.s.rng)
+
+    def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
+        """A provider template's child: its text, the files and the child environment of the parent."""
+        if not isinstance(plugin, TemplateResource) or request.operation not in ("create", "update"):
+            return request
+        assert self.want is not None
+        files = dict(self.want.template.files)
+        env = self.want.environment.child_environment(name, dict(request.parameters)).to_dict()
+        return dataclasses.replace(request, template=files.get(plugin.template_key), files=files,
+                                   environment=env, parameters={})
 
     async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
         """Act on the nested stack, record it as the physical id, and look again after a delay."""

@@ -66,3 +66,29 @@ async def test_a_bad_nested_template_fails_the_resource(settings: Settings) -> N
                                                stack_request=StackRequest(template=bad))
         done = await settled(api.pool, parent.id, status="CREATE_FAILED", timeout=60)
         assert "resources.nest" in done.status_reason
+
+
+async def test_provider_templates_by_file_name_and_by_registry(settings: Settings) -> None:
+    parent = hot({"direct": {"type": "child.yaml", "properties": {"word": "one"}},
+                  "mapped": {"type": "My::Child", "properties": {"word": {"get_attr": ["direct", "said"]}}}},
+                 outputs={"both": {"value": {"list_join": ["+", [{"get_attr": ["direct", "said"]},
+                                                                   {"get_attr": ["mapped", "said"]}]]}}})
+    env = {"resource_registry": {"My::Child": "child.yaml"}}
+    async with engine(settings) as api:
+        made = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="prov",
+            stack_request=StackRequest(template=parent, files={"child.yaml": CHILD}, environment=env),
+            registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        assert done.outputs[0]["output_value"] == "one+one"
+        rows = await resource_rows(api.pool, made.id)
+        assert rows["mapped"].type == "My::Child" and rows["direct"].type == "child.yaml"
+        async with api.pool.acquire() as conn:
+            nested = await stacks.children(conn, made.id)
+        assert sorted(n.split("-")[1] for n in nested.values()) == ["direct", "mapped"]
+        assert {str(k) for k in nested} == {rows["direct"].physical_id, rows["mapped"].physical_id}
+
+        await operations.delete_stack(api.pool, api.bus, await stack_row(api.pool, made.id))
+        await settled(api.pool, made.id, status="DELETE_COMPLETE", timeout=60)
+        for child_id in nested:
+            assert (await stack_row(api.pool, child_id)).stack_status == "DELETE_COMPLETE"
