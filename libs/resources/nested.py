@@ -28,6 +28,9 @@ class NestedStackType(ResourceType):
     """The steps every stack-nesting type shares; subclasses say what the child is made of."""
 
     nests: ClassVar[bool] = True
+    # True: the nested stack gets the parent's files and child environment (Heat's
+    # get_child_environment), as provider templates and groups do.
+    inherits_environment: ClassVar[bool] = False
 
     def child_request(self, ctx: StepContext) -> Nest:
         """The template, files, environment and parameters of the child, for create and update."""
@@ -118,6 +121,7 @@ class TemplateResource(NestedStackType):
 
     type_name: ClassVar[str] = "<provider template>"
     description: ClassVar[str] = "A resource made from a template."
+    inherits_environment: ClassVar[bool] = True
 
     def __init__(self, template_key: str, type_name: str) -> None:
         self.template_key = template_key

@@ -143,6 +143,10 @@ class ChildStack:
     outputs: tuple[Mapping[str, Any], ...] = ()
     deleted: bool = False
 
+    @property
+    def outputs_by_key(self) -> dict[str, Any]:
+        return {o["output_key"]: o.get("output_value") for o in self.outputs}
+
 
 @dataclasses.dataclass(frozen=True)
 class Nest:

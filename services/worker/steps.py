@@ -29,7 +29,7 @@ from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
-from libs.resources.nested import TemplateResource
+from libs.resources.nested import NestedStackType, TemplateResource
 from libs.resources.registry import Registry
 from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
 from libs.runtime import Runtime
@@ -297,14 +297,21 @@ class Node:
             rng=self.s.rng)
 
     def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
-        """A provider template's child: its text, the files and the child environment of the parent."""
-        if not isinstance(plugin, TemplateResource) or request.operation not in ("create", "update"):
+        """What only the parent's desired state has: its files and the child environment.
+
+        A provider template's text is one of those files, and its properties are
+        the child's parameters, carried in the child environment as Heat does.
+        """
+        if (not isinstance(plugin, NestedStackType) or not plugin.inherits_environment
+                or request.operation not in ("create", "update") or self.want is None):
             return request
-        assert self.want is not None
         files = dict(self.want.template.files)
-        env = self.want.environment.child_environment(name, dict(request.parameters)).to_dict()
-        return dataclasses.replace(request, template=files.get(plugin.template_key), files=files,
-                                   environment=env, parameters={})
+        params = dict(request.parameters) if isinstance(plugin, TemplateResource) else None
+        env = self.want.environment.child_environment(name, params).to_dict()
+        template = request.template
+        if isinstance(plugin, TemplateResource):
+            template = files.get(plugin.template_key)
+        return dataclasses.replace(request, template=template, files=files, environment=env, parameters={})
 
     async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
         """Act on the nested stack, record it as the physical id, and look again after a delay."""

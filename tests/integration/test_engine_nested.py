@@ -92,3 +92,40 @@ async def test_provider_templates_by_file_name_and_by_registry(settings: Setting
         await settled(api.pool, made.id, status="DELETE_COMPLETE", timeout=60)
         for child_id in nested:
             assert (await stack_row(api.pool, child_id)).stack_status == "DELETE_COMPLETE"
+
+
+def _group(count: int, removal: list[str] | None = None) -> dict[str, object]:
+    props: dict[str, object] = {"count": count, "resource_def": {
+        "type": "OS::Heat::TestResource", "properties": {"value": "member-%index%"}}}
+    if removal is not None:
+        props["removal_policies"] = [{"resource_list": removal}]
+    return hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": props}},
+               outputs={"refs": {"value": {"get_attr": ["group", "refs"]}},
+                        "values": {"value": {"get_attr": ["group", "attributes", "output"]}},
+                        "first": {"value": {"get_attr": ["group", "resource.0.output"]}}})
+
+
+async def test_a_resource_group_grows_shrinks_and_removes_by_name(settings: Settings) -> None:
+    registry = default_registry()
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="grp",
+                                             stack_request=StackRequest(template=_group(3)), registry=registry)
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        assert outputs["values"] == {"0": "member-0", "1": "member-1", "2": "member-2"}
+        assert outputs["first"] == "member-0" and len(outputs["refs"]) == 3
+        group = (await resource_rows(api.pool, made.id))["group"]
+        child_id = uuid.UUID(group.physical_id or "")
+
+        async def members() -> list[str]:
+            return sorted((await resource_rows(api.pool, child_id)), key=int)
+
+        for count, removal, expected in ((5, None, ["0", "1", "2", "3", "4"]), (2, None, ["0", "1"]),
+                                         (2, ["0"], ["1", "2"]), (3, None, ["1", "2", "3"])):
+            await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                          stack_request=StackRequest(template=_group(count, removal)),
+                                          registry=registry)
+            done = await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=60)
+            assert await members() == expected, (count, removal)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        assert outputs["values"] == {"1": "member-1", "2": "member-2", "3": "member-3"}

@@ -1,0 +1,162 @@
+"""``OS::Heat::ResourceGroup``: ``count`` copies of one resource definition, in a nested stack.
+
+The nested stack's template is made here: members named ``"0"``, ``"1"``...
+(``index_var``, ``%index%`` by default, replaced by each member's index in
+its properties and metadata), minus the names ``removal_policies`` took out,
+plus outputs that carry every member's reference and attributes up to the
+group. An update makes the template again from the members the nested stack
+asks for, so a shrink removes the highest indices (or first the names a
+removal policy lists, which are then never used again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import orjson
+
+from libs.resources.attributes import AttrSchema
+from libs.resources.base import SupportStatus
+from libs.resources.nested import NestedStackType
+from libs.resources.properties import PropSchema
+from libs.resources.steps import Done, Nest, StepContext, StepResult
+from libs.template.constraints import AllowedValues, Length, Range
+
+COUNT, INDEX_VAR, RESOURCE_DEF = "count", "index_var", "resource_def"
+REMOVAL_POLICIES, REMOVAL_MODE = "removal_policies", "removal_policies_mode"
+MEMBERS_KEY, REMOVED_KEY = "members", "removed"
+
+
+def _replace(value: Any, var: str, index: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(var, index)
+    if isinstance(value, list):
+        return [_replace(v, var, index) for v in value]
+    if isinstance(value, dict):
+        return {k: _replace(v, var, index) for k, v in value.items()}
+    return value
+
+
+def member_names(count: int, removed: set[str]) -> list[str]:
+    """Heat's rule: the first ``count`` indices that removal policies have not taken out.
+
+    A shrink keeps the lowest indices (the highest go); a name once removed by
+    a policy is never used again.
+    """
+    names: list[str] = []
+    index = 0
+    while len(names) < count:
+        if str(index) not in removed:
+            names.append(str(index))
+        index += 1
+    return names
+
+
+def _index(name: str) -> int:
+    return int(name) if name.isdigit() else -1
+
+
+class ResourceGroup(NestedStackType):
+    """``count`` identical resources, each with its index."""
+
+    type_name: ClassVar[str] = "OS::Heat::ResourceGroup"
+    inherits_environment: ClassVar[bool] = True
+    description: ClassVar[str] = (
+        "Makes a number of identical resources from one definition, in a nested stack, each "
+        "with its own index.")
+    support_status: ClassVar[SupportStatus] = SupportStatus(version="2014.1")
+    properties_schema: ClassVar[Mapping[str, PropSchema]] = {
+        COUNT: PropSchema("integer", "How many resources to make.", default=1,
+                          constraints=(Range(min=0),), update_allowed=True),
+        INDEX_VAR: PropSchema("string", "What to replace with each resource's index in its definition.",
+                              default="%index%", constraints=(Length(min=3),), update_allowed=True),
+        RESOURCE_DEF: PropSchema("map", "The definition of each resource.", required=True,
+                                 update_allowed=True, schema={
+                                     "type": PropSchema("string", "The resource type.", required=True),
+                                     "properties": PropSchema("map", "The resource properties."),
+                                     "metadata": PropSchema("map", "The resource metadata.")}),
+        REMOVAL_POLICIES: PropSchema("list", "Resources to remove first when the group shrinks.",
+                                     default=[], update_allowed=True, schema=PropSchema("map", schema={
+                                         "resource_list": PropSchema("list", "Names or ids to remove.",
+                                                                     default=[])})),
+        REMOVAL_MODE: PropSchema("string", "Whether removal_policies add to or replace earlier ones.",
+                                 default="append", constraints=(AllowedValues(("append", "update")),),
+                                 update_allowed=True),
+    }
+    attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {
+        "refs": AttrSchema("The references of the resources, in index order.", "list"),
+        "refs_map": AttrSchema("The references of the resources, by name.", "map"),
+        "attributes": AttrSchema("An attribute of every resource, by name (get_attr with a path).", "map"),
+        "removed_rsrc_list": AttrSchema("The names of the resources removal_policies removed.", "list"),
+    }
+
+    def child_request(self, ctx: StepContext) -> Nest:
+        props = ctx.properties
+        removed = set(orjson.loads(ctx.data.get(REMOVED_KEY) or "[]"))
+        if props.get(REMOVAL_MODE) == "update":
+            removed = set()
+        for policy in props.get(REMOVAL_POLICIES) or []:
+            removed |= {str(n) for n in (policy or {}).get("resource_list") or []}
+        names = member_names(int(props.get(COUNT) or 0), removed)
+        definition = dict(props[RESOURCE_DEF])
+        var = str(props.get(INDEX_VAR) or "%index%")
+        resources = {}
+        for name in names:
+            member: dict[str, Any] = {"type": definition["type"]}
+            for key in ("properties", "metadata"):
+                if definition.get(key):
+                    member[key] = _replace(definition[key], var, name)
+            resources[name] = member
+        template = {
+            "heat_template_version": "2016-10-14",
+            "resources": resources,
+            "outputs": {
+                "refs": {"value": [{"get_resource": n} for n in names]},
+                "refs_map": {"value": {n: {"get_resource": n} for n in names}},
+                MEMBERS_KEY: {"value": {n: {"get_attr": [n]} for n in names}},
+            },
+        }
+        return Nest("create", template=template)
+
+    def start_create(self, ctx: StepContext) -> StepResult:
+        return self.child_request(ctx)
+
+    def check(self, action: Any, ctx: StepContext) -> StepResult:
+        result = super().check(action, ctx)
+        if isinstance(result, Done) and ctx.child is not None:
+            refs_map = ctx.child.outputs_by_key.get("refs_map") or {}
+            removed = sorted(set(orjson.loads(ctx.data.get(REMOVED_KEY) or "[]"))
+                             | {str(n) for p in ctx.properties.get(REMOVAL_POLICIES) or []
+                                for n in (p or {}).get("resource_list") or [] if str(n) not in refs_map})
+            return Done(physical_id=result.physical_id,
+                        data={**result.data, REMOVED_KEY: orjson.dumps(removed).decode()})
+        return result
+
+    def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
+                       properties: Mapping[str, Any]) -> dict[str, Any]:
+        outputs = self.outputs(data)
+        members: dict[str, Any] = outputs.get(MEMBERS_KEY) or {}
+        names = sorted(members, key=_index)
+        by_attribute: dict[str, dict[str, Any]] = {}
+        for name in names:
+            for attr, value in (members[name] or {}).items():
+                by_attribute.setdefault(attr, {})[name] = value
+        shown: dict[str, Any] = {
+            "refs": outputs.get("refs") or [],
+            "refs_map": outputs.get("refs_map") or {},
+            "attributes": by_attribute,
+            "removed_rsrc_list": orjson.loads(data.get(REMOVED_KEY) or "[]"),
+        }
+        for name in names:
+            shown[f"resource.{name}"] = members[name]
+            for attr, value in (members[name] or {}).items():
+                shown[f"resource.{name}.{attr}"] = value
+        return shown
+
+    def has_attribute(self, name: str) -> bool:
+        return super().has_attribute(name) or name.startswith("resource.")
+
+    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                          properties: Mapping[str, Any]) -> Any:
+        return self.all_attributes(physical_id, data, properties).get(name)
