@@ -109,7 +109,8 @@ async def test_a_resource_group_grows_shrinks_and_removes_by_name(settings: Sett
     registry = default_registry()
     async with engine(settings) as api:
         made = await operations.create_stack(api.pool, api.bus, project="demo", name="grp",
-                                             stack_request=StackRequest(template=_group(3)), registry=registry)
+                                             stack_request=StackRequest(template=_group(3)),
+                                             registry=registry)
         done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
         outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
         assert outputs["values"] == {"0": "member-0", "1": "member-1", "2": "member-2"}
