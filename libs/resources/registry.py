@@ -58,11 +58,13 @@ def default_registry() -> Registry:
     from libs.resources.nested import StackResource
     from libs.resources.none import NoneResource
     from libs.resources.random_string import RandomString
+    from libs.resources.resource_chain import ResourceChain
     from libs.resources.resource_group import ResourceGroup
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
 
     registry = Registry()
-    for cls in (NoneResource, TestResource, RandomString, Value, StackResource, ResourceGroup):
+    for cls in (NoneResource, TestResource, RandomString, Value, StackResource, ResourceGroup,
+                ResourceChain):
         registry.register(cls)
     return registry

@@ -20,7 +20,7 @@ from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.nested import NestedStackType
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Done, Nest, StepContext, StepResult
+from libs.resources.steps import Action, Done, Nest, StepContext, StepResult
 from libs.template.constraints import AllowedValues, Length, Range
 
 COUNT, INDEX_VAR, RESOURCE_DEF = "count", "index_var", "resource_def"
@@ -57,11 +57,57 @@ def _index(name: str) -> int:
     return int(name) if name.isdigit() else -1
 
 
-class ResourceGroup(NestedStackType):
+def members_template(resources: Mapping[str, Any]) -> dict[str, Any]:
+    """A nested template of named members, with outputs that carry their references and attributes."""
+    names = list(resources)
+    return {
+        "heat_template_version": "2016-10-14",
+        "resources": dict(resources),
+        "outputs": {
+            "refs": {"value": [{"get_resource": n} for n in names]},
+            "refs_map": {"value": {n: {"get_resource": n} for n in names}},
+            MEMBERS_KEY: {"value": {n: {"get_attr": [n]} for n in names}},
+        },
+    }
+
+
+class MemberStack(NestedStackType):
+    """A nested stack of numbered members, and the attributes Heat's groups show of them."""
+
+    inherits_environment: ClassVar[bool] = True
+
+    def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
+                       properties: Mapping[str, Any]) -> dict[str, Any]:
+        outputs = self.outputs(data)
+        members: dict[str, Any] = outputs.get(MEMBERS_KEY) or {}
+        names = sorted(members, key=_index)
+        by_attribute: dict[str, dict[str, Any]] = {}
+        for name in names:
+            for attr, value in (members[name] or {}).items():
+                by_attribute.setdefault(attr, {})[name] = value
+        shown: dict[str, Any] = {
+            "refs": outputs.get("refs") or [],
+            "refs_map": outputs.get("refs_map") or {},
+            "attributes": by_attribute,
+        }
+        for name in names:
+            shown[f"resource.{name}"] = members[name]
+            for attr, value in (members[name] or {}).items():
+                shown[f"resource.{name}.{attr}"] = value
+        return shown
+
+    def has_attribute(self, name: str) -> bool:
+        return super().has_attribute(name) or name.startswith("resource.")
+
+    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                          properties: Mapping[str, Any]) -> Any:
+        return self.all_attributes(physical_id, data, properties).get(name)
+
+
+class ResourceGroup(MemberStack):
     """``count`` identical resources, each with its index."""
 
     type_name: ClassVar[str] = "OS::Heat::ResourceGroup"
-    inherits_environment: ClassVar[bool] = True
     description: ClassVar[str] = (
         "Makes a number of identical resources from one definition, in a nested stack, each "
         "with its own index.")
@@ -91,14 +137,18 @@ class ResourceGroup(NestedStackType):
         "removed_rsrc_list": AttrSchema("The names of the resources removal_policies removed.", "list"),
     }
 
+    def removed(self, ctx: StepContext) -> set[str]:
+        """Names removal policies took out: these and earlier ones (append), or these only (update)."""
+        props = ctx.properties
+        listed = {str(n) for policy in props.get(REMOVAL_POLICIES) or []
+                  for n in (policy or {}).get("resource_list") or []}
+        if props.get(REMOVAL_MODE) == "update":
+            return listed
+        return set(orjson.loads(ctx.data.get(REMOVED_KEY) or "[]")) | listed
+
     def child_request(self, ctx: StepContext) -> Nest:
         props = ctx.properties
-        removed = set(orjson.loads(ctx.data.get(REMOVED_KEY) or "[]"))
-        if props.get(REMOVAL_MODE) == "update":
-            removed = set()
-        for policy in props.get(REMOVAL_POLICIES) or []:
-            removed |= {str(n) for n in (policy or {}).get("resource_list") or []}
-        names = member_names(int(props.get(COUNT) or 0), removed)
+        names = member_names(int(props.get(COUNT) or 0), self.removed(ctx))
         definition = dict(props[RESOURCE_DEF])
         var = str(props.get(INDEX_VAR) or "%index%")
         resources = {}
@@ -108,55 +158,20 @@ class ResourceGroup(NestedStackType):
                 if definition.get(key):
                     member[key] = _replace(definition[key], var, name)
             resources[name] = member
-        template = {
-            "heat_template_version": "2016-10-14",
-            "resources": resources,
-            "outputs": {
-                "refs": {"value": [{"get_resource": n} for n in names]},
-                "refs_map": {"value": {n: {"get_resource": n} for n in names}},
-                MEMBERS_KEY: {"value": {n: {"get_attr": [n]} for n in names}},
-            },
-        }
-        return Nest("create", template=template)
+        return Nest("create", template=members_template(resources))
 
     def start_create(self, ctx: StepContext) -> StepResult:
         return self.child_request(ctx)
 
-    def check(self, action: Any, ctx: StepContext) -> StepResult:
+    def check(self, action: Action, ctx: StepContext) -> StepResult:
         result = super().check(action, ctx)
-        if isinstance(result, Done) and ctx.child is not None:
-            refs_map = ctx.child.outputs_by_key.get("refs_map") or {}
-            removed = sorted(set(orjson.loads(ctx.data.get(REMOVED_KEY) or "[]"))
-                             | {str(n) for p in ctx.properties.get(REMOVAL_POLICIES) or []
-                                for n in (p or {}).get("resource_list") or [] if str(n) not in refs_map})
+        if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE):
+            removed = sorted(self.removed(ctx), key=_index)
             return Done(physical_id=result.physical_id,
                         data={**result.data, REMOVED_KEY: orjson.dumps(removed).decode()})
         return result
 
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
-        outputs = self.outputs(data)
-        members: dict[str, Any] = outputs.get(MEMBERS_KEY) or {}
-        names = sorted(members, key=_index)
-        by_attribute: dict[str, dict[str, Any]] = {}
-        for name in names:
-            for attr, value in (members[name] or {}).items():
-                by_attribute.setdefault(attr, {})[name] = value
-        shown: dict[str, Any] = {
-            "refs": outputs.get("refs") or [],
-            "refs_map": outputs.get("refs_map") or {},
-            "attributes": by_attribute,
-            "removed_rsrc_list": orjson.loads(data.get(REMOVED_KEY) or "[]"),
-        }
-        for name in names:
-            shown[f"resource.{name}"] = members[name]
-            for attr, value in (members[name] or {}).items():
-                shown[f"resource.{name}.{attr}"] = value
-        return shown
-
-    def has_attribute(self, name: str) -> bool:
-        return super().has_attribute(name) or name.startswith("resource.")
-
-    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
-                          properties: Mapping[str, Any]) -> Any:
-        return self.all_attributes(physical_id, data, properties).get(name)
+        return {**super().all_attributes(physical_id, data, properties),
+                "removed_rsrc_list": orjson.loads(data.get(REMOVED_KEY) or "[]")}

@@ -8,7 +8,7 @@ import yaml
 
 from libs import operations
 from libs.config import Settings
-from libs.db import stacks
+from libs.db import events, stacks
 from libs.resources.registry import default_registry
 from libs.template.request import StackRequest
 from tests.integration.engine_support import engine, hot, resource_rows, settled, stack_row
@@ -130,3 +130,24 @@ async def test_a_resource_group_grows_shrinks_and_removes_by_name(settings: Sett
             assert await members() == expected, (count, removal)
         outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
         assert outputs["values"] == {"1": "member-1", "2": "member-2", "3": "member-3"}
+
+
+async def test_a_resource_chain_makes_each_after_the_one_before(settings: Settings) -> None:
+    chain = hot({"chain": {"type": "OS::Heat::ResourceChain", "properties": {
+        "resources": ["OS::Heat::TestResource", "OS::Heat::None", "OS::Heat::TestResource"],
+        "resource_properties": {"value": "same"}}}},
+        outputs={"refs": {"value": {"get_attr": ["chain", "refs"]}},
+                 "last": {"value": {"get_attr": ["chain", "resource.2.output"]}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="chain",
+                                             stack_request=StackRequest(template=chain),
+                                             registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        assert outputs["last"] == "same" and len(outputs["refs"]) == 3
+        child_id = uuid.UUID((await resource_rows(api.pool, made.id))["chain"].physical_id or "")
+        async with api.pool.acquire() as conn:
+            lines = [(e.resource_name, e.resource_status)
+                     for e in await events.for_stack(conn, child_id) if e.resource_name in ("0", "1", "2")]
+        assert [n for n, s in lines if s.endswith("COMPLETE")] == ["0", "1", "2"]
+        assert lines.index(("0", "CREATE_COMPLETE")) < lines.index(("1", "CREATE_IN_PROGRESS"))
