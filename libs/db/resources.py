@@ -81,6 +81,15 @@ async def current_by_names(conn: Conn, stack_id: uuid.UUID, names: Iterable[str]
     return {r["name"]: ResourceRow(**dict(r)) for r in rows}
 
 
+async def data_of_reference(conn: Conn, stack_id: uuid.UUID, reference: str) -> dict[str, Any] | None:
+    """The data of the current resource that ``get_resource`` would give as ``reference`` (or so named)."""
+    value = await conn.fetchval(
+        "SELECT data FROM resources WHERE stack_id = $1 AND is_current"
+        " AND (reference = to_jsonb($2::text) OR name = $2) ORDER BY (name = $2) LIMIT 1",
+        stack_id, reference)
+    return dict(value) if isinstance(value, dict) else None
+
+
 async def insert_new(conn: Conn, stack_id: uuid.UUID, items: Iterable[tuple[str, str]]) -> dict[str, int]:
     """Rows for resources new to the stack (INIT); returns name -> id."""
     pairs = list(items)

@@ -124,6 +124,11 @@ class ResourceType(abc.ABC):
     never_updates: ClassVar[bool] = False
     # True for types whose resource is a nested stack (its steps answer ``Nest``).
     nests: ClassVar[bool] = False
+    # The property that names another resource of the stack whose data the steps read
+    # (``ctx.peer``), as a wait condition reads its handle's signals.
+    watches: ClassVar[str | None] = None
+    # True for types that take signals (``POST .../signal``); see :meth:`signal`.
+    accepts_signals: ClassVar[bool] = False
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
@@ -186,6 +191,13 @@ class ResourceType(abc.ABC):
         was applied is all there is.
         """
         return None
+
+    def signal(self, data: Mapping[str, str], details: Any) -> tuple[dict[str, str | None], str]:
+        """A signal's effect: changes to the resource's data, and the reason of its event.
+
+        Raise a ``TemplateError`` (400) for details the type cannot take.
+        """
+        raise NotSupported(f"Signal resource of type {self.type_name}")
 
     # ---- updates ------------------------------------------------------------------------------
     def needs_update(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any],

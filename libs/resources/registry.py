@@ -62,9 +62,10 @@ def default_registry() -> Registry:
     from libs.resources.resource_group import ResourceGroup
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
+    from libs.resources.wait_condition import WaitCondition, WaitConditionHandle
 
     registry = Registry()
     for cls in (NoneResource, TestResource, RandomString, Value, StackResource, ResourceGroup,
-                ResourceChain):
+                ResourceChain, WaitConditionHandle, WaitCondition):
         registry.register(cls)
     return registry

@@ -72,6 +72,10 @@ class StepContext:
                                            compare=False)
     # For a type that nests a stack: that stack as it is now (None before it exists).
     child: ChildStack | None = None
+    # For a type that watches another resource (``watches``): that resource's data now.
+    peer: Mapping[str, str] | None = None
+    # Where this resource's signals are POSTed (the api's URL of it), for types that take them.
+    signal_url: str | None = None
 
     @property
     def elapsed(self) -> float:

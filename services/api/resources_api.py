@@ -7,8 +7,9 @@ import uuid
 from aiohttp import web
 
 from libs import operations
-from libs.db import Conn, events, resources, stacks
+from libs.db import Conn, events, resources, stacks, templates
 from libs.template import errors
+from libs.template.environment import Environment
 from services.api import lookup, views
 from services.api.http import (
     BadRequest,
@@ -20,7 +21,7 @@ from services.api.http import (
     query_bool,
     query_int,
 )
-from services.api.keys import RUNTIME
+from services.api.keys import REGISTRY, RUNTIME
 
 RESOURCE_FILTERS = {"type": "type", "status": "status", "name": "name", "action": "action",
                     "id": "id", "physical_resource_id": "physical_id"}
@@ -105,11 +106,34 @@ class ActionNotSupported(errors.TemplateError):
 
 
 async def signal(request: web.Request) -> web.Response:
-    await _resource(request)
-    await json_value(request)
-    # No type built so far takes signals (wait condition handles and scaling
-    # policies come with their issue); Heat answers so for such a type.
-    raise ActionNotSupported("signal")
+    stack, row, _ = await _resource(request)
+    details = await json_value(request)
+    pool = request.app[RUNTIME].pool
+    environment = None
+    if stack.template_id is not None:
+        async with pool.acquire() as conn:
+            raw = await templates.get(conn, stack.template_id)
+        environment = Environment.from_dict(raw.environment).registry
+    try:
+        plugin = request.app[REGISTRY].implementing(row.type, resource_name=row.name, environment=environment)
+    except KeyError:
+        raise ActionNotSupported("signal") from None
+    if not plugin.accepts_signals:
+        raise ActionNotSupported("signal")
+    for _ in range(10):  # a compare-and-set lost to another signal: read again and redo
+        changes, reason = plugin.signal(row.data, details)
+        data = {k: v for k, v in {**row.data, **changes}.items() if v is not None}
+        async with pool.acquire() as conn, conn.transaction():
+            if await resources.write(conn, row, data=data) is not None:
+                await events.add(conn, stack_id=stack.id, resource_name=row.name,
+                                 physical_resource_id=row.physical_id, resource_type=row.type,
+                                 action="SIGNAL", status="COMPLETE", reason=reason)
+                return web.Response(status=200)
+            fresh = (await resources.get_many(conn, [row.id])).get(row.id)
+        if fresh is None:
+            raise NotFound("Resource", row.name)
+        row = fresh
+    raise web.HTTPConflict(text="the resource kept changing; signal again")
 
 
 async def mark_unhealthy(request: web.Request) -> web.Response:

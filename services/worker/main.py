@@ -13,7 +13,7 @@ from services.worker.steps import Steps
 
 
 def handlers(rt: Runtime) -> Handler:
-    steps = Steps(rt, default_registry())
+    steps = Steps(rt, default_registry(), api_url=rt.settings.api_url)
     return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle})
 
 

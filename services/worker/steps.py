@@ -48,8 +48,11 @@ VERB_ACTION = {"create": "CREATE", "update": "UPDATE", "replace": "CREATE", "del
 
 
 class Steps:
-    def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None) -> None:
+    def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
+                 api_url: str | None = None) -> None:
         self.rt = rt
+        # Where signals reach this installation's api (a wait condition handle's endpoint).
+        self.api_url = api_url
         self.registry = registry
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
@@ -267,6 +270,13 @@ class Node:
         ctx = self._context(row, props)
         if plugin.nests:
             ctx = dataclasses.replace(ctx, child=await children.current(self.conn, row))
+        if plugin.watches is not None and isinstance(props.get(plugin.watches), str):
+            peer = await resources.data_of_reference(self.conn, self.stack_id, props[plugin.watches])
+            ctx = dataclasses.replace(ctx, peer=peer or {})
+        if plugin.accepts_signals and self.s.api_url:
+            ctx = dataclasses.replace(ctx, signal_url=(
+                f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
+                f"/resources/{row.name}/signal"))
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))

@@ -203,7 +203,7 @@ def test_default_registry() -> None:
     registry = default_registry()
     assert registry.types() == ["OS::Heat::None", "OS::Heat::RandomString", "OS::Heat::ResourceChain",
                                 "OS::Heat::ResourceGroup", "OS::Heat::Stack", "OS::Heat::TestResource",
-                                "OS::Heat::Value"]
+                                "OS::Heat::Value", "OS::Heat::WaitCondition", "OS::Heat::WaitConditionHandle"]
     for name in registry.types():
         assert name in registry
         assert registry.get(name).type_name == name
