@@ -89,6 +89,8 @@ class EventQuery:
     limit: int | None = None
     marker: uuid.UUID | None = None
     sort_desc: bool = True
+    # Stacks nested in it whose events are listed too (``nested_depth``).
+    nested: tuple[uuid.UUID, ...] = ()
     resource_name: list[str] = dataclasses.field(default_factory=list)
     resource_status: list[str] = dataclasses.field(default_factory=list)
     resource_action: list[str] = dataclasses.field(default_factory=list)
@@ -96,8 +98,8 @@ class EventQuery:
 
 
 async def list_events(conn: Conn, query: EventQuery) -> list[EventRow]:
-    where = ["stack_id = $1"]
-    args: list[Any] = [query.stack_id]
+    where = ["stack_id = ANY($1::uuid[])"]
+    args: list[Any] = [[query.stack_id, *query.nested]]
     for column, values in (("resource_name", query.resource_name), ("action", query.resource_action),
                            ("resource_type", query.resource_type)):
         if values:

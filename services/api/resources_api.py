@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 from aiohttp import web
@@ -45,20 +46,31 @@ async def list_resources(request: web.Request) -> web.Response:
     unknown = sorted(set(request.query) - RESOURCE_PARAMS)
     if unknown:
         raise BadRequest(f"Invalid filter parameters {unknown}")
-    query_int(request, "nested_depth")
+    depth = query_int(request, "nested_depth") or 0
     detail = query_bool(request, "with_detail")
     stack = await lookup.stack_of(request)
-    async with request.app[RUNTIME].pool.acquire() as conn:
-        rows = await current_rows(conn, stack.id)
-        nested = await _nested_names(conn, stack.id)
-    needed = views.required_by(rows)
-    for key in RESOURCE_FILTERS:
-        if key in request.query:
-            rows = [r for r in rows if _matches(r, key, request.query.getall(key))]
     base = lookup.base_url(request)
-    return json_response({"resources": [views.resource(base, stack, r, needed_by=needed.get(r.id, []),
-                                                       detail=detail, nested=nested.get(r.physical_id or ""))
-                                        for r in rows]})
+    shown: list[dict[str, object]] = []
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        tree = [stack, *await stacks.nested_tree(conn, stack.id, depth)]
+        parent_names: dict[str, str] = {}  # nested stack id -> the resource that made it
+        for member in tree:
+            rows = await current_rows(conn, member.id)
+            nested = await _nested_names(conn, member.id)
+            needed = views.required_by(rows)
+            for row in rows:
+                if row.physical_id in nested:
+                    parent_names[row.physical_id] = row.name
+            for key in RESOURCE_FILTERS:
+                if key in request.query:
+                    rows = [r for r in rows if _matches(r, key, request.query.getall(key))]
+            for row in rows:
+                body = views.resource(base, member, row, needed_by=needed.get(row.id, []), detail=detail,
+                                      nested=nested.get(row.physical_id or ""))
+                if member is not stack:
+                    body["parent_resource"] = parent_names.get(str(member.id))
+                shown.append(body)
+    return json_response({"resources": shown})
 
 
 async def _nested_names(conn: Conn, stack_id: uuid.UUID) -> dict[str, str]:
@@ -179,13 +191,22 @@ def _event_query(request: web.Request, stack: stacks.StackRow, resource_name: st
 async def list_events(request: web.Request) -> web.Response:
     stack = await lookup.stack_of(request)
     resource_name = request.match_info.get("resource_name")
-    query_int(request, "nested_depth")
+    depth = query_int(request, "nested_depth") or 0
     async with request.app[RUNTIME].pool.acquire() as conn:
-        rows = await events.list_events(conn, _event_query(request, stack, resource_name))
+        tree = {s.id: s for s in await stacks.nested_tree(conn, stack.id, 0 if resource_name else depth)}
+        query = dataclasses.replace(_event_query(request, stack, resource_name), nested=tuple(tree))
+        rows = await events.list_events(conn, query)
     if resource_name and not rows and request.query.get("marker") is None:
         raise NotFound("Resource", resource_name)
     base = lookup.base_url(request)
-    return json_response({"events": [views.event(base, stack, e) for e in rows]})
+    shown = []
+    for row in rows:
+        body = views.event(base, tree.get(row.stack_id, stack), row)
+        if depth:
+            # Heat marks where a nested stack's event belongs: its root stack.
+            body["links"].append({"href": views.stack_url(base, stack), "rel": "root_stack"})
+        shown.append(body)
+    return json_response({"events": shown})
 
 
 async def show_event(request: web.Request) -> web.Response:

@@ -244,3 +244,34 @@ async def test_request_size_limits(settings: Settings,
     async with api.post("/v1/demo/stacks", json=medium) as r:
         assert r.status == 400
         assert (await r.json())["error"]["message"].startswith("Request limit exceeded: Template size")
+
+
+async def test_nested_stacks_through_the_api(api: Client) -> None:
+    child = ("heat_template_version: 2016-10-14\nresources:\n"
+             "  inner: {type: OS::Heat::TestResource, properties: {value: deep}}\n")
+    template = {"heat_template_version": "2016-10-14",
+                "resources": {"nest": {"type": "OS::Heat::Stack", "properties": {"template": child}}}}
+    async with api.post("/v1/demo/stacks", json={"stack_name": "outer", "template": template}) as r:
+        path = f"/v1/demo/stacks/outer/{(await r.json())['stack']['id']}"
+    await _settled(api, path, "CREATE_COMPLETE")
+    async with api.get(f"{path}/resources?nested_depth=1") as r:
+        listed = {x["resource_name"]: x for x in (await r.json())["resources"]}
+    nest, inner = listed["nest"], listed["inner"]
+    nested_link = next(link["href"] for link in nest["links"] if link["rel"] == "nested")
+    assert "/stacks/outer-nest-" in nested_link and nested_link.endswith(f"/{nest['physical_resource_id']}")
+    assert inner["parent_resource"] == "nest"
+    assert next(link["href"] for link in inner["links"] if link["rel"] == "stack") == nested_link
+    async with api.get(f"{path}/resources") as r:
+        assert [x["resource_name"] for x in (await r.json())["resources"]] == ["nest"]
+
+    async with api.get(f"{path}/events?nested_depth=1&sort_dir=asc") as r:
+        listed_events = (await r.json())["events"]
+    assert ("inner", "CREATE_COMPLETE") in [(e["resource_name"], e["resource_status"]) for e in listed_events]
+    assert all(any(link["rel"] == "root_stack" for link in e["links"]) for e in listed_events)
+
+    async with api.get("/v1/demo/stacks") as r:
+        assert [s["stack_name"] for s in (await r.json())["stacks"]] == ["outer"]
+    async with api.get("/v1/demo/stacks?show_nested=true") as r:
+        shown = {s["stack_name"]: s for s in (await r.json())["stacks"]}
+    nested_name = nested_link.split("/")[-2]
+    assert set(shown) == {"outer", nested_name} and shown[nested_name]["parent"] == path.split("/")[-1]
