@@ -274,4 +274,5 @@ async def test_nested_stacks_through_the_api(api: Client) -> None:
     async with api.get("/v1/demo/stacks?show_nested=true") as r:
         shown = {s["stack_name"]: s for s in (await r.json())["stacks"]}
     nested_name = nested_link.split("/")[-2]
-    assert set(shown) == {"outer", nested_name} and shown[nested_name]["parent"] == path.rsplit("/", maxsplit=1)[-1]
+    assert set(shown) == {"outer", nested_name}
+    assert shown[nested_name]["parent"] == path.rsplit("/", maxsplit=1)[-1]
