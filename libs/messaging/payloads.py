@@ -82,6 +82,8 @@ class PlanRequest(Payload):
     # Heat's ``converge``: compare the template with what the cloud has now
     # (each plugin's ``observe``), not with what was last applied.
     converge: bool = False
+    # RESTORE: the snapshot whose resource data resources made again get back.
+    snapshot_id: str = ""
 
     @property
     def msg_id(self) -> str:

@@ -12,7 +12,7 @@ from libs.db import stacks, templates
 from libs.engine import desired, preview
 from libs.template import request as stack_request_lib
 from libs.template.limits import Limits
-from services.api import bodies, event_stream, lookup, resources_api, views
+from services.api import bodies, event_stream, lookup, resources_api, snapshots_api, views
 from services.api.context import context
 from services.api.http import (
     BadRequest,
@@ -292,3 +292,4 @@ def add_routes(app: web.Application) -> None:
     r.add_get(f"{one}/outputs/{{output_key}}", output)
     r.add_get(f"{one}/events/stream", event_stream.stream)
     resources_api.add_routes(app, one)
+    snapshots_api.add_routes(app, one)

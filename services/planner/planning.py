@@ -13,7 +13,8 @@ import datetime
 import uuid
 from typing import Any
 
-from libs.db import Conn, events, locks, resources, stacks, templates, traversals
+from libs import stack_snapshots
+from libs.db import Conn, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
 from libs.errors import Permanent
 from libs.messaging.consumer import Delivery
@@ -76,6 +77,11 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
+    if request.snapshot_id and new_ids:
+        snapshot = await snapshots.get(conn, stack.id, uuid.UUID(request.snapshot_id))
+        if snapshot is not None:
+            for name, data in stack_snapshots.restored_data(snapshot, list(new_ids)).items():
+                await conn.execute("UPDATE resources SET data = $2 WHERE id = $1", new_ids[name], data)
     plan_rows += [plan.Row(rid, name, True) for name, rid in new_ids.items()]
     graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()), settled=settled)
     deadline = None

@@ -276,3 +276,44 @@ async def test_nested_stacks_through_the_api(api: Client) -> None:
     nested_name = nested_link.split("/")[-2]
     assert set(shown) == {"outer", nested_name}
     assert shown[nested_name]["parent"] == path.rsplit("/", maxsplit=1)[-1]
+
+
+async def test_snapshot_then_restore_brings_back_what_was_removed(api: Client) -> None:
+    with_secret = {"heat_template_version": "2016-10-14", "resources": {
+        "secret": {"type": "OS::Heat::RandomString", "properties": {"length": 24}},
+        "keep": {"type": "OS::Heat::TestResource", "properties": {"value": "v"}}},
+        "outputs": {"secret": {"value": {"get_attr": ["secret", "value"]}}}}
+    async with api.post("/v1/demo/stacks", json={"stack_name": "snappy", "template": with_secret}) as r:
+        path = f"/v1/demo/stacks/snappy/{(await r.json())['stack']['id']}"
+    created = await _settled(api, path, "CREATE_COMPLETE")
+    secret = created["outputs"][0]["output_value"]
+    async with api.post(f"{path}/snapshots", json={"name": "before"}) as r:
+        assert r.status == 200
+        snapshot = await r.json()
+    _conforms("POST", f"{openapi.S}/snapshots", snapshot)
+    assert snapshot["name"] == "before" and snapshot["status"] == "COMPLETE"
+    assert snapshot["data"]["resources"]["secret"]["resource_data"]["value"] == secret
+    await _settled(api, path, "SNAPSHOT_COMPLETE")
+
+    without = {**with_secret, "resources": {"keep": with_secret["resources"]["keep"]}, "outputs": {}}
+    async with api.put(path, json={"template": without}) as r:
+        assert r.status == 202
+    await _settled(api, path, "UPDATE_COMPLETE")
+    async with api.post(f"{path}/snapshots/{snapshot['id']}/restore") as r:
+        assert r.status == 202
+    restored = await _settled(api, path, "RESTORE_COMPLETE")
+    assert restored["outputs"][0]["output_value"] == secret  # the same random value again
+
+    async with api.get(f"{path}/snapshots") as r:
+        assert [s["name"] for s in (await r.json())["snapshots"]] == ["before"]
+    async with api.delete(f"{path}/snapshots/{snapshot['id']}") as r:
+        assert r.status == 204
+    async with api.get(f"{path}/snapshots/{snapshot['id']}") as r:
+        assert r.status == 404
+
+    slow = {"heat_template_version": "2016-10-14", "resources": {
+        "slow": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": 30}}}}
+    async with api.post("/v1/demo/stacks", json={"stack_name": "busy", "template": slow}) as r:
+        busy = f"/v1/demo/stacks/busy/{(await r.json())['stack']['id']}"
+    async with api.post(f"{busy}/snapshots", json={}) as r:
+        assert r.status == 409 and (await r.json())["error"]["type"] == "ActionInProgress"

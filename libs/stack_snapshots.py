@@ -1,0 +1,85 @@
+"""Heat's stack snapshots: take one, and restore a stack to one.
+
+A snapshot records the stack's desired state (its template, files and
+environment) and each resource's recorded state and data, as Heat's
+abandon data does. Taking one needs no cloud call for Ember's types, so it
+happens at once (``SNAPSHOT_COMPLETE``, with Heat's events). Restoring is an
+update to the snapshot's desired state (the ``RESTORE`` action), in which a
+resource made again gets back the data it had: a random string its value.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import asyncpg
+
+from libs.db import events, resources, snapshots, stacks, templates
+from libs.engine import status
+from libs.messaging.bus import Bus
+from libs.messaging.payloads import PlanRequest
+from libs.template import errors
+
+
+class ActionInProgress(errors.TemplateError):
+    error_type = "ActionInProgress"
+    http_status = 409
+
+    def __init__(self, stack: stacks.StackRow) -> None:
+        super().__init__(f"Stack {stack.name} already has an action ({stack.action}) in progress.")
+
+
+def _refuse_busy(stack: stacks.StackRow) -> None:
+    if stack.status == "IN_PROGRESS":
+        raise ActionInProgress(stack)
+
+
+async def take(pool: asyncpg.Pool, stack: stacks.StackRow, name: str | None) -> snapshots.SnapshotRow:
+    _refuse_busy(stack)
+    async with pool.acquire() as conn, conn.transaction():
+        rows = [r for r in await resources.for_stack(conn, stack.id) if r.is_current]
+        raw = await templates.get(conn, stack.template_id) if stack.template_id else None
+        data: dict[str, Any] = {
+            "name": stack.name, "id": str(stack.id), "project_id": stack.project,
+            "action": stack.action, "status": stack.status,
+            "template": raw.template if raw else {}, "files": raw.files if raw else {},
+            "environment": raw.environment if raw else {},
+            "resources": {r.name: {"name": r.name, "type": r.type, "action": r.action, "status": r.status,
+                                   "resource_id": r.physical_id, "resource_data": dict(r.data),
+                                   "metadata": {}} for r in rows},
+        }
+        reason = status.stack_started("SNAPSHOT")
+        await _stack_event(conn, stack, "IN_PROGRESS", reason)
+        row = await snapshots.insert(conn, stack_id=stack.id, name=name, template_id=stack.template_id,
+                                     data=data, status="COMPLETE")
+        done = status.stack_completed("SNAPSHOT")
+        await conn.execute("UPDATE stacks SET action = 'SNAPSHOT', status = 'COMPLETE', status_reason = $2,"
+                           " updated_at = now() WHERE id = $1", stack.id, done)
+        await _stack_event(conn, stack, "COMPLETE", done)
+    return row
+
+
+async def restore(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow,
+                  snapshot: snapshots.SnapshotRow) -> None:
+    _refuse_busy(stack)
+    if snapshot.status != "COMPLETE":
+        raise errors.NotSupported(f"Restoring a stack from a snapshot in status {snapshot.status}")
+    async with pool.acquire() as conn:
+        await stacks.set_desired(conn, stack.id, action="RESTORE", template_id=snapshot.template_id,
+                                 reason=status.stack_started("RESTORE"))
+    plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason="restore", action="RESTORE",
+                       request_id=uuid.uuid4().hex, snapshot_id=str(snapshot.id))
+    await bus.publish(bus.names.plan(stack.project, str(stack.id)), plan, msg_id=plan.msg_id)
+
+
+def restored_data(snapshot: snapshots.SnapshotRow, names: list[str]) -> dict[str, dict[str, Any]]:
+    """The data to give back to resources made again during a restore, by name."""
+    recorded = snapshot.data.get("resources") or {}
+    return {n: dict(recorded[n].get("resource_data") or {}) for n in names
+            if n in recorded and recorded[n].get("resource_data")}
+
+
+async def _stack_event(conn: Any, stack: stacks.StackRow, state: str, reason: str) -> None:
+    await events.add(conn, stack_id=stack.id, resource_name=stack.name, physical_resource_id=str(stack.id),
+                     resource_type="OS::Heat::Stack", action="SNAPSHOT", status=state, reason=reason)
