@@ -279,7 +279,7 @@ async def test_nested_stacks_through_the_api(api: Client) -> None:
 
 
 async def test_snapshot_then_restore_brings_back_what_was_removed(api: Client) -> None:
-    with_secret = {"heat_template_version": "2016-10-14", "resources": {
+    with_secret: dict[str, Any] = {"heat_template_version": "2016-10-14", "resources": {
         "secret": {"type": "OS::Heat::RandomString", "properties": {"length": 24}},
         "keep": {"type": "OS::Heat::TestResource", "properties": {"value": "v"}}},
         "outputs": {"secret": {"value": {"get_attr": ["secret", "value"]}}}}
