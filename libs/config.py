@@ -49,6 +49,9 @@ class ApiSettings:
     max_template_size: int
     max_json_body_size: int
     max_resources_per_stack: int
+    # Heat's enable_stack_abandon / enable_stack_adopt (off by default, as in Heat).
+    enable_stack_abandon: bool
+    enable_stack_adopt: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,6 +189,8 @@ def _api(env: Mapping[str, str]) -> ApiSettings:
         max_template_size=_integer(env, "EMBER_MAX_TEMPLATE_SIZE", 524_288, 1024, 2**31),
         max_json_body_size=_integer(env, "EMBER_MAX_JSON_BODY_SIZE", 1_048_576, 1024, 2**31),
         max_resources_per_stack=max_resources,
+        enable_stack_abandon=_choice(env, "EMBER_ENABLE_STACK_ABANDON", "false", ("true", "false")) == "true",
+        enable_stack_adopt=_choice(env, "EMBER_ENABLE_STACK_ADOPT", "false", ("true", "false")) == "true",
     )
 
 

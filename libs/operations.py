@@ -74,8 +74,13 @@ async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
                        limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None,
-                       parent: stacks.StackRow | None = None) -> stacks.StackRow:
-    """A new stack (``parent``: the stack it is nested in, one level deeper)."""
+                       parent: stacks.StackRow | None = None,
+                       adopt_data: Mapping[str, Any] | None = None) -> stacks.StackRow:
+    """A new stack (``parent``: the stack it is nested in, one level deeper).
+
+    With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
+    it lists instead of creating them: the ``ADOPT`` action.
+    """
     stack_id = uuid.uuid4()
     loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
                           limits=limits, builtin_types=builtin_types)
@@ -94,7 +99,12 @@ async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
                                       nested_depth=parent.nested_depth + 1 if parent else 0)
         except asyncpg.UniqueViolationError:
             raise StackExists(name) from None
-    await _ask_plan(bus, project, stack_id, "CREATE", "create")
+        if adopt_data is not None:
+            await conn.execute("UPDATE stacks SET action = 'ADOPT', adopt_data = $2 WHERE id = $1",
+                               stack_id, dict(adopt_data))
+            row = dataclasses.replace(row, action="ADOPT")
+    await _ask_plan(bus, project, stack_id, "ADOPT" if adopt_data is not None else "CREATE",
+                    "adopt" if adopt_data is not None else "create")
     return row
 
 

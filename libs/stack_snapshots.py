@@ -35,20 +35,25 @@ def _refuse_busy(stack: stacks.StackRow) -> None:
         raise ActionInProgress(stack)
 
 
+async def stack_data(conn: Any, stack: stacks.StackRow) -> dict[str, Any]:
+    """Heat's abandon data: the desired state and every current resource's id and data."""
+    rows = [r for r in await resources.for_stack(conn, stack.id) if r.is_current]
+    raw = await templates.get(conn, stack.template_id) if stack.template_id else None
+    return {
+        "name": stack.name, "id": str(stack.id), "project_id": stack.project,
+        "action": stack.action, "status": stack.status,
+        "template": raw.template if raw else {}, "files": raw.files if raw else {},
+        "environment": raw.environment if raw else {},
+        "resources": {r.name: {"name": r.name, "type": r.type, "action": r.action, "status": r.status,
+                               "resource_id": r.physical_id, "resource_data": dict(r.data),
+                               "metadata": {}} for r in rows},
+    }
+
+
 async def take(pool: asyncpg.Pool, stack: stacks.StackRow, name: str | None) -> snapshots.SnapshotRow:
     _refuse_busy(stack)
     async with pool.acquire() as conn, conn.transaction():
-        rows = [r for r in await resources.for_stack(conn, stack.id) if r.is_current]
-        raw = await templates.get(conn, stack.template_id) if stack.template_id else None
-        data: dict[str, Any] = {
-            "name": stack.name, "id": str(stack.id), "project_id": stack.project,
-            "action": stack.action, "status": stack.status,
-            "template": raw.template if raw else {}, "files": raw.files if raw else {},
-            "environment": raw.environment if raw else {},
-            "resources": {r.name: {"name": r.name, "type": r.type, "action": r.action, "status": r.status,
-                                   "resource_id": r.physical_id, "resource_data": dict(r.data),
-                                   "metadata": {}} for r in rows},
-        }
+        data = await stack_data(conn, stack)
         reason = status.stack_started("SNAPSHOT")
         await _stack_event(conn, stack, "IN_PROGRESS", reason)
         row = await snapshots.insert(conn, stack_id=stack.id, name=name, template_id=stack.template_id,
@@ -73,11 +78,28 @@ async def restore(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow,
     await bus.publish(bus.names.plan(stack.project, str(stack.id)), plan, msg_id=plan.msg_id)
 
 
-def restored_data(snapshot: snapshots.SnapshotRow, names: list[str]) -> dict[str, dict[str, Any]]:
-    """The data to give back to resources made again during a restore, by name."""
-    recorded = snapshot.data.get("resources") or {}
-    return {n: dict(recorded[n].get("resource_data") or {}) for n in names
-            if n in recorded and recorded[n].get("resource_data")}
+def recorded_resources(data: dict[str, Any], names: list[str]
+                       ) -> dict[str, tuple[str | None, dict[str, Any]]]:
+    """From snapshot or abandon data: each named resource's physical id and data, by name."""
+    recorded = data.get("resources") or {}
+    return {n: (recorded[n].get("resource_id"), dict(recorded[n].get("resource_data") or {}))
+            for n in names if isinstance(recorded.get(n), dict)}
+
+
+async def abandon(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> dict[str, Any]:
+    """Heat's abandon: the stack's data, then a delete that leaves every physical resource alone."""
+    _refuse_busy(stack)
+    async with pool.acquire() as conn, conn.transaction():
+        data = await stack_data(conn, stack)
+        # Retained, a resource's cleanup forgets its row and never calls the cloud.
+        await conn.execute("UPDATE resources SET deletion_policy = 'Retain', version = version + 1"
+                           " WHERE stack_id = $1", stack.id)
+        await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
+                                 reason=status.stack_started("DELETE"))
+    plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason="abandon", action="DELETE",
+                       request_id=uuid.uuid4().hex)
+    await bus.publish(bus.names.plan(stack.project, str(stack.id)), plan, msg_id=plan.msg_id)
+    return data
 
 
 async def _stack_event(conn: Any, stack: stacks.StackRow, state: str, reason: str) -> None:

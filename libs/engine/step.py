@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 Verb = Literal["create", "update", "replace", "noop", "continue", "delete", "forget", "retain",
-               "suspend", "resume", "check", "done", "wait"]
+               "suspend", "resume", "check", "done", "wait", "adopt"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +64,7 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
     if traversal_action == "RESUME":
         return Decision("resume" if row.action == "SUSPEND" else "noop")
     if row.action == "INIT":
-        return Decision("create")
+        return Decision("adopt" if traversal_action == "ADOPT" else "create")
     if never_updates and new_type == row.type:
         return Decision("noop")  # OS::Heat::None: not even a failed one is replaced
     if row.status == "FAILED" or (row.action == "DELETE"):

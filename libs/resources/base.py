@@ -162,6 +162,9 @@ class ResourceType(abc.ABC):
             return self.start_delete(ctx)
         if action is Action.CHECK:
             return self.start_check(ctx)
+        if action is Action.ADOPT:
+            # The resource exists already: the adopt data gave its physical id and data.
+            return Done()
         # Suspend and resume of a type with nothing to suspend complete at once.
         return Done()
 

@@ -27,6 +27,7 @@ class Action(enum.StrEnum):
     SUSPEND = "SUSPEND"
     RESUME = "RESUME"
     CHECK = "CHECK"
+    ADOPT = "ADOPT"
 
 
 class KeepType:

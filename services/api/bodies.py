@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from libs import operations
 from libs.template.request import StackRequest
 from services.api.http import BadRequest, parse_bool
@@ -67,6 +69,21 @@ def options(body: Mapping[str, Any], *, base: operations.Options | None = None) 
         timeout_mins=_timeout(body["timeout_mins"]) if "timeout_mins" in body else base.timeout_mins,
         tags=_tags(body["tags"]) if body.get("tags") is not None else base.tags,
     )
+
+
+def adopt_data(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``adopt_stack_data``: Heat's abandon data, as a JSON string (or an object)."""
+    given = body.get("adopt_stack_data")
+    if given is None:
+        return None
+    if isinstance(given, str):
+        try:
+            given = orjson.loads(given)
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest(f"Invalid adopt data: {exc}") from None
+    if not isinstance(given, dict) or not isinstance(given.get("resources", {}), dict):
+        raise BadRequest("Invalid adopt data: expected an object with resources")
+    return given
 
 
 def stack_name(body: Mapping[str, Any]) -> str:

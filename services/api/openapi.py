@@ -156,6 +156,10 @@ OPERATIONS: list[Op] = [
     Op("DELETE", f"{S}/snapshots/{{snapshot_id}}", "Delete a snapshot", 204, None, "snapshots"),
     Op("POST", f"{S}/snapshots/{{snapshot_id}}/restore", "Restore the stack to a snapshot", 202, None,
        "snapshots"),
+    Op("DELETE", f"{S}/abandon", "Abandon: the stack's data, then delete it keeping its resources"
+       " (EMBER_ENABLE_STACK_ABANDON)", 200, "Object", "stacks"),
+    Op("GET", f"{S}/export", "The stack's abandon data, nothing deleted (EMBER_ENABLE_STACK_ABANDON)", 200,
+       "Object", "stacks"),
     Op("GET", "/identity", "Identity versions (keystone mode)", 300, "Object", "identity",
        keystone_only=True),
     Op("GET", "/identity/v3", "Identity v3 version (keystone mode)", 200, "Object", "identity",

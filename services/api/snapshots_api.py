@@ -9,9 +9,10 @@ from aiohttp import web
 
 from libs import stack_snapshots
 from libs.db import snapshots
+from libs.template import errors
 from services.api import lookup, views
 from services.api.http import BadRequest, NotFound, json_body, json_response
-from services.api.keys import RUNTIME
+from services.api.keys import RUNTIME, SETTINGS
 
 
 def _shown(row: snapshots.SnapshotRow) -> dict[str, Any]:
@@ -70,6 +71,22 @@ async def restore(request: web.Request) -> web.Response:
     return web.Response(status=202)
 
 
+async def abandon(request: web.Request) -> web.Response:
+    if not request.app[SETTINGS].api.enable_stack_abandon:
+        raise errors.NotSupported("Stack Abandon")
+    stack = await lookup.stack_of(request)
+    rt = request.app[RUNTIME]
+    return json_response(await stack_snapshots.abandon(rt.pool, rt.bus, stack))
+
+
+async def export(request: web.Request) -> web.Response:
+    if not request.app[SETTINGS].api.enable_stack_abandon:
+        raise errors.NotSupported("Stack Export")
+    stack = await lookup.stack_of(request)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        return json_response(await stack_snapshots.stack_data(conn, stack))
+
+
 def add_routes(app: web.Application, one: str) -> None:
     r = app.router
     r.add_post(f"{one}/snapshots", take)
@@ -77,3 +94,5 @@ def add_routes(app: web.Application, one: str) -> None:
     r.add_get(f"{one}/snapshots/{{snapshot_id}}", show)
     r.add_delete(f"{one}/snapshots/{{snapshot_id}}", delete)
     r.add_post(f"{one}/snapshots/{{snapshot_id}}/restore", restore)
+    r.add_delete(f"{one}/abandon", abandon)
+    r.add_get(f"{one}/export", export)

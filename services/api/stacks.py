@@ -10,6 +10,7 @@ from aiohttp import web
 from libs import operations
 from libs.db import stacks, templates
 from libs.engine import desired, preview
+from libs.template import errors
 from libs.template import request as stack_request_lib
 from libs.template.limits import Limits
 from services.api import bodies, event_stream, lookup, resources_api, snapshots_api, views
@@ -103,10 +104,17 @@ async def create(request: web.Request) -> web.Response:
     name = bodies.stack_name(body)
     ctx = context(request)
     rt = request.app[RUNTIME]
+    adopt = bodies.adopt_data(body)
+    if adopt is not None and not request.app[SETTINGS].api.enable_stack_adopt:
+        raise errors.NotSupported("Stack Adopt")
+    if adopt is not None:
+        # Heat adopts with the abandoned stack's own template and environment unless given.
+        body = {"template": adopt.get("template"), "environment": adopt.get("environment"),
+                "files": adopt.get("files") or {}, **{k: v for k, v in body.items() if v is not None}}
     row = await operations.create_stack(
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=bodies.stack_request(body),
         options=bodies.options(body), limits=limits_of(request),
-        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY])
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt)
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
                          status=201, headers={"Location": href})

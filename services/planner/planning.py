@@ -77,11 +77,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
-    if request.snapshot_id and new_ids:
-        snapshot = await snapshots.get(conn, stack.id, uuid.UUID(request.snapshot_id))
-        if snapshot is not None:
-            for name, data in stack_snapshots.restored_data(snapshot, list(new_ids)).items():
-                await conn.execute("UPDATE resources SET data = $2 WHERE id = $1", new_ids[name], data)
+    if new_ids and (request.snapshot_id or action == "ADOPT"):
+        await _give_back(conn, stack, request, new_ids)
     plan_rows += [plan.Row(rid, name, True) for name, rid in new_ids.items()]
     graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()), settled=settled)
     deadline = None
@@ -103,6 +100,24 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
                 if r.is_current})
         await _complete_empty(conn, stack, traversal_id, action, outputs)
     return traversal_id, graph.ready()
+
+
+async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
+                     new_ids: dict[str, int]) -> None:
+    """Rows made for a restore or an adopt get the physical id and data the resource had."""
+    recorded: dict[str, Any] | None = None
+    if request.snapshot_id:
+        snapshot = await snapshots.get(conn, stack.id, uuid.UUID(request.snapshot_id))
+        recorded = snapshot.data if snapshot is not None else None
+    else:
+        recorded = await conn.fetchval("SELECT adopt_data FROM stacks WHERE id = $1", stack.id)
+    if not isinstance(recorded, dict):
+        return
+    for name, (physical_id, data) in stack_snapshots.recorded_resources(recorded, list(new_ids)).items():
+        # A restore brings back data only; an adopt takes over the physical resource too.
+        await conn.execute("UPDATE resources SET data = $2, physical_id = CASE WHEN $3 THEN $4"
+                           " ELSE physical_id END WHERE id = $1", new_ids[name], data,
+                           request.action == "ADOPT", physical_id)
 
 
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows: list[resources.ResourceRow],

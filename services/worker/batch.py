@@ -47,7 +47,8 @@ class _Slow:
 
 SLOW: Final = _Slow()
 Result = BaseException | _Slow | None
-FIRST_STEP_VERBS = {"create": "CREATE", "update": "UPDATE", "delete": "DELETE", "suspend": "SUSPEND",
+FIRST_STEP_VERBS = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "delete": "DELETE",
+                    "suspend": "SUSPEND",
                     "resume": "RESUME", "check": "CHECK"}
 
 
@@ -422,7 +423,7 @@ def _completion(group: _Group, job: _Job, result: Done) -> dict[str, Any]:
     return {"action": job.action, "status": status.COMPLETE,
             "status_reason": result.reason or status.STATE_CHANGED, "physical_id": physical_id,
             "data": data,
-            "properties": props if job.action in ("CREATE", "UPDATE") else row.properties,
+            "properties": props if job.action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
             "reference": plugin.reference_id(physical_id, data, resource_name=row.name),
             "attributes": plugin.all_attributes(physical_id, data, props),
             "template_id": group.trav.template_id or row.template_id,

@@ -43,7 +43,8 @@ from services.worker.context import WorkerContext
 from services.worker.desired_cache import DesiredCache
 
 log = logs.logger("worker")
-VERB_ACTION = {"create": "CREATE", "update": "UPDATE", "replace": "CREATE", "delete": "DELETE",
+VERB_ACTION = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "replace": "CREATE",
+               "delete": "DELETE",
                "suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
 
 
@@ -354,7 +355,7 @@ class Node:
                 done = await self._write(
                     row, action=action, status=status.COMPLETE, status_reason=result.reason or
                     status.STATE_CHANGED, physical_id=physical_id, data=data,
-                    properties=props if action in ("CREATE", "UPDATE") else row.properties,
+                    properties=props if action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
                     reference=plugin.reference_id(physical_id, data, resource_name=row.name),
                     attributes=plugin.all_attributes(physical_id, data, props),
                     template_id=self.trav.template_id or row.template_id, requires=requires,

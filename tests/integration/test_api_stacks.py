@@ -317,3 +317,49 @@ async def test_snapshot_then_restore_brings_back_what_was_removed(api: Client) -
         busy = f"/v1/demo/stacks/busy/{(await r.json())['stack']['id']}"
     async with api.post(f"{busy}/snapshots", json={}) as r:
         assert r.status == 409 and (await r.json())["error"]["type"] == "ActionInProgress"
+
+
+async def test_abandon_and_adopt_are_off_by_default(api: Client) -> None:
+    async with api.post("/v1/demo/stacks", json={"stack_name": "plain", "template": TEMPLATE}) as r:
+        path = f"/v1/demo/stacks/plain/{(await r.json())['stack']['id']}"
+    async with api.delete(f"{path}/abandon") as r:
+        assert r.status == 400 and (await r.json())["error"]["message"] == "Stack Abandon is not supported."
+    async with api.post("/v1/demo/stacks", json={"stack_name": "adopted", "adopt_stack_data": "{}"}) as r:
+        assert r.status == 400 and (await r.json())["error"]["message"] == "Stack Adopt is not supported."
+
+
+async def test_abandon_then_adopt_gives_back_the_same_resources(
+        settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
+    enabled = dataclasses.replace(settings, api=dataclasses.replace(
+        settings.api, enable_stack_abandon=True, enable_stack_adopt=True))
+    template = {"heat_template_version": "2016-10-14", "resources": {
+        "secret": {"type": "OS::Heat::RandomString"},
+        "keep": {"type": "OS::Heat::TestResource", "properties": {"value": "v"}}},
+        "outputs": {"secret": {"value": {"get_attr": ["secret", "value"]}}}}
+    async with engine(enabled):
+        api = await aiohttp_client(make_app(enabled))
+        async with api.post("/v1/demo/stacks", json={"stack_name": "leaving", "template": template}) as r:
+            path = f"/v1/demo/stacks/leaving/{(await r.json())['stack']['id']}"
+        before = await _settled(api, path, "CREATE_COMPLETE")
+        async with api.get(f"{path}/resources") as r:
+            ids = {x["resource_name"]: x["physical_resource_id"] for x in (await r.json())["resources"]}
+        async with api.get(f"{path}/export") as r:
+            exported = await r.json()
+        async with api.delete(f"{path}/abandon") as r:
+            assert r.status == 200
+            data = await r.json()
+        assert data["resources"] == exported["resources"]
+        await _settled(api, path, "DELETE_COMPLETE")
+        async with api.get(f"{path}/events?resource_action=DELETE&resource_name=keep") as r:
+            assert (await r.json())["events"] == []  # nothing was deleted in the cloud
+
+        async with api.post("/v1/demo/stacks", json={"stack_name": "back",
+                                                     "adopt_stack_data": json.dumps(data)}) as r:
+            assert r.status == 201
+            back = f"/v1/demo/stacks/back/{(await r.json())['stack']['id']}"
+        adopted = await _settled(api, back, "ADOPT_COMPLETE")
+        assert adopted["outputs"] == before["outputs"]
+        async with api.get(f"{back}/resources") as r:
+            resources = (await r.json())["resources"]
+        assert {x["resource_name"]: x["physical_resource_id"] for x in resources} == ids
+        assert {x["resource_status"] for x in resources} == {"ADOPT_COMPLETE"}
