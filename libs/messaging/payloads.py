@@ -129,3 +129,21 @@ class ProbeReply(Payload):
     host: str
     pid: int
     uptime_seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleRequest(Payload):
+    """A NATS request to scale a group: by ``adjust`` members, or to ``capacity``."""
+
+    kind: ClassVar[str] = "scale"
+    adjust: int | None = None
+    capacity: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaleReply(Payload):
+    """The capacity the group has after a scale request (``error`` says why nothing changed)."""
+
+    kind: ClassVar[str] = "scale_reply"
+    capacity: int | None = None
+    error: str = ""

@@ -109,6 +109,11 @@ class Names:
     def hooks(self, project: str, stack_id: str, resource: str) -> str:
         return f"{self.prefix}.hooks.{_token(project)}.{_token(stack_id)}.{_token(resource)}"
 
+    @property
+    def scale_all(self) -> str:
+        """What the api answers: scale requests for every stack's groups."""
+        return f"{self.prefix}.scale.>"
+
     def scale(self, project: str, stack_id: str, group: str) -> str:
         return f"{self.prefix}.scale.{_token(project)}.{_token(stack_id)}.{_token(group)}"
 

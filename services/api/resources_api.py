@@ -7,8 +7,9 @@ import uuid
 
 from aiohttp import web
 
-from libs import operations
+from libs import operations, scaling
 from libs.db import Conn, events, resources, stacks, templates
+from libs.resources import autoscaling
 from libs.template import errors
 from libs.template.environment import Environment
 from services.api import lookup, views
@@ -108,6 +109,26 @@ async def metadata(request: web.Request) -> web.Response:
     return json_response({"metadata": {}})
 
 
+async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
+                           policy: resources.ResourceRow) -> None:
+    props = policy.properties or {}
+    rt = request.app[RUNTIME]
+    async with rt.pool.acquire() as conn:
+        group = await scaling.find_group(conn, stack.id, str(props.get("auto_scaling_group_id")))
+        await events.add(conn, stack_id=stack.id, resource_name=policy.name,
+                         physical_resource_id=policy.physical_id, resource_type=policy.type, action="SIGNAL",
+                         status="COMPLETE", reason=f"Signal: scaling {props.get('adjustment_type')} by "
+                                                   f"{props.get('scaling_adjustment')}")
+    if group is None:
+        raise NotFound("Resource", str(props.get("auto_scaling_group_id")))
+    await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group, policy=policy,
+                        change=scaling.Adjustment(
+                            adjustment_type=str(props["adjustment_type"]),
+                            adjustment=float(props["scaling_adjustment"]),
+                            min_adjustment_step=props.get("min_adjustment_step"),
+                            cooldown=props.get("cooldown")))
+
+
 class ActionNotSupported(errors.TemplateError):
     """Heat's ``ResourceActionNotSupported``."""
 
@@ -132,6 +153,9 @@ async def signal(request: web.Request) -> web.Response:
         raise ActionNotSupported("signal") from None
     if not plugin.accepts_signals:
         raise ActionNotSupported("signal")
+    if isinstance(plugin, autoscaling.ScalingPolicy):
+        await _scale_by_policy(request, stack, row)
+        return web.Response(status=200)
     for _ in range(10):  # a compare-and-set lost to another signal: read again and redo
         changes, reason = plugin.signal(row.data, details)
         data = {k: v for k, v in {**row.data, **changes}.items() if v is not None}

@@ -32,6 +32,7 @@ from libs.engine.step import Decision, decide
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
+from libs.resources.registry import Registry
 from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, StepResult, Wait
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -123,7 +124,7 @@ async def step_batch(ctx: WorkerContext, items: list[WorkItem]) -> BatchResult:
             await _decide(ctx, conn, groups, results)
             await _start(conn, groups, results)
             await _run_steps(ctx, groups, results)
-            await _finish(conn, groups, results, ready, released_by)
+            await _finish(conn, groups, results, ready, released_by, registry=ctx.registry)
             for group in groups:
                 if group.failure is not None:
                     current = group.stack.current_traversal == group.trav.id
@@ -298,7 +299,7 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
 
 
 async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
-                  ready: list[tuple[str, str, str]], released_by: list[int]) -> None:
+                  ready: list[tuple[str, str, str]], released_by: list[int], *, registry: Registry) -> None:
     async with conn.transaction():
         for group in groups:
             await _finish_group(conn, group, results)
@@ -311,7 +312,7 @@ async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
                 results[job.index] = None
                 released_by.append(job.index)
             if finished and remaining == 0:
-                await stack_end.complete(conn, group.stack, group.trav, group.want)
+                await stack_end.complete(conn, group.stack, group.trav, group.want, registry)
 
 
 Write = tuple[resources.ResourceRow, Mapping[str, Any]]

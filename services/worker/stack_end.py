@@ -10,10 +10,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from libs.db import Conn, events, resources, stacks, traversals
+import orjson
+
+from libs.db import Conn, events, resources, stacks, templates, traversals
 from libs.engine import desired, status
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
+from libs.resources.registry import Registry
 
 
 async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, *, action: str,
@@ -31,7 +34,7 @@ async def outputs_of(conn: Conn, stack_id: uuid.UUID, want: desired.Desired) -> 
 
 
 async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.TraversalRow,
-                   want: desired.Desired | None) -> None:
+                   want: desired.Desired | None, registry: Registry | None = None) -> None:
     """The last node is done: settle the stack, if this traversal is still its current one."""
     action = trav.action
     reason = status.stack_completed(action)
@@ -44,6 +47,39 @@ async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.Traversa
     if settled:
         await stack_event(conn, stack, trav.id, action=action, state=status.COMPLETE, reason=reason)
         await traversals.close(conn, trav.id)
+        if stack.parent_id is not None and registry is not None and outputs is not None:
+            await refresh_parent(conn, stack, outputs, registry)
+
+
+async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[str, Any]],
+                         registry: Registry) -> None:
+    """A nested stack changed on its own (a group scaled): its parent resource and outputs follow.
+
+    When the parent resource's own step is under way, that step records the
+    outcome itself; this is for changes no parent traversal drives.
+    """
+    assert child.parent_id is not None
+    row = next((r for r in await resources.for_stack(conn, child.parent_id)
+                if r.is_current and r.physical_id == str(child.id)), None)
+    if row is None or row.status == status.IN_PROGRESS:
+        return
+    try:
+        plugin = registry.get(row.type)
+    except KeyError:
+        return  # a provider template: its attributes are its outputs, refreshed by its next step
+    data = {**row.data, "outputs": orjson.dumps({o["output_key"]: o.get("output_value")
+                                                  for o in outputs}).decode()}
+    attributes = plugin.all_attributes(row.physical_id, data, row.properties or {})
+    if await resources.write(conn, row, data=data, attributes=attributes) is None:
+        return
+    parent = await stacks.get(conn, child.parent_id)
+    if parent is None or parent.status == status.IN_PROGRESS or parent.template_id is None:
+        return
+    raw = await templates.get(conn, parent.template_id)
+    want = desired.load(raw.template, raw.files, raw.environment, stack_name=parent.name,
+                        stack_id=str(parent.id), project_id=parent.project)
+    await conn.execute("UPDATE stacks SET outputs = $2 WHERE id = $1", parent.id,
+                       await outputs_of(conn, parent.id, want))
 
 
 async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.TraversalRow, reason: str,

@@ -383,7 +383,7 @@ class Node:
 
     # ---- the stack's end ----------------------------------------------------
     async def complete_stack(self) -> None:
-        await stack_end.complete(self.conn, self.stack, self.trav, self.want)
+        await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry)
 
     async def fail_stack(self, reason: str) -> None:
         await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current)

@@ -201,8 +201,10 @@ def test_physical_resource_name_from_context() -> None:
 
 def test_default_registry() -> None:
     registry = default_registry()
-    assert registry.types() == ["OS::Heat::None", "OS::Heat::RandomString", "OS::Heat::ResourceChain",
-                                "OS::Heat::ResourceGroup", "OS::Heat::Stack", "OS::Heat::TestResource",
+    assert registry.types() == ["OS::Heat::AutoScalingGroup", "OS::Heat::None", "OS::Heat::RandomString",
+                                "OS::Heat::ResourceChain",
+                                "OS::Heat::ResourceGroup", "OS::Heat::ScalingPolicy", "OS::Heat::Stack",
+                                "OS::Heat::TestResource",
                                 "OS::Heat::Value", "OS::Heat::WaitCondition", "OS::Heat::WaitConditionHandle"]
     for name in registry.types():
         assert name in registry

@@ -1,0 +1,171 @@
+"""``OS::Heat::AutoScalingGroup`` and ``OS::Heat::ScalingPolicy``.
+
+The group is a nested stack of ``capacity`` copies of ``resource``, named
+with short random ids as Heat names them; it shrinks by removing its oldest
+members. Its capacity comes from the template (``desired_capacity``, else
+``min_size``) when the template changes it, and otherwise stays where
+scaling left it. A policy's signal (``signal_url``, ``alarm_url``, or a NATS
+request on ``ember.scale.<project>.<stack>.<group>``) changes the capacity
+by :func:`new_capacity`, at most once per cooldown.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import orjson
+
+from libs.resources.attributes import AttrSchema
+from libs.resources.base import ResourceType, SupportStatus
+from libs.resources.properties import PropSchema
+from libs.resources.resource_group import MEMBERS_KEY, MemberStack, members_template
+from libs.resources.steps import Action, Done, Nest, StepContext, StepResult
+from libs.template.constraints import AllowedValues, Range
+
+ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
+CAPACITY_KEY, NAMES_KEY, SCALED_AT_KEY = "capacity", "member_names", "scaled_at"
+
+
+def new_capacity(current: int, *, adjustment_type: str, adjustment: float, min_size: int, max_size: int,
+                 min_adjustment_step: int | None = None) -> int:
+    """Heat's capacity arithmetic: the adjustment, rounded away from zero for percentages, clamped."""
+    if adjustment_type == "exact_capacity":
+        wanted = int(adjustment)
+    elif adjustment_type == "percent_change_in_capacity":
+        delta = current * adjustment / 100.0
+        step = math.ceil(abs(delta)) if abs(delta) < 1 else math.floor(abs(delta))
+        if min_adjustment_step is not None and step < min_adjustment_step:
+            step = min_adjustment_step
+        wanted = current + (step if delta >= 0 else -step)
+    else:
+        wanted = current + int(adjustment)
+    return max(min_size, min(max_size, wanted))
+
+
+def next_names(existing: Sequence[str], capacity: int, fresh: Any) -> list[str]:
+    """Members for ``capacity``: the oldest go first on a shrink; new ones get fresh short ids."""
+    names = list(existing)[max(len(existing) - capacity, 0):] if capacity < len(existing) else list(existing)
+    while len(names) < capacity:
+        name = fresh()
+        if name not in names:
+            names.append(name)
+    return names
+
+
+class AutoScalingGroup(MemberStack):
+    """A group whose size policies and the template change."""
+
+    type_name: ClassVar[str] = "OS::Heat::AutoScalingGroup"
+    description: ClassVar[str] = (
+        "A group of identical resources whose number scaling policies change between its minimum "
+        "and maximum size.")
+    support_status: ClassVar[SupportStatus] = SupportStatus(version="2014.1")
+    properties_schema: ClassVar[Mapping[str, PropSchema]] = {
+        "min_size": PropSchema("integer", "The least number of resources.", required=True,
+                               constraints=(Range(min=0),), update_allowed=True),
+        "max_size": PropSchema("integer", "The most number of resources.", required=True,
+                               constraints=(Range(min=0),), update_allowed=True),
+        "desired_capacity": PropSchema("integer", "The number of resources to have now.",
+                                       update_allowed=True),
+        "cooldown": PropSchema("integer", "Seconds after a scaling before the next may happen.",
+                               update_allowed=True),
+        "resource": PropSchema("map", "The definition of each resource.", required=True,
+                               update_allowed=True),
+        "rolling_updates": PropSchema("map", "How updates replace resources.", update_allowed=True,
+                                      schema={"min_in_service": PropSchema("integer", "", default=0),
+                                              "max_batch_size": PropSchema("integer", "", default=1),
+                                              "pause_time": PropSchema("number", "", default=0)}),
+    }
+    attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {
+        "current_size": AttrSchema("The number of resources in the group.", "integer"),
+        "outputs": AttrSchema("An output of each resource, by name.", "map"),
+        "outputs_list": AttrSchema("An output of each resource, as a list.", "list"),
+        "refs": AttrSchema("The references of the resources.", "list"),
+        "refs_map": AttrSchema("The references of the resources, by name.", "map"),
+    }
+
+    def capacity(self, properties: Mapping[str, Any], old: Mapping[str, Any] | None,
+                 data: Mapping[str, str]) -> int:
+        desired = properties.get("desired_capacity")
+        scaled = data.get(CAPACITY_KEY)
+        changed = old is None or old.get("desired_capacity") != desired
+        if scaled is not None and not changed:
+            wanted = int(scaled)
+        else:
+            wanted = int(desired) if desired is not None else int(properties["min_size"])
+        return max(int(properties["min_size"]), min(int(properties["max_size"]), wanted))
+
+    def template_for(self, properties: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+        definition = dict(properties["resource"])
+        member = {k: definition[k] for k in ("type", "properties", "metadata") if definition.get(k)}
+        return members_template({n: dict(member) for n in names})
+
+    def child_request(self, ctx: StepContext) -> Nest:
+        existing = orjson.loads(ctx.data.get(NAMES_KEY) or "[]")
+        alphabet = string.ascii_lowercase + string.digits
+        names = next_names(existing, self.capacity(ctx.properties, ctx.old_properties, ctx.data),
+                           lambda: "".join(ctx.rng.choice(alphabet) for _ in range(12)))
+        return Nest("create", template=self.template_for(ctx.properties, names))
+
+    def start_create(self, ctx: StepContext) -> StepResult:
+        return self.child_request(ctx)
+
+    def check(self, action: Action, ctx: StepContext) -> StepResult:
+        result = super().check(action, ctx)
+        if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE) and ctx.child is not None:
+            names = list(ctx.child.outputs_by_key.get(MEMBERS_KEY) or {})
+            ordered = [n for n in orjson.loads(ctx.data.get(NAMES_KEY) or "[]") if n in names]
+            ordered += [n for n in names if n not in ordered]
+            return Done(physical_id=result.physical_id, data={
+                **result.data, NAMES_KEY: orjson.dumps(ordered).decode(),
+                CAPACITY_KEY: str(len(ordered))})
+        return result
+
+    def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
+                       properties: Mapping[str, Any]) -> dict[str, Any]:
+        shown = super().all_attributes(physical_id, data, properties)
+        order = orjson.loads(data.get(NAMES_KEY) or "[]")
+        by_attribute: dict[str, dict[str, Any]] = shown.get("attributes") or {}
+        return {**shown, "current_size": len(shown.get("refs_map") or {}),
+                "refs": [shown["refs_map"].get(n) for n in order if n in shown["refs_map"]],
+                "outputs": by_attribute,
+                "outputs_list": {k: [v.get(n) for n in order if n in v] for k, v in by_attribute.items()}}
+
+
+class ScalingPolicy(ResourceType):
+    """Changes its group's size when signalled."""
+
+    type_name: ClassVar[str] = "OS::Heat::ScalingPolicy"
+    description: ClassVar[str] = "Changes the size of an auto scaling group when signalled."
+    support_status: ClassVar[SupportStatus] = SupportStatus(version="2014.1")
+    accepts_signals: ClassVar[bool] = True
+    properties_schema: ClassVar[Mapping[str, PropSchema]] = {
+        "auto_scaling_group_id": PropSchema("string", "The group (get_resource of it).", required=True),
+        "adjustment_type": PropSchema("string", "How scaling_adjustment is read.", required=True,
+                                      constraints=(AllowedValues(ADJUSTMENT_TYPES),), update_allowed=True),
+        "scaling_adjustment": PropSchema("number", "The size of the adjustment.", required=True,
+                                         update_allowed=True),
+        "cooldown": PropSchema("integer", "Seconds after a scaling before the next may happen.",
+                               update_allowed=True),
+        "min_adjustment_step": PropSchema("integer", "The least change of a percentage adjustment.",
+                                          constraints=(Range(min=0),), update_allowed=True),
+    }
+    attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {
+        "alarm_url": AttrSchema("A URL that scales the group when POSTed to.", "string"),
+        "signal_url": AttrSchema("The api URL of this policy's signal.", "string"),
+    }
+
+    def start_create(self, ctx: StepContext) -> StepResult:
+        return Done(physical_id=self.physical_resource_name(ctx), data={"signal_url": ctx.signal_url or ""})
+
+    def signal(self, data: Mapping[str, str], details: Any) -> tuple[dict[str, str | None], str]:
+        return {}, "Signal: scaling"
+
+    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                          properties: Mapping[str, Any]) -> Any:
+        if name in ("alarm_url", "signal_url"):
+            return data.get("signal_url")
+        return None
