@@ -16,16 +16,18 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.nested import NestedStackType
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Nest, StepContext, StepResult
+from libs.resources.steps import Action, Done, Nest, StepContext, StepResult, Wait
 from libs.template.constraints import AllowedValues, Length, Range
 
 COUNT, INDEX_VAR, RESOURCE_DEF = "count", "index_var", "resource_def"
 REMOVAL_POLICIES, REMOVAL_MODE = "removal_policies", "removal_policies_mode"
 MEMBERS_KEY, REMOVED_KEY = "members", "removed"
+ROLLING_KEY, NEXT_AT_KEY = "rolling", "rolling_next_at"
 
 
 def _replace(value: Any, var: str, index: str) -> Any:
@@ -146,24 +148,86 @@ class ResourceGroup(MemberStack):
             return listed
         return set(orjson.loads(ctx.data.get(REMOVED_KEY) or "[]")) | listed
 
-    def child_request(self, ctx: StepContext) -> Nest:
-        props = ctx.properties
-        names = member_names(int(props.get(COUNT) or 0), self.removed(ctx))
-        definition = dict(props[RESOURCE_DEF])
-        var = str(props.get(INDEX_VAR) or "%index%")
+    def _members(self, props: Mapping[str, Any], names: list[str],
+                 old: Mapping[str, Any] | None = None, keep_old: set[str] | None = None) -> dict[str, Any]:
+        """The members' definitions; those in ``keep_old`` still have ``old``'s definition."""
         resources = {}
         for name in names:
+            source = old if old is not None and keep_old is not None and name in keep_old else props
+            definition = dict(source[RESOURCE_DEF])
+            var = str(source.get(INDEX_VAR) or "%index%")
             member: dict[str, Any] = {"type": definition["type"]}
             for key in ("properties", "metadata"):
                 if definition.get(key):
                     member[key] = _replace(definition[key], var, name)
             resources[name] = member
-        return Nest("create", template=members_template(resources))
+        return resources
+
+    def child_request(self, ctx: StepContext) -> Nest:
+        props = ctx.properties
+        names = member_names(int(props.get(COUNT) or 0), self.removed(ctx))
+        return Nest("create", template=members_template(self._members(props, names)))
+
+    # ---- rolling updates (update_policy: rolling_update) -------------------------------------
+    def start(self, action: Action, ctx: StepContext) -> StepResult:
+        policy = (ctx.update_policy or {}).get("rolling_update")
+        old = ctx.old_properties
+        if (action is Action.UPDATE and isinstance(policy, dict) and old is not None and ctx.child is not None
+                and old.get(RESOURCE_DEF) != ctx.properties.get(RESOURCE_DEF)):
+            current = len(ctx.child.outputs_by_key.get("refs_map") or {})
+            state = {"current": current, "up_to_date": 0, "updated": []}
+            return self._batch(ctx, policy, state)
+        return super().start(action, ctx)
+
+    def _batch(self, ctx: StepContext, policy: Mapping[str, Any], state: dict[str, Any]) -> StepResult:
+        props, old = ctx.properties, ctx.old_properties
+        target = int(props.get(COUNT) or 0)
+        capacity, count = rolling.next_batch(target, state["current"], state["up_to_date"],
+                                             int(policy.get("max_batch_size", 1) or 1),
+                                             int(policy.get("min_in_service", 0) or 0))
+        names = member_names(capacity, self.removed(ctx))
+        updated = list(state["updated"])
+        for name in names:
+            if count and name not in updated:
+                updated.append(name)
+                count -= 1
+        keep_old = {n for n in names if n not in updated}
+        template = members_template(self._members(props, names, old, keep_old))
+        done = {**state, "capacity": capacity, "updated": updated, "pending": True,
+                "batch": len(updated) - len(state["updated"])}
+        return Nest("update", template=template, data={ROLLING_KEY: orjson.dumps(done).decode(),
+                                                       NEXT_AT_KEY: None})
+
+    def check(self, action: Action, ctx: StepContext) -> StepResult:
+        rolling_state = ctx.data.get(ROLLING_KEY)
+        if action is Action.UPDATE and rolling_state and ctx.child is not None and (
+                ctx.child.action == "UPDATE" and ctx.child.status == "COMPLETE"):
+            state = orjson.loads(rolling_state)
+            target = int(ctx.properties.get(COUNT) or 0)
+            if state.get("pending"):  # the batch just finished: count it, once
+                current, up_to_date = rolling.after_batch(target, state["current"], state["up_to_date"],
+                                                          state["capacity"], state["batch"])
+                state = {**state, "current": current, "up_to_date": up_to_date, "pending": False}
+            if rolling.needs_update(target, state["current"], state["up_to_date"]):
+                policy = (ctx.update_policy or {}).get("rolling_update") or {}
+                pause = float(policy.get("pause_time", 0) or 0)
+                next_at = ctx.data.get(NEXT_AT_KEY)
+                if pause and next_at is None:
+                    return Wait(pause, data={NEXT_AT_KEY: str(ctx.now + pause),
+                                             ROLLING_KEY: orjson.dumps(state).decode()})
+                if next_at is not None and ctx.now < float(next_at):
+                    return Wait(float(next_at) - ctx.now)
+                return self._batch(ctx, policy, state)
+        result = self._finish(action, ctx)
+        if isinstance(result, Done) and rolling_state:
+            return Done(physical_id=result.physical_id,
+                        data={**result.data, ROLLING_KEY: None, NEXT_AT_KEY: None})
+        return result
 
     def start_create(self, ctx: StepContext) -> StepResult:
         return self.child_request(ctx)
 
-    def check(self, action: Action, ctx: StepContext) -> StepResult:
+    def _finish(self, action: Action, ctx: StepContext) -> StepResult:
         result = super().check(action, ctx)
         if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE):
             removed = sorted(self.removed(ctx), key=_index)

@@ -77,6 +77,8 @@ class StepContext:
     peer: Mapping[str, str] | None = None
     # Where this resource's signals are POSTed (the api's URL of it), for types that take them.
     signal_url: str | None = None
+    # The resource's resolved ``update_policy`` (rolling updates, batched creates of groups).
+    update_policy: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def elapsed(self) -> float:
@@ -169,6 +171,8 @@ class Nest:
     parameters: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     timeout_mins: int | None = None
     delay: float = 0.2
+    # Changes to the resource's data to record with the request (None deletes a key).
+    data: DataChanges = dataclasses.field(default_factory=dict)
 
 
 StepResult = Done | Wait | Failed | Nest

@@ -99,6 +99,11 @@ class StackResolver:
         """A resource's properties resolved (Heat's "resolved properties")."""
         return base.resolve(self._stack.resources[resource].properties, self, nullable=False) or {}
 
+    def update_policy(self, resource: str) -> dict[str, Any]:
+        """A resource's ``update_policy`` resolved (``{}`` when it has none)."""
+        resolved = base.resolve(self._stack.resources[resource].update_policy, self, nullable=True)
+        return dict(resolved) if isinstance(resolved, dict) else {}
+
     def output(self, name: str) -> dict[str, Any]:
         """One output in the API's shape; a failure is ``output_error``, never an exception."""
         defn = self._stack.outputs[name]

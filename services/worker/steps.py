@@ -271,6 +271,9 @@ class Node:
         ctx = self._context(row, props)
         if plugin.nests:
             ctx = dataclasses.replace(ctx, child=await children.current(self.conn, row))
+            if self.want is not None and row.name in self.want.definition.resources:
+                policy = StackResolver(self.want.definition, StaticResourceData()).update_policy(row.name)
+                ctx = dataclasses.replace(ctx, update_policy=policy)
         if plugin.watches is not None and isinstance(props.get(plugin.watches), str):
             peer = await resources.data_of_reference(self.conn, self.stack_id, props[plugin.watches])
             ctx = dataclasses.replace(ctx, peer=peer or {})
@@ -333,8 +336,12 @@ class Node:
             # The nested template is checked when its stack is made, as Heat does.
             await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
             return []
-        if (child_id is not None and row.physical_id != str(child_id)
-                and await self._write(row, physical_id=str(child_id)) is None):
+        changes: dict[str, Any] = {}
+        if child_id is not None and row.physical_id != str(child_id):
+            changes["physical_id"] = str(child_id)
+        if request.data:
+            changes["data"] = rows.merged(row.data, request.data)
+        if changes and await self._write(row, **changes) is None:
             raise Conflict("resource row changed under this step")
         raise Retry(request.delay, f"{action} of the nested stack of {row.name} in progress")
 

@@ -151,3 +151,33 @@ async def test_a_resource_chain_makes_each_after_the_one_before(settings: Settin
                      for e in await events.for_stack(conn, child_id) if e.resource_name in ("0", "1", "2")]
         assert [n for n, s in lines if s.endswith("COMPLETE")] == ["0", "1", "2"]
         assert lines.index(("0", "CREATE_COMPLETE")) < lines.index(("1", "CREATE_IN_PROGRESS"))
+
+
+def _rolling(value: str) -> dict[str, object]:
+    template = hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 4, "resource_def": {"type": "OS::Heat::TestResource", "properties": {"value": value}}}}},
+        outputs={"values": {"value": {"get_attr": ["group", "attributes", "output"]}}})
+    template["resources"]["group"]["update_policy"] = {
+        "rolling_update": {"max_batch_size": 2, "min_in_service": 2, "pause_time": 0.2}}
+    return template
+
+
+async def test_a_rolling_update_replaces_members_in_batches(settings: Settings) -> None:
+    registry = default_registry()
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="roll",
+                                             stack_request=StackRequest(template=_rolling("a")),
+                                             registry=registry)
+        await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                      stack_request=StackRequest(template=_rolling("b")), registry=registry)
+        done = await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=60)
+        assert done.outputs[0]["output_value"] == {str(i): "b" for i in range(4)}
+        child = uuid.UUID((await resource_rows(api.pool, made.id))["group"].physical_id or "")
+        async with api.pool.acquire() as conn:
+            lines = [(e.resource_name, e.resource_status, e.reason)
+                     for e in await events.for_stack(conn, child)]
+        updates = [line for line in lines if line[2] == "Stack UPDATE completed successfully"]
+        assert len(updates) >= 2  # one nested update per batch
+        finished = [name for name, state, _ in lines if state == "UPDATE_COMPLETE" and name != lines[0][0]]
+        assert sorted(finished[:2]) == ["0", "1"] and sorted(finished[2:4]) == ["2", "3"]
