@@ -50,12 +50,16 @@ class NestedStackType(ResourceType):
         return Nest(operation)  # type: ignore[arg-type]  # the four names above
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
+        return self.child_state(ctx, str(action), deleting=action is Action.DELETE)
+
+    def child_state(self, ctx: StepContext, child_action: str, *, deleting: bool = False) -> StepResult:
+        """Done once the child's ``child_action`` completed, Failed if it failed, else wait."""
         child = ctx.child
         if child is None or child.deleted:
-            if action is Action.DELETE:
+            if deleting:
                 return Done()
             return Wait(POLL_SECONDS)
-        if child.action != str(action) or child.status == "IN_PROGRESS":
+        if child.action != child_action or child.status == "IN_PROGRESS":
             return Wait(POLL_SECONDS)
         if child.status == "FAILED":
             return Failed(f"{child.status_reason}", error="Error")

@@ -11,6 +11,7 @@ removal policy lists, which are then never used again).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -27,7 +28,7 @@ from libs.template.constraints import AllowedValues, Length, Range
 COUNT, INDEX_VAR, RESOURCE_DEF = "count", "index_var", "resource_def"
 REMOVAL_POLICIES, REMOVAL_MODE = "removal_policies", "removal_policies_mode"
 MEMBERS_KEY, REMOVED_KEY = "members", "removed"
-ROLLING_KEY, NEXT_AT_KEY = "rolling", "rolling_next_at"
+ROLLING_KEY, NEXT_AT_KEY, BATCH_KEY = "rolling", "rolling_next_at", "batch_create"
 
 
 def _replace(value: Any, var: str, index: str) -> Any:
@@ -168,8 +169,42 @@ class ResourceGroup(MemberStack):
         names = member_names(int(props.get(COUNT) or 0), self.removed(ctx))
         return Nest("create", template=members_template(self._members(props, names)))
 
+    # ---- batched creates (update_policy: batch_create) ---------------------------------------
+    def _created_batch(self, ctx: StepContext, done: int, operation: str) -> Nest:
+        policy = (ctx.update_policy or {}).get("batch_create") or {}
+        names = member_names(int(ctx.properties.get(COUNT) or 0), self.removed(ctx))
+        upto = min(len(names), done + max(int(policy.get("max_batch_size", 1) or 1), 1))
+        template = members_template(self._members(ctx.properties, names[:upto]))
+        return Nest(operation, template=template,  # type: ignore[arg-type]  # create or update
+                    data={BATCH_KEY: orjson.dumps({"done": upto, "target": len(names)}).decode(),
+                          NEXT_AT_KEY: None})
+
+    def _check_batches(self, ctx: StepContext) -> StepResult:
+        state = orjson.loads(ctx.data[BATCH_KEY])
+        child = ctx.child
+        if child is None or child.status == "IN_PROGRESS" or child.action not in ("CREATE", "UPDATE"):
+            return Wait(0.5)
+        if state["done"] >= state["target"] or child.status == "FAILED":
+            result = self.child_state(ctx, child.action)
+            if isinstance(result, Done):
+                finished = self._finish(Action.CREATE, dataclasses.replace(
+                    ctx, child=dataclasses.replace(child, action="CREATE")))
+                if isinstance(finished, Done):
+                    return Done(physical_id=finished.physical_id,
+                                data={**finished.data, BATCH_KEY: None, NEXT_AT_KEY: None})
+            return result
+        pause = float(((ctx.update_policy or {}).get("batch_create") or {}).get("pause_time", 0) or 0)
+        next_at = ctx.data.get(NEXT_AT_KEY)
+        if pause and next_at is None:
+            return Wait(pause, data={NEXT_AT_KEY: str(ctx.now + pause)})
+        if next_at is not None and ctx.now < float(next_at):
+            return Wait(float(next_at) - ctx.now)
+        return self._created_batch(ctx, state["done"], "update")
+
     # ---- rolling updates (update_policy: rolling_update) -------------------------------------
     def start(self, action: Action, ctx: StepContext) -> StepResult:
+        if action is Action.CREATE and isinstance((ctx.update_policy or {}).get("batch_create"), dict):
+            return self._created_batch(ctx, 0, "create")
         policy = (ctx.update_policy or {}).get("rolling_update")
         old = ctx.old_properties
         if (action is Action.UPDATE and isinstance(policy, dict) and old is not None and ctx.child is not None
@@ -199,6 +234,8 @@ class ResourceGroup(MemberStack):
                                                        NEXT_AT_KEY: None})
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
+        if action is Action.CREATE and ctx.data.get(BATCH_KEY):
+            return self._check_batches(ctx)
         rolling_state = ctx.data.get(ROLLING_KEY)
         if action is Action.UPDATE and rolling_state and ctx.child is not None and (
                 ctx.child.action == "UPDATE" and ctx.child.status == "COMPLETE"):

@@ -181,3 +181,23 @@ async def test_a_rolling_update_replaces_members_in_batches(settings: Settings) 
         assert len(updates) >= 2  # one nested update per batch
         finished = [name for name, state, _ in lines if state == "UPDATE_COMPLETE" and name != lines[0][0]]
         assert sorted(finished[:2]) == ["0", "1"] and sorted(finished[2:4]) == ["2", "3"]
+
+
+async def test_batch_create_makes_members_a_batch_at_a_time(settings: Settings) -> None:
+    template = hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": {
+        "count": 5, "resource_def": {"type": "OS::Heat::TestResource", "properties": {"value": "x"}}},
+        "update_policy": {"batch_create": {"max_batch_size": 2, "pause_time": 0.1}}}},
+        outputs={"refs": {"value": {"get_attr": ["group", "refs"]}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="batches",
+                                             stack_request=StackRequest(template=template),
+                                             registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        assert len(done.outputs[0]["output_value"]) == 5
+        child = uuid.UUID((await resource_rows(api.pool, made.id))["group"].physical_id or "")
+        assert sorted(await resource_rows(api.pool, child), key=int) == ["0", "1", "2", "3", "4"]
+        async with api.pool.acquire() as conn:
+            reasons = [e.reason for e in await events.for_stack(conn, child) if e.resource_name != "0"
+                       and e.resource_type == "OS::Heat::Stack"]
+        assert reasons.count("Stack CREATE completed successfully") == 1
+        assert reasons.count("Stack UPDATE completed successfully") == 2  # two more batches: 4, then 5
