@@ -12,6 +12,9 @@ import pytest
 
 from libs import operations
 from libs.config import Settings
+from libs.db import stacks as stack_rows
+from libs.resources.registry import default_registry
+from libs.runtime import open_runtime
 from libs.template.request import StackRequest
 from tests.integration.engine_support import event_lines, hot, resource_rows, settled
 from tests.support import ember, eventually, terminate
@@ -36,7 +39,6 @@ async def test_kill_9_of_workers_and_planner_costs_only_a_delay(
         return ember([service], ember_env, tmp_path / f"{service}-{n}.log")
 
     procs = {"planner": start("planner", 0), "worker-a": start("worker", 0), "worker-b": start("worker", 1)}
-    from libs.runtime import open_runtime
 
     try:
         async with open_runtime(settings, "api") as api:
@@ -65,6 +67,49 @@ async def test_kill_9_of_workers_and_planner_costs_only_a_delay(
             # And an update through a fresh planner still works after the crash.
             await operations.delete_stack(api.pool, api.bus, done)
             await settled(api.pool, created.id, status="DELETE_COMPLETE", timeout=60)
+    finally:
+        for name, proc in procs.items():
+            if proc.poll() is None:
+                assert terminate(proc) == 0, name
+
+
+async def test_kill_9_of_a_worker_during_a_group_and_a_nested_stack(
+        settings: Settings, ember_env: dict[str, str], tmp_path: Path) -> None:
+    member = {"type": "OS::Heat::TestResource",
+              "properties": {"value": "m", "action_wait_secs": {"create": 0.3}}}
+    child = ("heat_template_version: 2016-10-14\nresources:\n"
+             "  a: {type: OS::Heat::TestResource, properties: {action_wait_secs: {create: 0.3}}}\n"
+             "  b: {type: OS::Heat::TestResource, properties: {action_wait_secs: {create: 0.3}}}\n")
+    template = hot({"group": {"type": "OS::Heat::ResourceGroup",
+                              "properties": {"count": 6, "resource_def": member}},
+                    "nest": {"type": "OS::Heat::Stack", "properties": {"template": child}}},
+                   outputs={"refs": {"value": {"get_attr": ["group", "refs"]}}})
+    procs = {"planner": ember(["planner"], ember_env, tmp_path / "planner.log"),
+             "worker-a": ember(["worker"], ember_env, tmp_path / "worker-a.log"),
+             "worker-b": ember(["worker"], ember_env, tmp_path / "worker-b.log")}
+    try:
+        async with open_runtime(settings, "api") as api:
+            created = await operations.create_stack(api.pool, api.bus, project="demo", name="deep",
+                                                    stack_request=StackRequest(template=template),
+                                                    registry=default_registry())
+
+            async def children_started() -> bool:
+                async with api.pool.acquire() as conn:
+                    return len(await stack_rows.children(conn, created.id)) == 2
+            await eventually(children_started, timeout=60, what="both nested stacks made")
+            os.kill(procs["worker-a"].pid, signal.SIGKILL)
+            procs["worker-a"].wait()
+            procs["worker-c"] = ember(["worker"], ember_env, tmp_path / "worker-c.log")
+            done = await settled(api.pool, created.id, timeout=120)
+            assert done.stack_status == "CREATE_COMPLETE", done.status_reason
+            assert len(done.outputs[0]["output_value"]) == 6
+            async with api.pool.acquire() as conn:
+                nested = await stack_rows.children(conn, created.id)
+            assert len(nested) == 2  # no child made twice
+            for child_id in nested:
+                lines = await event_lines(api.pool, child_id)
+                per_resource = collections.Counter((n, s) for n, s, _ in lines if not n.startswith("deep-"))
+                assert set(per_resource.values()) == {1}, per_resource
     finally:
         for name, proc in procs.items():
             if proc.poll() is None:

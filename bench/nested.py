@@ -1,0 +1,131 @@
+"""By hand: a resource group of many members, and a stack of many nested stacks, created and deleted.
+
+``python -m bench.nested --group 10000 --nested 100`` runs one planner and
+two workers as processes on embedded servers (or ``EMBER_*_URL``, as
+``bench.engine``), then, for each shape: the create (until the parent settles)
+and the delete, printing seconds and every process's peak RSS. Not a test:
+nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import trace
+
+from bench.engine import BenchError, Services, Watched, drop, limits_for, prepare, start_servers, wait_ready
+from libs import config, operations
+from libs.db import stacks
+from libs.db.pool import create_pool
+from libs.messaging.bus import Bus
+from libs.messaging.subjects import Names
+from libs.resources.registry import default_registry
+from libs.template.request import StackRequest
+
+CHILD = "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::None}\n"
+
+
+def group_template(members: int) -> dict[str, Any]:
+    return {"heat_template_version": "2016-10-14", "resources": {"group": {
+        "type": "OS::Heat::ResourceGroup",
+        "properties": {"count": members, "resource_def": {"type": "OS::Heat::None"}}}}}
+
+
+def nested_template(count: int) -> dict[str, Any]:
+    return {"heat_template_version": "2016-10-14", "resources": {
+        f"n{i}": {"type": "OS::Heat::Stack", "properties": {"template": CHILD}} for i in range(count)}}
+
+
+async def _settle(pool: Any, stack_id: uuid.UUID, action: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        async with pool.acquire() as conn:
+            row = await stacks.get(conn, stack_id)
+        assert row is not None
+        if row.status != "IN_PROGRESS":
+            if row.stack_status != f"{action}_COMPLETE":
+                raise BenchError(f"the stack ended {row.stack_status}: {row.status_reason}")
+            return
+        if time.monotonic() > deadline:
+            raise BenchError(f"still {row.stack_status} after {timeout:g}s")
+        await asyncio.sleep(0.1)
+
+
+async def measure(servers: Any, services: Services, shapes: list[tuple[str, dict[str, Any]]],
+                  timeout: float) -> None:
+    names = Names(servers.prefix)
+    registry = default_registry()
+    async with (create_pool(servers.database_url, min_size=1, max_size=4) as pool,
+                Bus.connect(servers.nats_url, names, trace.NoOpTracer(), client_name="ember-bench") as bus):
+        await bus.ensure_topology()
+        await wait_ready(bus, services)
+        watched = [Watched("bench", os.getpid()), *services.watched()]
+        for label, tmpl in shapes:
+            for proc in watched:
+                proc.reset_peak()
+            started = time.monotonic()
+            row = await operations.create_stack(pool, bus, project="bench", name=label,
+                                                stack_request=StackRequest(template=tmpl),
+                                                limits=limits_for(tmpl), registry=registry)
+            await _settle(pool, row.id, "CREATE", timeout)
+            created = time.monotonic() - started
+            async with pool.acquire() as conn:
+                stored = await stacks.get(conn, row.id)
+            assert stored is not None
+            started = time.monotonic()
+            await operations.delete_stack(pool, bus, stored)
+            await _settle(pool, row.id, "DELETE", timeout)
+            deleted = time.monotonic() - started
+            peaks = ", ".join(f"{w.label} {w.peak_rss_mb() or 0:.0f} MB" for w in watched)
+            print(f"{label:<24} create {created:8.2f} s   delete {deleted:8.2f} s   peak RSS: {peaks}",
+                  flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.nested", description=__doc__)
+    parser.add_argument("--group", type=int, default=1000, help="members of the resource group (1000)")
+    parser.add_argument("--nested", type=int, default=20, help="nested stacks in one stack (20)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=1800.0)
+    options = parser.parse_args(argv)
+    settings = config.load(os.environ)
+    run_id = uuid.uuid4().hex[:8]
+    scratch = Path(tempfile.mkdtemp(prefix=f"ember-bench-nested-{run_id}-"))
+    scratch.chmod(0o755)  # as root, PostgreSQL runs as nobody and must reach it
+    shapes = [(f"group-{options.group}", group_template(options.group)),
+              (f"nested-{options.nested}", nested_template(options.nested))]
+    try:
+        with contextlib.ExitStack() as stack:
+            servers = start_servers(scratch, stack, run_id, pg_stats=False)
+            asyncio.run(prepare(servers, pg_stats=False))
+            if not (servers.own_postgres and servers.own_nats):
+                stack.callback(lambda: asyncio.run(drop(servers)))
+            env = {**os.environ, "EMBER_DATABASE_URL": servers.database_url,
+                   "EMBER_NATS_URL": servers.nats_url, "EMBER_NATS_PREFIX": servers.prefix,
+                   "EMBER_DATA_DIR": str(scratch / "data")}
+            services = Services(env, scratch / "logs", options.workers, settings.shutdown_grace)
+            stack.callback(services.stop)
+            services.start()
+            print(f"bench.nested {run_id}: {options.workers} worker(s), {os.cpu_count()} CPU(s)", flush=True)
+            asyncio.run(measure(servers, services, shapes, options.timeout))
+    except BenchError as exc:
+        print(f"bench.nested: FAILED: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
