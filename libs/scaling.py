@@ -29,6 +29,10 @@ from libs.template.limits import Limits
 from libs.template.request import StackRequest
 
 
+# The nested template is made here, and grows with the group: no request limit applies.
+GENERATED = Limits(max_resources_per_stack=-1, max_template_size=2**31)
+
+
 @dataclasses.dataclass(frozen=True)
 class Adjustment:
     adjustment_type: str
@@ -88,7 +92,7 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
     await operations.update_stack(
         pool, bus, child, stack_request=StackRequest(template=plugin.template_for(props, members),
                                                      files=raw.files if raw else {}, environment=env),
-        options=operations.Options(disable_rollback=True), limits=Limits(max_resources_per_stack=-1),
+        options=operations.Options(disable_rollback=True), limits=GENERATED,
         builtin_types=registry.types(), registry=registry)
     return capacity
 
