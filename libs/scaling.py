@@ -28,7 +28,6 @@ from libs.template.environment import Environment
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
 
-
 # The nested template is made here, and grows with the group: no request limit applies.
 GENERATED = Limits(max_resources_per_stack=-1, max_template_size=2**31)
 
