@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import yaml
@@ -201,3 +202,19 @@ async def test_batch_create_makes_members_a_batch_at_a_time(settings: Settings) 
                        and e.resource_type == "OS::Heat::Stack"]
         assert reasons.count("Stack CREATE completed successfully") == 1
         assert reasons.count("Stack UPDATE completed successfully") == 2  # two more batches: 4, then 5
+
+
+async def test_many_nested_stacks_at_once_do_not_starve_the_pool(settings: Settings) -> None:
+    # Each nesting step holds a connection for its lock and borrows one to make its
+    # child: with more such steps than connections, they must take turns, not wait forever.
+    small = dataclasses.replace(settings, db_pool_size=6)
+    child = "heat_template_version: 2016-10-14\nresources:\n  inner: {type: OS::Heat::None}\n"
+    template = hot({f"n{i}": {"type": "OS::Heat::Stack", "properties": {"template": child}}
+                    for i in range(12)})
+    async with engine(small) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="many",
+                                             stack_request=StackRequest(template=template),
+                                             registry=default_registry())
+        await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        async with api.pool.acquire() as conn:
+            assert len(await stacks.children(conn, made.id)) == 12
