@@ -9,7 +9,7 @@ import yaml
 
 from libs import operations
 from libs.config import Settings
-from libs.db import events, stacks
+from libs.db import events, resources, stacks
 from libs.resources.registry import default_registry
 from libs.template.request import StackRequest
 from tests.integration.engine_support import engine, hot, resource_rows, settled, stack_row
@@ -218,3 +218,36 @@ async def test_many_nested_stacks_at_once_do_not_starve_the_pool(settings: Setti
         await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
         async with api.pool.acquire() as conn:
             assert len(await stacks.children(conn, made.id)) == 12
+
+
+async def test_check_suspend_and_resume_go_through_nested_stacks(settings: Settings) -> None:
+    registry = default_registry()
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="through",
+                                             stack_request=StackRequest(template=_parent("x")),
+                                             registry=registry)
+        await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        child = uuid.UUID((await resource_rows(api.pool, made.id))["nest"].physical_id or "")
+        for action in ("SUSPEND", "RESUME", "CHECK"):
+            await operations.stack_action(api.pool, api.bus, await stack_row(api.pool, made.id), action)
+            await settled(api.pool, made.id, status=f"{action}_COMPLETE", timeout=60)
+            assert (await stack_row(api.pool, child)).stack_status == f"{action}_COMPLETE"
+            inner = (await resource_rows(api.pool, child))["inner"]
+            assert inner.action == action and inner.status == "COMPLETE"
+
+
+async def test_a_resource_marked_unhealthy_is_replaced_by_the_next_update(settings: Settings) -> None:
+    template = hot({"r": {"type": "OS::Heat::TestResource", "properties": {"value": "same"}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="sick",
+                                             stack_request=StackRequest(template=template))
+        await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        before = (await resource_rows(api.pool, made.id))["r"]
+        async with api.pool.acquire() as conn:  # what PATCH .../resources/r {"mark_unhealthy": true} does
+            await resources.write(conn, before, action="CHECK", status="FAILED", status_reason="broken")
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                      stack_request=StackRequest(template=template))
+        await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=60)
+        after = (await resource_rows(api.pool, made.id))["r"]
+        assert after.id != before.id and after.physical_id != before.physical_id
+        assert after.action == "CREATE" and after.status == "COMPLETE"
