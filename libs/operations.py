@@ -75,7 +75,8 @@ async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None,
                        parent: stacks.StackRow | None = None,
-                       adopt_data: Mapping[str, Any] | None = None) -> stacks.StackRow:
+                       adopt_data: Mapping[str, Any] | None = None,
+                       facade: Mapping[str, Any] | None = None) -> stacks.StackRow:
     """A new stack (``parent``: the stack it is nested in, one level deeper).
 
     With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
@@ -83,14 +84,14 @@ async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
     """
     stack_id = uuid.uuid4()
     loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
-                          limits=limits, builtin_types=builtin_types)
+                          limits=limits, builtin_types=builtin_types, facade=facade)
     if registry is not None:
         check_properties(loaded.definition, registry, loaded.environment.registry)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
         template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
-                                             loaded.environment.to_dict())
+                                             loaded.environment.to_dict(), facade)
         try:
             row = await stacks.insert(conn, stack_id=stack_id, name=name, project=project,
                                       template_id=template_id, disable_rollback=options.disable_rollback,
@@ -134,7 +135,7 @@ async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
                        existing: bool = False, clear_parameters: Sequence[str] = (),
                        converge: bool = False, limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None,
-                       registry: Registry | None = None) -> None:
+                       registry: Registry | None = None, facade: Mapping[str, Any] | None = None) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -148,12 +149,13 @@ async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
     if existing:
         stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
     loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
-                          project_id=stack.project, limits=limits, builtin_types=builtin_types)
+                          project_id=stack.project, limits=limits, builtin_types=builtin_types,
+                          facade=facade)
     if registry is not None:
         check_properties(loaded.definition, registry, loaded.environment.registry)
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
-                                             loaded.environment.to_dict())
+                                             loaded.environment.to_dict(), facade)
         extra: dict[str, Any] = {}
         if options is not None:
             extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,

@@ -16,19 +16,22 @@ class RawTemplate:
     template: dict[str, Any]
     files: dict[str, str]
     environment: dict[str, Any]
+    # For a provider template's nested stack: its parent resource's metadata and policies.
+    facade: dict[str, Any] | None = None
 
 
 async def insert(conn: Conn, template: Mapping[str, Any], files: Mapping[str, str],
-                 environment: Mapping[str, Any]) -> uuid.UUID:
+                 environment: Mapping[str, Any], facade: Mapping[str, Any] | None = None) -> uuid.UUID:
     template_id = uuid.uuid4()
-    await conn.execute("INSERT INTO raw_templates (id, template, files, environment) VALUES ($1, $2, $3, $4)",
-                       template_id, dict(template), dict(files), dict(environment))
+    await conn.execute("INSERT INTO raw_templates (id, template, files, environment, facade)"
+                       " VALUES ($1, $2, $3, $4, $5)", template_id, dict(template), dict(files),
+                       dict(environment), dict(facade) if facade is not None else None)
     return template_id
 
 
 async def get(conn: Conn, template_id: uuid.UUID) -> RawTemplate:
-    row = await conn.fetchrow("SELECT id, template, files, environment FROM raw_templates WHERE id = $1",
-                              template_id)
+    row = await conn.fetchrow("SELECT id, template, files, environment, facade FROM raw_templates"
+                              " WHERE id = $1", template_id)
     if row is None:
         raise LookupError(f"raw template {template_id} not found")
     return RawTemplate(**dict(row))

@@ -42,13 +42,13 @@ def outputs_over(definition: StackDefinition, current: Mapping[str, tuple[Any, M
 
 
 def load(template: Mapping[str, Any], files: Mapping[str, str], environment: Mapping[str, Any], *,
-         stack_name: str, stack_id: str, project_id: str) -> Desired:
+         stack_name: str, stack_id: str, project_id: str, facade: Mapping[str, Any] | None = None) -> Desired:
     tmpl = Template(template, files)
     env = Environment.from_dict(environment)
     params = Parameters(parameter_schemas(tmpl), dialect=tmpl.version.kind, user_params=env.parameters,
                         param_defaults=env.parameter_defaults, stack_name=stack_name,
                         stack_id=stack_id, project_id=project_id)
-    definition = StackDefinition(tmpl, params)
+    definition = StackDefinition(tmpl, params, facade)
     return Desired(tmpl, env, params, definition)
 
 

@@ -173,6 +173,8 @@ class Nest:
     delay: float = 0.2
     # Changes to the resource's data to record with the request (None deletes a key).
     data: DataChanges = dataclasses.field(default_factory=dict)
+    # What the child's resource_facade gives: the parent resource's metadata and policies.
+    facade: Mapping[str, Any] | None = None
 
 
 StepResult = Done | Wait | Failed | Nest

@@ -75,7 +75,7 @@ def environment_for(request: StackRequest, template: Template, *,
 
 def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None, project_id: str,
          limits: Limits = DEFAULT_LIMITS, builtin_types: Collection[str] | None = None,
-         validate_values: bool = True) -> LoadedStack:
+         validate_values: bool = True, facade: Mapping[str, Any] | None = None) -> LoadedStack:
     """Parse, merge and validate everything a stack operation needs (raises TemplateError)."""
     template = Template.load(request.template, request.files, max_size=limits.max_template_size)
     environment = environment_for(request, template, builtin_types=builtin_types or ())
@@ -89,7 +89,7 @@ def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None,
     if template.dialect.parameter_groups:
         validate_parameter_groups(template.raw.get(template.dialect.parameter_groups),
                                   parameters.template_names())
-    definition = StackDefinition(template, parameters)
+    definition = StackDefinition(template, parameters, facade)
     definition.validate()
     if builtin_types is not None:
         for name, defn in definition.resources.items():

@@ -52,7 +52,7 @@ class StackResolver:
         self._stack = stack
         self._data = data
         self._files = dict(files if files is not None else stack.template.files)
-        self._facade = facade
+        self._facade = facade if facade is not None else stack.facade
         self._azs = list(availability_zones)
 
     def parameter(self, name: str) -> Any:

@@ -122,9 +122,12 @@ def _check_condition_type(name: str, definition: Any) -> None:
 
 
 class StackDefinition:
-    def __init__(self, template: Template, parameters: ParameterValues) -> None:
+    def __init__(self, template: Template, parameters: ParameterValues,
+                 facade: Mapping[str, Any] | None = None) -> None:
         self.template = template
         self.parameters = parameters
+        # A provider template's parent resource, as resource_facade sees it (None at the top).
+        self.facade = facade
         # Conditions are parsed before they exist, so they see parameters only;
         # resources and outputs are parsed with the conditions at hand. Nothing is
         # parsed until asked for, as in Heat, whose validation checks structure first.

@@ -162,7 +162,7 @@ async def _detail(request: web.Request, base: str, row: stacks.StackRow, *, reso
             raw = await templates.get(conn, row.template_id)
         try:
             want = desired.load(raw.template, raw.files, raw.environment, stack_name=row.name,
-                                stack_id=str(row.id), project_id=row.project)
+                                stack_id=str(row.id), project_id=row.project, facade=raw.facade)
             description = str(want.template.raw.get(want.template.dialect.description or "description", ""))
             parameters = want.parameters.display()
         except Exception:  # a stored template that no longer loads still shows its stack

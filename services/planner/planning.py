@@ -64,7 +64,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         raw = await templates.get(conn, template_id)
         try:
             want = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
-                                stack_id=str(stack.id), project_id=stack.project)
+                                stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
             requires = want.requires()
             types = want.types()
         except TemplateError as exc:

@@ -59,7 +59,7 @@ async def act(pool: asyncpg.Pool, bus: Bus, registry: Registry, *, parent: stack
         made = await operations.create_stack(
             pool, bus, project=parent.project, name=child_name(parent, row, short_id), stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins), limits=limits,
-            builtin_types=registry.types(), registry=registry, parent=parent)
+            builtin_types=registry.types(), registry=registry, parent=parent, facade=nest.facade)
         return made.id
     if child is None:
         return None
@@ -67,7 +67,7 @@ async def act(pool: asyncpg.Pool, bus: Bus, registry: Registry, *, parent: stack
         await operations.update_stack(
             pool, bus, child, stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins),
-            limits=limits, builtin_types=registry.types(), registry=registry)
+            limits=limits, builtin_types=registry.types(), registry=registry, facade=nest.facade)
     elif nest.operation == "delete":
         if child.deleted_at is None and child.stack_status != "DELETE_IN_PROGRESS":
             await operations.delete_stack(pool, bus, child)

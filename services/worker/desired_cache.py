@@ -27,7 +27,7 @@ class DesiredCache:
             return found
         raw = await templates.get(conn, template_id)
         loaded = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
-                              stack_id=str(stack.id), project_id=stack.project)
+                              stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
         self._entries[key] = loaded
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)

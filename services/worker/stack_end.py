@@ -77,7 +77,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
         return
     raw = await templates.get(conn, parent.template_id)
     want = desired.load(raw.template, raw.files, raw.environment, stack_name=parent.name,
-                        stack_id=str(parent.id), project_id=parent.project)
+                        stack_id=str(parent.id), project_id=parent.project, facade=raw.facade)
     await conn.execute("UPDATE stacks SET outputs = $2 WHERE id = $1", parent.id,
                        await outputs_of(conn, parent.id, want))
 

@@ -35,6 +35,7 @@ from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepConte
 from libs.runtime import Runtime
 from libs.telemetry import logs
 from libs.template.errors import TemplateError
+from libs.template.functions.base import resolve as base_resolve
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import batch, children, rows, stack_end
@@ -326,9 +327,16 @@ class Node:
         params = dict(request.parameters) if isinstance(plugin, TemplateResource) else None
         env = self.want.environment.child_environment(name, params).to_dict()
         template = request.template
+        facade = None
         if isinstance(plugin, TemplateResource):
             template = files.get(plugin.template_key)
-        return dataclasses.replace(request, template=template, files=files, environment=env, parameters={})
+            definition = self.want.definition.resources[name]
+            resolver = StackResolver(self.want.definition, StaticResourceData())
+            facade = {"metadata": base_resolve(definition.metadata, resolver) or {},
+                      "deletion_policy": definition.deletion_policy,
+                      "update_policy": resolver.update_policy(name)}
+        return dataclasses.replace(request, template=template, files=files, environment=env, parameters={},
+                                   facade=facade)
 
     async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
         """Act on the nested stack, record it as the physical id, and look again after a delay."""

@@ -251,3 +251,25 @@ async def test_a_resource_marked_unhealthy_is_replaced_by_the_next_update(settin
         after = (await resource_rows(api.pool, made.id))["r"]
         assert after.id != before.id and after.physical_id != before.physical_id
         assert after.action == "CREATE" and after.status == "COMPLETE"
+
+
+async def test_a_provider_template_sees_its_parent_through_resource_facade(settings: Settings) -> None:
+    facade_child = yaml.safe_dump({
+        "heat_template_version": "2016-10-14",
+        "resources": {"inner": {"type": "OS::Heat::Value",
+                                "properties": {"value": {"resource_facade": "deletion_policy"}}}},
+        "outputs": {"role": {"value": {"resource_facade": "metadata"}},
+                    "policy": {"value": {"get_attr": ["inner", "value"]}}},
+    })
+    parent = hot({"web": {"type": "facade.yaml", "metadata": {"role": "frontend"},
+                          "deletion_policy": "Retain"}},
+                 outputs={"meta": {"value": {"get_attr": ["web", "role"]}},
+                          "policy": {"value": {"get_attr": ["web", "policy"]}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="faces",
+            stack_request=StackRequest(template=parent, files={"facade.yaml": facade_child}),
+            registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        assert outputs == {"meta": {"role": "frontend"}, "policy": "Retain"}
