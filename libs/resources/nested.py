@@ -43,8 +43,9 @@ class NestedStackType(ResourceType):
             request = self.child_request(ctx)
             return Nest("update", request.template, request.files, request.environment,
                         request.parameters, request.timeout_mins)
-        if ctx.physical_id is None:
-            return Done()  # never created: nothing to act on
+        if action is Action.ADOPT or ctx.physical_id is None:
+            # Adopted: the abandoned nested stack lives on, and is this resource's again.
+            return Done()
         operation = {Action.DELETE: "delete", Action.SUSPEND: "suspend", Action.RESUME: "resume",
                      Action.CHECK: "check"}[action]
         return Nest(operation)  # type: ignore[arg-type]  # the four names above

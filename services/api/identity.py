@@ -20,11 +20,13 @@ from aiohttp import web
 from libs.db import tokens
 from services.api.context import RequestContext
 from services.api.http import json_response
+from services.api import identity_request
 from services.api.identity_config import AuthConfig, Project, User, load, stable_id
+from services.api.identity_request import DEFAULT_DOMAIN_ID, DEFAULT_DOMAIN_NAME, AuthRequest, MalformedAuth
 from services.api.keys import AUTHENTICATOR, RUNTIME, SETTINGS
 
 V3 = "/identity/v3"
-DOMAIN = {"id": "default", "name": "Default"}
+DOMAIN = {"id": DEFAULT_DOMAIN_ID, "name": DEFAULT_DOMAIN_NAME}
 AUTH_CONFIG = web.AppKey("auth_config", AuthConfig)
 
 
@@ -95,58 +97,60 @@ def _body(request: web.Request, row: tokens.TokenRow, methods: list[str]) -> dic
         "issued_at": _iso(row.issued_at), "expires_at": _iso(row.expires_at)}}
 
 
-def _scope(config: AuthConfig, user: User, scope: Any) -> Project | None:
-    if isinstance(scope, dict) and isinstance(scope.get("project"), dict):
-        wanted = scope["project"]
-        project = config.project(id=wanted.get("id"), name=wanted.get("name"))
-    else:  # unscoped: the user's first project, as a default project would be
+def _project(config: AuthConfig, user: User, asked: AuthRequest) -> Project | None:
+    if asked.project is None:
+        # No scope asked: the user's first project, as a Keystone default project would be.
         project = config.projects.get(next(iter(user.roles), ""))
+    else:
+        project = config.project(id=asked.project.id, name=asked.project.name)
+    # A project the user holds no role on is refused as Keystone does: 401, not 403.
     if project is None or project.id not in user.roles:
         return None
     return project
 
 
-async def _user_from(request: web.Request, identity: dict[str, Any]) -> User | None:
+async def _user(request: web.Request, asked: AuthRequest) -> tuple[User | None, datetime.datetime | None]:
+    """Who authenticates, and the latest expiry the new token may have (None: the full ttl)."""
     config = request.app[AUTH_CONFIG]
-    methods = identity.get("methods") or []
-    if "password" in methods:
-        given = (identity.get("password") or {}).get("user") or {}
-        user = config.users.get(given.get("name", "")) or next(
-            (u for u in config.users.values() if u.id == given.get("id")), None)
-        password = given.get("password")
-        if user is None or not isinstance(password, str) or not hmac.compare_digest(
-                user.password.encode(), password.encode()):
-            return None
-        return user
-    if "token" in methods:
-        async with request.app[RUNTIME].pool.acquire() as conn:
-            row = await tokens.live(conn, str((identity.get("token") or {}).get("id", "")))
-        return None if row is None else config.users.get(row.user_name)
-    return None
+    if asked.foreign:
+        return None, None
+    if asked.user is not None:
+        user = config.user(id=asked.user.id, name=asked.user.name)
+        # Compared in constant time, so the answer's timing does not spell the password.
+        if user is None or asked.password is None or not hmac.compare_digest(
+                user.password.encode(), asked.password.encode()):
+            return None, None
+        return user, None
+    assert asked.token is not None  # parse() refuses a request with neither
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        row = await tokens.live(conn, asked.token)
+    if row is None:
+        return None, None
+    # A token traded for another (a rescope) passes on its expiry, so a stolen
+    # token cannot be kept alive forever by trading it in.
+    return config.user(id=row.user_id), row.expires_at
 
 
 async def issue(request: web.Request) -> web.Response:
     try:
-        auth = (await request.json())["auth"]
-        identity = auth["identity"]
-    except (ValueError, KeyError, TypeError):
-        return _error(400, "Bad Request", "Expecting to find auth with identity in the request body.")
-    user = await _user_from(request, identity)
+        asked = identity_request.parse(await request.json())
+    except ValueError as exc:  # not JSON, or MalformedAuth
+        message = str(exc) if isinstance(exc, MalformedAuth) else "The request body is not JSON."
+        return _error(400, "Bad Request", message)
+    user, not_after = await _user(request, asked)
     if user is None:
         return _unauthorized()
-    project = _scope(request.app[AUTH_CONFIG], user, auth.get("scope"))
+    project = _project(request.app[AUTH_CONFIG], user, asked)
     if project is None:
         return _unauthorized()
-    now = datetime.datetime.now(datetime.UTC)
-    ttl = request.app[SETTINGS].api.token_ttl_seconds
-    row = tokens.TokenRow(user_id=user.id, user_name=user.name, project_id=project.id,
-                          project_name=project.name, roles=list(user.roles[project.id]),
-                          audit_id=secrets.token_urlsafe(16), issued_at=now,
-                          expires_at=now + datetime.timedelta(seconds=ttl))
     token = secrets.token_urlsafe(32)
     async with request.app[RUNTIME].pool.acquire() as conn:
-        await tokens.insert(conn, token, row)
-    response = json_response(_body(request, row, list(identity.get("methods") or [])), status=201)
+        row = await tokens.insert(conn, token, user_id=user.id, user_name=user.name, project_id=project.id,
+                                  project_name=project.name, roles=user.roles[project.id],
+                                  audit_id=secrets.token_urlsafe(16),
+                                  ttl_seconds=request.app[SETTINGS].api.token_ttl_seconds,
+                                  not_after=not_after)
+    response = json_response(_body(request, row, list(asked.methods)), status=201)
     response.headers["X-Subject-Token"] = token
     return response
 
@@ -184,7 +188,7 @@ async def projects(request: web.Request) -> web.Response:
     if caller is None:
         return _unauthorized()
     config = request.app[AUTH_CONFIG]
-    user = config.users.get(caller.user_name)
+    user = config.user(id=caller.user_id)
     mine = [config.projects[p] for p in (user.roles if user else {}) if p in config.projects]
     return json_response({"projects": [{"id": p.id, "name": p.name, "domain_id": "default", "enabled": True,
                                         "is_domain": False, "links": {}} for p in mine],

@@ -68,8 +68,8 @@ SCHEMAS: dict[str, Any] = {
     "ResourceChanges": _obj({"resource_changes": _obj({
         k: {"type": "array"} for k in ("added", "deleted", "replaced", "updated", "unchanged")})}),
     "Metadata": _obj({"metadata": ANY_OBJ}),
-    "Snapshot": _obj({"id": STR, "name": NSTR, "status": STR, "status_reason": STR, "data": ANY_OBJ,
-                      "creation_time": NSTR}),
+    "Snapshot": _obj({"id": STR, "name": NSTR, "action": STR, "status": STR, "status_reason": STR,
+                      "data": ANY_OBJ, "creation_time": NSTR}),
     "SnapshotList": _obj({"snapshots": {"type": "array", "items": _ref("Snapshot")}}),
     "SnapshotShow": _obj({"snapshot": _ref("Snapshot")}),
     "Validation": _obj({"Parameters": ANY_OBJ}, {"Description": STR, "ParameterGroups": {"type": "array"},

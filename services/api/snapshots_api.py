@@ -16,7 +16,8 @@ from services.api.keys import RUNTIME, SETTINGS
 
 
 def _shown(row: snapshots.SnapshotRow) -> dict[str, Any]:
-    return {"id": str(row.id), "name": row.name, "status": row.status, "status_reason": row.status_reason,
+    return {"id": str(row.id), "name": row.name, "action": "SNAPSHOT", "status": row.status,
+            "status_reason": row.status_reason,
             "data": row.data, "creation_time": views.isotime(row.created_at)}
 
 

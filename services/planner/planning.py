@@ -118,6 +118,10 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
         await conn.execute("UPDATE resources SET data = $2, physical_id = CASE WHEN $3 THEN $4"
                            " ELSE physical_id END WHERE id = $1", new_ids[name], data,
                            request.action == "ADOPT", physical_id)
+        if request.action == "ADOPT" and physical_id:
+            # An abandoned nested stack is nested in its adopter now.
+            await conn.execute("UPDATE stacks SET parent_id = $2 WHERE id::text = $1 AND project = $3",
+                               physical_id, stack.id, stack.project)
 
 
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows: list[resources.ResourceRow],

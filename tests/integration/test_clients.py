@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from tests.integration.clients import Osc, ember_dev
+from tests.support import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -171,3 +172,68 @@ def test_openstack_commands_in_keystone_mode(ember_env: dict[str, str], workdir:
         assert stranger.returncode != 0
         alice.run("stack", "delete", "--yes", "--wait", "peek")
         _stack_commands(alice)
+
+
+NESTED = """\
+heat_template_version: 2016-10-14
+resources:
+  group:
+    type: OS::Heat::ResourceGroup
+    properties:
+      count: 2
+      resource_def: {type: OS::Heat::TestResource, properties: {value: "member-%index%"}}
+  nest:
+    type: OS::Heat::Stack
+    properties:
+      template: {get_file: inner.yaml}
+outputs:
+  values: {value: {get_attr: [group, attributes, output]}}
+"""
+INNER = """\
+heat_template_version: 2016-10-14
+parameters:
+  fail: {type: boolean, default: false}
+resources:
+  deep: {type: OS::Heat::TestResource, properties: {fail: {get_param: fail}}}
+"""
+
+
+def test_openstack_nested_snapshot_and_adopt_commands(ember_env: dict[str, str], workdir: Path) -> None:
+    (workdir / "nested.yaml").write_text(NESTED)
+    (workdir / "inner.yaml").write_text(INNER)
+    (workdir / "failing.yaml").write_text("heat_template_version: 2016-10-14\nresources:\n  nest:\n"
+                                          "    type: OS::Heat::Stack\n    properties:\n"
+                                          "      template: {get_file: inner.yaml}\n"
+                                          "      parameters: {fail: true}\n")
+    env = {**ember_env, "EMBER_ENABLE_STACK_ABANDON": "true", "EMBER_ENABLE_STACK_ADOPT": "true"}
+    with ember_dev(env, workdir) as url:
+        osc = Osc({"OS_AUTH_TYPE": "none", "OS_ENDPOINT": f"{url}/v1/demo"}, workdir)
+        osc.run("stack", "create", "-t", "nested.yaml", "--wait", "deep")
+        listed = osc.json("stack", "resource", "list", "-n", "2", "deep")
+        names = {(r["resource_name"], r.get("stack_name", "deep")) for r in listed}
+        assert {n for n, _ in names} >= {"group", "nest", "0", "1", "deep"}
+        assert len(osc.json("stack", "list", "--nested")) == 3
+
+        snapshot = osc.json("stack", "snapshot", "create", "--name", "first", "deep")
+        assert snapshot["name"] == "first" and snapshot["status"] == "COMPLETE"
+        assert [s["name"] for s in osc.json("stack", "snapshot", "list", "deep")] == ["first"]
+        shown = yaml.safe_load(osc.run("stack", "snapshot", "show", "deep", snapshot["ID"]).stdout)
+        assert shown["snapshot"]["status"] == "COMPLETE"
+        osc.run("stack", "snapshot", "restore", "deep", snapshot["ID"])
+        wait_until(lambda: osc.json("stack", "show", "deep")["stack_status"] == "RESTORE_COMPLETE" or None,
+                   timeout=60, interval=0.5, what="the restore")
+        osc.run("stack", "snapshot", "delete", "deep", snapshot["ID"])
+        assert osc.json("stack", "snapshot", "list", "deep") == []
+
+        osc.run("stack", "abandon", "--output-file", "abandoned.json", "deep")
+        wait_until(lambda: osc.json("stack", "list") == [] or None, timeout=60, interval=0.5,
+                   what="the abandon")
+        adopted = osc.run("stack", "adopt", "--adopt-file", "abandoned.json", "--wait", "again")
+        assert "ADOPT_COMPLETE" in adopted.stdout
+        assert osc.json("stack", "output", "show", "again", "values")["output_value"] == {
+            "0": "member-0", "1": "member-1"}
+
+        failed = osc.run("stack", "create", "-t", "failing.yaml", "--wait", "sad", ok=False)
+        assert failed.returncode != 0
+        failures = osc.run("stack", "failures", "list", "sad").stdout
+        assert "sad.nest.deep" in failures and "Test Resource failed deep" in failures
