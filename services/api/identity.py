@@ -10,6 +10,7 @@ checks what another issued. In noauth mode none of this is served.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hmac
 import secrets
@@ -18,9 +19,9 @@ from typing import Any
 from aiohttp import web
 
 from libs.db import tokens
+from services.api import identity_request
 from services.api.context import RequestContext
 from services.api.http import json_response
-from services.api import identity_request
 from services.api.identity_config import AuthConfig, Project, User, load, stable_id
 from services.api.identity_request import DEFAULT_DOMAIN_ID, DEFAULT_DOMAIN_NAME, AuthRequest, MalformedAuth
 from services.api.keys import AUTHENTICATOR, RUNTIME, SETTINGS
@@ -42,6 +43,27 @@ def _iso(at: datetime.datetime) -> str:
     return at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+async def _live(app: web.Application, *tokens_given: str) -> list[tokens.TokenRow | None]:
+    """Each token's row if it is live and its user still holds a role on its project.
+
+    Roles are the config's, not those stored at issue: a user removed from a
+    project (or from the file) loses access at the api's restart, not at the
+    token's expiry, as Keystone recomputes roles on validation.
+    """
+    config = app[AUTH_CONFIG]
+    # The pool exists only once the app has started (the runtime opens in a cleanup_ctx).
+    async with app[RUNTIME].pool.acquire() as conn:
+        rows = [await tokens.live(conn, token) for token in tokens_given]
+    found: list[tokens.TokenRow | None] = []
+    for row in rows:
+        user = None if row is None else config.user(id=row.user_id)
+        if row is None or user is None or row.project_id not in user.roles:
+            found.append(None)
+        else:
+            found.append(dataclasses.replace(row, roles=list(user.roles[row.project_id])))
+    return found
+
+
 class TokenAuthenticator:
     """The :class:`~services.api.context.Authenticator` of keystone mode."""
 
@@ -49,8 +71,7 @@ class TokenAuthenticator:
         self._app = app
 
     async def verify(self, token: str) -> RequestContext | None:
-        async with self._app[RUNTIME].pool.acquire() as conn:
-            row = await tokens.live(conn, token)
+        [row] = await _live(self._app, token)
         if row is None:
             return None
         return RequestContext(project=row.project_id, user=row.user_id, user_name=row.user_name,
@@ -122,8 +143,7 @@ async def _user(request: web.Request, asked: AuthRequest) -> tuple[User | None, 
             return None, None
         return user, None
     assert asked.token is not None  # parse() refuses a request with neither
-    async with request.app[RUNTIME].pool.acquire() as conn:
-        row = await tokens.live(conn, asked.token)
+    [row] = await _live(request.app, asked.token)
     if row is None:
         return None, None
     # A token traded for another (a rescope) passes on its expiry, so a stolen
@@ -150,15 +170,13 @@ async def issue(request: web.Request) -> web.Response:
                                   audit_id=secrets.token_urlsafe(16),
                                   ttl_seconds=request.app[SETTINGS].api.token_ttl_seconds,
                                   not_after=not_after)
-    response = json_response(_body(request, row, list(asked.methods)), status=201)
-    response.headers["X-Subject-Token"] = token
-    return response
+    return json_response(_body(request, row, list(asked.methods)), status=201,
+                         headers={"X-Subject-Token": token})
 
 
 async def _caller_and_subject(request: web.Request) -> tuple[tokens.TokenRow | None, tokens.TokenRow | None]:
-    async with request.app[RUNTIME].pool.acquire() as conn:
-        caller = await tokens.live(conn, request.headers.get("X-Auth-Token", ""))
-        subject = await tokens.live(conn, request.headers.get("X-Subject-Token", ""))
+    caller, subject = await _live(request.app, request.headers.get("X-Auth-Token", ""),
+                                  request.headers.get("X-Subject-Token", ""))
     return caller, subject
 
 
@@ -168,13 +186,15 @@ async def check(request: web.Request) -> web.Response:
         return _unauthorized()
     if subject is None:
         return _error(404, "Not Found", "Could not find token.")
+    headers = {"X-Subject-Token": request.headers["X-Subject-Token"]}
     if request.method == "HEAD":
-        return web.Response(status=200)
-    return json_response(_body(request, subject, ["password"]))
+        return web.Response(status=200, headers=headers)
+    # Every token starts from a password (a token is only traded for another), as Keystone reports.
+    return json_response(_body(request, subject, ["password"]), headers=headers)
 
 
 async def revoke(request: web.Request) -> web.Response:
-    caller, _ = await _caller_and_subject(request)
+    [caller] = await _live(request.app, request.headers.get("X-Auth-Token", ""))
     if caller is None:
         return _unauthorized()
     async with request.app[RUNTIME].pool.acquire() as conn:
@@ -184,14 +204,16 @@ async def revoke(request: web.Request) -> web.Response:
 
 
 async def projects(request: web.Request) -> web.Response:
-    caller, _ = await _caller_and_subject(request)
+    [caller] = await _live(request.app, request.headers.get("X-Auth-Token", ""))
     if caller is None:
         return _unauthorized()
     config = request.app[AUTH_CONFIG]
     user = config.user(id=caller.user_id)
     mine = [config.projects[p] for p in (user.roles if user else {}) if p in config.projects]
-    return json_response({"projects": [{"id": p.id, "name": p.name, "domain_id": "default", "enabled": True,
-                                        "is_domain": False, "links": {}} for p in mine],
+    return json_response({"projects": [{"id": p.id, "name": p.name, "domain_id": DEFAULT_DOMAIN_ID,
+                                        "enabled": True, "is_domain": False, "parent_id": DEFAULT_DOMAIN_ID,
+                                        "links": {"self": f"{_base(request)}{V3}/projects/{p.id}"}}
+                                       for p in mine],
                           "links": {"self": f"{_base(request)}{V3}/auth/projects"}})
 
 

@@ -86,7 +86,8 @@ class _Reader:
             # A misspelt field would otherwise be dropped without a word.
             unknown = sorted(str(k) for k in item if k not in fields)
             if unknown:
-                raise self.fail(f"{key}[{i}].{unknown[0]}", f"unknown field (expected {', '.join(sorted(fields))})")
+                raise self.fail(f"{key}[{i}].{unknown[0]}",
+                                f"unknown field (expected {', '.join(sorted(fields))})")
             for field in ("name", "id", "password"):
                 if field in item and (not isinstance(item[field], str) or not item[field].strip()):
                     raise self.fail(f"{key}[{i}].{field}", "expected a non-empty string")
@@ -110,7 +111,8 @@ def _parse(reader: _Reader, data: Any) -> AuthConfig:
     for i, item in enumerate(reader.entries(data, "projects", _PROJECT_FIELDS)):
         project = Project(id=item.get("id") or stable_id("project", item["name"]), name=item["name"])
         if project.name in by_name or project.id in projects:
-            raise reader.fail(f"projects[{i}]", f"a second project named {project.name!r} or with id {project.id!r}")
+            raise reader.fail(f"projects[{i}]",
+                              f"a second project named {project.name!r} or with id {project.id!r}")
         projects[project.id] = by_name[project.name] = project
     users: dict[str, User] = {}
     names: set[str] = set()

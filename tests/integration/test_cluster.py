@@ -103,8 +103,10 @@ async def test_two_workers_share_a_replicated_queue(cluster: list[EmbeddedNats],
         async def probe_until_both_answer() -> bool:
             replies: list[ProbeReply] = []
             await _probe(prober, replies)
-            assert len(replies) == 1, f"a probe must be handled exactly once, got {replies}"
-            answered_by.add(replies[0].service_id)
+            # A registered worker may not be pulling yet (its heartbeat row comes first, its
+            # consumer after): no answer means "not yet"; two answers would be the bug.
+            assert len(replies) <= 1, f"a probe must be handled at most once, got {replies}"
+            answered_by.update(r.service_id for r in replies)
             return answered_by == worker_ids
         await eventually(probe_until_both_answer, timeout=60, interval=0,
                          what="probes answered by both workers")
