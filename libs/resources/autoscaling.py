@@ -21,7 +21,7 @@ import orjson
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema
-from libs.resources.resource_group import MEMBERS_KEY, MemberStack, members_template
+from libs.resources.resource_group import MEMBERS_KEY, ResourceGroup, members_template
 from libs.resources.steps import Action, Done, Nest, StepContext, StepResult
 from libs.template.constraints import AllowedValues, Range
 
@@ -55,7 +55,7 @@ def next_names(existing: Sequence[str], capacity: int, fresh: Any) -> list[str]:
     return names
 
 
-class AutoScalingGroup(MemberStack):
+class AutoScalingGroup(ResourceGroup):
     """A group whose size policies and the template change."""
 
     type_name: ClassVar[str] = "OS::Heat::AutoScalingGroup"
@@ -112,6 +112,29 @@ class AutoScalingGroup(MemberStack):
 
     def start_create(self, ctx: StepContext) -> StepResult:
         return self.child_request(ctx)
+
+    # Heat's auto scaling group always replaces changed members a batch at a time.
+    def rolling_policy(self, ctx: StepContext) -> Mapping[str, Any] | None:
+        given = ctx.properties.get("rolling_updates") or {}
+        return {"max_batch_size": given.get("max_batch_size", 1),
+                "min_in_service": given.get("min_in_service", 0), "pause_time": given.get("pause_time", 0)}
+
+    def definition_changed(self, ctx: StepContext) -> bool:
+        return bool((ctx.old_properties or {}).get("resource") != ctx.properties.get("resource"))
+
+    def target(self, ctx: StepContext) -> int:
+        return self.capacity(ctx.properties, ctx.old_properties, ctx.data)
+
+    def names_for(self, ctx: StepContext, capacity: int, state: Mapping[str, Any]) -> list[str]:
+        existing = state.get("names") or orjson.loads(ctx.data.get(NAMES_KEY) or "[]")
+        alphabet = string.ascii_lowercase + string.digits
+        return next_names(existing, capacity, lambda: "".join(ctx.rng.choice(alphabet) for _ in range(12)))
+
+    def members_for(self, ctx: StepContext, names: list[str], keep_old: set[str]) -> dict[str, Any]:
+        old = ctx.old_properties or ctx.properties
+        new_members = self.template_for(ctx.properties, names)["resources"]
+        old_members = self.template_for(old, names)["resources"]
+        return {n: old_members[n] if n in keep_old else new_members[n] for n in names}
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
         result = super().check(action, ctx)

@@ -202,33 +202,49 @@ class ResourceGroup(MemberStack):
         return self._created_batch(ctx, state["done"], "update")
 
     # ---- rolling updates (update_policy: rolling_update) -------------------------------------
+    # What a group kind says about its rolling updates; an auto scaling group says it otherwise.
+    def rolling_policy(self, ctx: StepContext) -> Mapping[str, Any] | None:
+        policy = (ctx.update_policy or {}).get("rolling_update")
+        return policy if isinstance(policy, dict) else None
+
+    def definition_changed(self, ctx: StepContext) -> bool:
+        old = ctx.old_properties or {}
+        return bool(old.get(RESOURCE_DEF) != ctx.properties.get(RESOURCE_DEF))
+
+    def target(self, ctx: StepContext) -> int:
+        return int(ctx.properties.get(COUNT) or 0)
+
+    def names_for(self, ctx: StepContext, capacity: int, state: Mapping[str, Any]) -> list[str]:
+        return member_names(capacity, self.removed(ctx))
+
+    def members_for(self, ctx: StepContext, names: list[str], keep_old: set[str]) -> dict[str, Any]:
+        return self._members(ctx.properties, names, ctx.old_properties, keep_old)
+
     def start(self, action: Action, ctx: StepContext) -> StepResult:
         if action is Action.CREATE and isinstance((ctx.update_policy or {}).get("batch_create"), dict):
             return self._created_batch(ctx, 0, "create")
-        policy = (ctx.update_policy or {}).get("rolling_update")
-        old = ctx.old_properties
-        if (action is Action.UPDATE and isinstance(policy, dict) and old is not None and ctx.child is not None
-                and old.get(RESOURCE_DEF) != ctx.properties.get(RESOURCE_DEF)):
+        policy = self.rolling_policy(ctx)
+        if (action is Action.UPDATE and policy is not None and ctx.old_properties is not None
+                and ctx.child is not None and self.definition_changed(ctx)):
             current = len(ctx.child.outputs_by_key.get("refs_map") or {})
             state = {"current": current, "up_to_date": 0, "updated": []}
             return self._batch(ctx, policy, state)
         return super().start(action, ctx)
 
     def _batch(self, ctx: StepContext, policy: Mapping[str, Any], state: dict[str, Any]) -> StepResult:
-        props, old = ctx.properties, ctx.old_properties
-        target = int(props.get(COUNT) or 0)
+        target = self.target(ctx)
         capacity, count = rolling.next_batch(target, state["current"], state["up_to_date"],
                                              int(policy.get("max_batch_size", 1) or 1),
                                              int(policy.get("min_in_service", 0) or 0))
-        names = member_names(capacity, self.removed(ctx))
+        names = self.names_for(ctx, capacity, state)
         updated = list(state["updated"])
         for name in names:
             if count and name not in updated:
                 updated.append(name)
                 count -= 1
         keep_old = {n for n in names if n not in updated}
-        template = members_template(self._members(props, names, old, keep_old))
-        done = {**state, "capacity": capacity, "updated": updated, "pending": True,
+        template = members_template(self.members_for(ctx, names, keep_old))
+        done = {**state, "capacity": capacity, "updated": updated, "pending": True, "names": names,
                 "batch": len(updated) - len(state["updated"])}
         return Nest("update", template=template, data={ROLLING_KEY: orjson.dumps(done).decode(),
                                                        NEXT_AT_KEY: None})
@@ -240,13 +256,13 @@ class ResourceGroup(MemberStack):
         if action is Action.UPDATE and rolling_state and ctx.child is not None and (
                 ctx.child.action == "UPDATE" and ctx.child.status == "COMPLETE"):
             state = orjson.loads(rolling_state)
-            target = int(ctx.properties.get(COUNT) or 0)
+            target = self.target(ctx)
             if state.get("pending"):  # the batch just finished: count it, once
                 current, up_to_date = rolling.after_batch(target, state["current"], state["up_to_date"],
                                                           state["capacity"], state["batch"])
                 state = {**state, "current": current, "up_to_date": up_to_date, "pending": False}
             if rolling.needs_update(target, state["current"], state["up_to_date"]):
-                policy = (ctx.update_policy or {}).get("rolling_update") or {}
+                policy = self.rolling_policy(ctx) or {}
                 pause = float(policy.get("pause_time", 0) or 0)
                 next_at = ctx.data.get(NEXT_AT_KEY)
                 if pause and next_at is None:

@@ -273,3 +273,33 @@ async def test_a_provider_template_sees_its_parent_through_resource_facade(setti
         done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
         outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
         assert outputs == {"meta": {"role": "frontend"}, "policy": "Retain"}
+
+
+def _asg(value: str) -> dict[str, object]:
+    return hot({"asg": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": 1, "max_size": 5, "desired_capacity": 3,
+        "rolling_updates": {"max_batch_size": 1, "min_in_service": 2},
+        "resource": {"type": "OS::Heat::TestResource", "properties": {"value": value}}}}},
+        outputs={"values": {"value": {"get_attr": ["asg", "outputs", "output"]}}})
+
+
+async def test_an_auto_scaling_group_rolls_a_changed_definition_one_member_at_a_time(
+        settings: Settings) -> None:
+    registry = default_registry()
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="asgroll",
+                                             stack_request=StackRequest(template=_asg("a")),
+                                             registry=registry)
+        created = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        before = created.outputs[0]["output_value"]
+        assert sorted(before.values()) == ["a", "a", "a"]
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                      stack_request=StackRequest(template=_asg("b")), registry=registry)
+        done = await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=60)
+        after = done.outputs[0]["output_value"]
+        assert set(after) == set(before) and sorted(after.values()) == ["b", "b", "b"]
+        child = uuid.UUID((await resource_rows(api.pool, made.id))["asg"].physical_id or "")
+        async with api.pool.acquire() as conn:
+            reasons = [e.reason for e in await events.for_stack(conn, child)
+                       if e.resource_type == "OS::Heat::Stack"]
+        assert reasons.count("Stack UPDATE completed successfully") == 3  # a member per batch
