@@ -76,10 +76,13 @@ class _Reader:
     def fail(self, where: str, problem: str) -> AuthConfigError:
         return AuthConfigError(self.path, where, problem)
 
-    def entries(self, data: Mapping[str, Any], key: str, fields: frozenset[str]) -> list[dict[str, Any]]:
+    def entries(self, data: Mapping[str, Any], key: str, fields: frozenset[str],
+                *, required: bool) -> list[dict[str, Any]]:
         value = data.get(key)
-        if not isinstance(value, list) or not value:
-            raise self.fail(key, "expected a list with at least one entry")
+        if value is None and not required:
+            return []
+        if not isinstance(value, list) or (required and not value):
+            raise self.fail(key, "expected a list" + (" with at least one entry" if required else ""))
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 raise self.fail(f"{key}[{i}]", "expected a mapping")
@@ -108,7 +111,7 @@ def _parse(reader: _Reader, data: Any) -> AuthConfig:
         raise reader.fail(unknown[0], "unknown field (expected projects, users)")
     projects: dict[str, Project] = {}
     by_name: dict[str, Project] = {}
-    for i, item in enumerate(reader.entries(data, "projects", _PROJECT_FIELDS)):
+    for i, item in enumerate(reader.entries(data, "projects", _PROJECT_FIELDS, required=False)):
         project = Project(id=item.get("id") or stable_id("project", item["name"]), name=item["name"])
         if project.name in by_name or project.id in projects:
             raise reader.fail(f"projects[{i}]",
@@ -116,10 +119,10 @@ def _parse(reader: _Reader, data: Any) -> AuthConfig:
         projects[project.id] = by_name[project.name] = project
     users: dict[str, User] = {}
     names: set[str] = set()
-    for i, item in enumerate(reader.entries(data, "users", _USER_FIELDS)):
+    for i, item in enumerate(reader.entries(data, "users", _USER_FIELDS, required=True)):
         where = f"users[{i}]"
         if "password" not in item:
-            raise reader.fail(f"{where}.password", "is required")
+            raise reader.fail(f"{where}.password", "expected a string")
         roles = item.get("roles") or {}
         if not isinstance(roles, dict):
             raise reader.fail(f"{where}.roles", "expected a mapping of project name to a list of role names")
