@@ -1,0 +1,85 @@
+"""``POST /validate``: check a template as Heat's API and engine do, and describe its parameters.
+
+The body is what heatclient's ``orchestration template validate`` sends
+(``template`` or ``template_url``, ``files``, ``environment``,
+``environment_files``, ``parameters``). Heat's API parses a template or
+environment given as text itself, so their syntax errors carry its ``"Template
+not in valid format: "`` prefix; everything else is the engine's validation
+(:func:`libs.template.request.validate`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Any
+
+from aiohttp import web
+
+from libs.template import errors, loader, request
+from libs.template.limits import Limits
+from services.api import bodies
+from services.api.context import context
+from services.api.http import BadRequest, json_body, json_response, query_bool
+from services.api.keys import REGISTRY
+from services.api.nested_parameters import NestedParameters
+from services.api.stacks import limits_of
+
+# Heat's ERROR_CODE_MAP: the only error code ignore_errors may name (a resource
+# type whose cloud service is unavailable, which never happens to Ember's types).
+IGNORABLE_ERROR_CODES = frozenset({"99001"})
+
+
+def _check_ignorable(req: web.Request) -> None:
+    values = req.query.getall("ignore_errors", [])
+    if not values:
+        return
+    invalid = sorted(set(values[-1].split(",")) - IGNORABLE_ERROR_CODES)
+    if invalid:
+        raise BadRequest(f"Invalid codes in ignore_errors : {invalid}")
+
+
+def _parsed(stack_request: request.StackRequest, limits: Limits) -> tuple[request.StackRequest, Limits]:
+    """The request with its template and environment texts parsed, as Heat's API parses them,
+    and the limits for checking the top template.
+
+    Heat measures a text template once, as text; the engine's check measures a
+    map template's ``str()``, so it is lifted for a template already measured.
+    """
+    template = stack_request.template
+    if isinstance(template, (str, bytes)):
+        try:
+            template = loader.parse_template(template, max_size=limits.max_template_size)
+        except errors.TemplateParseError as exc:
+            raise BadRequest(f"Template not in valid format: {exc}") from None
+        limits = dataclasses.replace(limits, max_template_size=sys.maxsize)
+    environment = stack_request.environment
+    # With environment_files, Heat's API never reads the body's environment.
+    if environment is not None and not stack_request.environment_files:
+        try:
+            environment = loader.parse_environment(environment)
+        except errors.InvalidEnvironment as exc:
+            raise BadRequest(f"Environment not in valid format: {exc}") from None
+    return dataclasses.replace(stack_request, template=template, environment=environment), limits
+
+
+async def validate(req: web.Request) -> web.Response:
+    body = await json_body(req)
+    show_nested = query_bool(req, "show_nested")
+    limits = limits_of(req)
+    stack_request, top_limits = _parsed(bodies.stack_request(body), limits)
+    _check_ignorable(req)
+    registry = req.app[REGISTRY]
+    project = context(req).project
+    result: dict[str, Any] = request.validate(stack_request, project_id=project, limits=top_limits,
+                                              builtin_types=registry.types())
+    if show_nested:
+        loaded = request.load(stack_request, stack_name="dummy", stack_id=None, project_id=project,
+                              limits=top_limits, builtin_types=registry.types(), validate_values=False)
+        nested = NestedParameters(registry, project_id=project, limits=limits).of(
+            loaded, stack_request.files)
+        if nested:
+            # Heat's order: the top stack's sections, the nested ones, then the environment.
+            environment = result.pop("Environment")
+            result = {**result, "NestedParameters": nested, "Environment": environment}
+    return json_response(result)
