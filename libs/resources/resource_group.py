@@ -56,6 +56,20 @@ def member_names(count: int, removed: set[str]) -> list[str]:
     return names
 
 
+def _paused(ctx: StepContext, pause: float, data: Mapping[str, str | None]) -> Wait | None:
+    """The wait between two batches (``pause_time``), or None once it is over.
+
+    The end of the pause is recorded with the first wait, so a redelivered
+    step or another worker resumes it rather than starting it again.
+    """
+    next_at = ctx.data.get(NEXT_AT_KEY)
+    if pause and next_at is None:
+        return Wait(pause, data={**data, NEXT_AT_KEY: str(ctx.now + pause)})
+    if next_at is not None and ctx.now < float(next_at):
+        return Wait(float(next_at) - ctx.now)
+    return None
+
+
 def _index(name: str) -> int:
     return int(name) if name.isdigit() else -1
 
@@ -194,12 +208,7 @@ class ResourceGroup(MemberStack):
                                 data={**finished.data, BATCH_KEY: None, NEXT_AT_KEY: None})
             return result
         pause = float(((ctx.update_policy or {}).get("batch_create") or {}).get("pause_time", 0) or 0)
-        next_at = ctx.data.get(NEXT_AT_KEY)
-        if pause and next_at is None:
-            return Wait(pause, data={NEXT_AT_KEY: str(ctx.now + pause)})
-        if next_at is not None and ctx.now < float(next_at):
-            return Wait(float(next_at) - ctx.now)
-        return self._created_batch(ctx, state["done"], "update")
+        return _paused(ctx, pause, {}) or self._created_batch(ctx, state["done"], "update")
 
     # ---- rolling updates (update_policy: rolling_update) -------------------------------------
     # What a group kind says about its rolling updates; an auto scaling group says it otherwise.
@@ -236,10 +245,18 @@ class ResourceGroup(MemberStack):
         capacity, count = rolling.next_batch(target, state["current"], state["up_to_date"],
                                              int(policy.get("max_batch_size", 1) or 1),
                                              int(policy.get("min_in_service", 0) or 0))
+        before = set(state.get("names") or self.names_for(ctx, state["current"], state))
         names = self.names_for(ctx, capacity, state)
         updated = list(state["updated"])
+        # A member the batch adds (to keep min_in_service, or to grow) starts with the new
+        # definition and counts against the batch, as in Heat's member_definitions; the
+        # rest of the batch updates existing members in index order.
         for name in names:
-            if count and name not in updated:
+            if name not in before and name not in updated:
+                updated.append(name)
+                count -= 1
+        for name in names:
+            if count > 0 and name not in updated:
                 updated.append(name)
                 count -= 1
         keep_old = {n for n in names if n not in updated}
@@ -264,13 +281,8 @@ class ResourceGroup(MemberStack):
             if rolling.needs_update(target, state["current"], state["up_to_date"]):
                 policy = self.rolling_policy(ctx) or {}
                 pause = float(policy.get("pause_time", 0) or 0)
-                next_at = ctx.data.get(NEXT_AT_KEY)
-                if pause and next_at is None:
-                    return Wait(pause, data={NEXT_AT_KEY: str(ctx.now + pause),
-                                             ROLLING_KEY: orjson.dumps(state).decode()})
-                if next_at is not None and ctx.now < float(next_at):
-                    return Wait(float(next_at) - ctx.now)
-                return self._batch(ctx, policy, state)
+                return (_paused(ctx, pause, {ROLLING_KEY: orjson.dumps(state).decode()})
+                        or self._batch(ctx, policy, state))
         result = self._finish(action, ctx)
         if isinstance(result, Done) and rolling_state:
             return Done(physical_id=result.physical_id,

@@ -10,12 +10,15 @@ made the first time instead of making another.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import asyncpg
+import nats.errors
 
 from libs import operations
 from libs.db import Conn, resources, stacks
+from libs.errors import EmberError
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
 from libs.resources.steps import ChildStack, Nest
@@ -25,6 +28,17 @@ from libs.template.request import StackRequest
 # A nested stack counts against no per-request limit of the api (the parent did), and
 # a group's generated template grows with its size.
 CHILD_LIMITS = Limits(max_resources_per_stack=-1, max_template_size=2**31)
+
+
+# Failures of the machinery rather than of the request: the step runs again.
+_TRANSIENT = (EmberError, OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError,
+              asyncpg.InterfaceError, asyncpg.TransactionRollbackError, asyncpg.CannotConnectNowError,
+              asyncpg.TooManyConnectionsError, nats.errors.Error)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether acting on a child may succeed if tried again (else the resource fails, as in Heat)."""
+    return isinstance(exc, _TRANSIENT)
 
 
 def child_name(parent: stacks.StackRow, row: resources.ResourceRow, short_id: str) -> str:

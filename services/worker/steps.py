@@ -347,6 +347,13 @@ class Node:
             # The nested template is checked when its stack is made, as Heat does.
             await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
             return []
+        except Exception as exc:
+            if children.is_transient(exc):
+                raise
+            # Anything else would fail the same way every time: Heat fails the resource.
+            log.exception("acting on the nested stack of %s failed", row.name)
+            await self.mark_failed(row, action, f"{type(exc).__name__}: resources.{row.name}: {exc}")
+            return []
         changes: dict[str, Any] = {}
         if child_id is not None and row.physical_id != str(child_id):
             changes["physical_id"] = str(child_id)

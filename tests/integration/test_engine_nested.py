@@ -69,6 +69,21 @@ async def test_a_bad_nested_template_fails_the_resource(settings: Settings) -> N
         assert "resources.nest" in done.status_reason
 
 
+async def test_a_nested_stack_that_cannot_be_stored_fails_the_resource(settings: Settings) -> None:
+    # The child's template has a NUL character, which Postgres cannot store: not a template
+    # error, but one that would happen on every retry. Heat fails the resource; so must Ember.
+    child = ('heat_template_version: 2016-10-14\n'
+             'resources:\n  r: {type: OS::Heat::None, metadata: {k: "\\0"}}\n')
+    template = hot({"nest": {"type": "OS::Heat::Stack", "properties": {"template": child}}})
+    async with engine(settings) as api:
+        parent = await operations.create_stack(api.pool, api.bus, project="demo", name="unstorable",
+                                               stack_request=StackRequest(template=template))
+        done = await settled(api.pool, parent.id, status="CREATE_FAILED", timeout=60)
+        assert done.status_reason.startswith("Resource CREATE failed: ")
+        assert "resources.nest" in done.status_reason
+        assert (await resource_rows(api.pool, parent.id))["nest"].status == "FAILED"
+
+
 async def test_provider_templates_by_file_name_and_by_registry(settings: Settings) -> None:
     parent = hot({"direct": {"type": "child.yaml", "properties": {"word": "one"}},
                   "mapped": {"type": "My::Child", "properties": {"word": {"get_attr": ["direct", "said"]}}}},

@@ -36,3 +36,50 @@ def test_rolling_batches(target: int, current: int, batch: int, min_in_service: 
         seen.append((capacity, count))
         current, up_to_date = rolling.after_batch(target, current, up_to_date, capacity, count)
     assert seen == expected
+
+
+def _group_props(value: str, count: int) -> dict[str, object]:
+    return {"count": count, "index_var": "%index%", "removal_policies": [], "removal_policies_mode": "append",
+            "resource_def": {"type": "OS::Heat::TestResource", "properties": {"value": value}}}
+
+
+@pytest.mark.parametrize(("count", "batch", "min_in_service", "expected"), [
+    # each batch's members and the value each has; a member added for a moment to keep
+    # min_in_service starts with the new definition (Heat's member_definitions)
+    (2, 1, 2, [{"0": "a", "1": "a", "2": "b"}, {"0": "b", "1": "a", "2": "b"},
+               {"0": "b", "1": "b", "2": "b"}, {"0": "b", "1": "b"}]),
+    (3, 2, 3, [{"0": "a", "1": "a", "2": "a", "3": "b", "4": "b"},
+               {"0": "b", "1": "b", "2": "a", "3": "b", "4": "b"},
+               {"0": "b", "1": "b", "2": "b", "3": "b"}, {"0": "b", "1": "b", "2": "b"}]),
+    (4, 2, 0, [{"0": "b", "1": "b", "2": "a", "3": "a"}, {"0": "b", "1": "b", "2": "b", "3": "b"}]),
+])
+def test_a_rolling_update_gives_each_batch_its_members(count: int, batch: int, min_in_service: int,
+                                                      expected: list[dict[str, str]]) -> None:
+    import dataclasses
+
+    from libs.resources.resource_group import ResourceGroup, members_template
+    from libs.resources.steps import Action, ChildStack, Nest, StepContext
+
+    group = ResourceGroup()
+    members = {str(i): {"type": "OS::Heat::TestResource", "properties": {"value": "a"}} for i in range(count)}
+
+    def child(template: dict[str, object]) -> ChildStack:
+        names = list(template["resources"])  # type: ignore[call-overload]
+        return ChildStack(id="c", name="c", action="UPDATE", status="COMPLETE", status_reason="",
+                          outputs=({"output_key": "refs_map", "output_value": {n: n for n in names}},))
+
+    ctx = StepContext(stack_id="s", stack_name="s", resource_name="group", physical_id="c",
+                      properties=_group_props("b", count), old_properties=_group_props("a", count), data={},
+                      now=0.0, started_at=0.0, short_id="abcdefghijkl",
+                      child=child(members_template(members)),
+                      update_policy={"rolling_update": {"max_batch_size": batch,
+                                                        "min_in_service": min_in_service}})
+    seen = []
+    result = group.start(Action.UPDATE, ctx)
+    while isinstance(result, Nest):
+        resources = result.template["resources"]
+        seen.append({n: r["properties"]["value"] for n, r in resources.items()})
+        data = {**ctx.data, **{k: v for k, v in result.data.items() if v is not None}}
+        ctx = dataclasses.replace(ctx, data=data, child=child(result.template))
+        result = group.check(Action.UPDATE, ctx)
+    assert seen == expected
