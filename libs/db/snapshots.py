@@ -46,5 +46,12 @@ async def get(conn: Conn, stack_id: uuid.UUID, snapshot_id: uuid.UUID) -> Snapsh
     return SnapshotRow(**dict(row)) if row else None
 
 
+async def resource_data(conn: Conn, snapshot_id: uuid.UUID, name: str) -> dict[str, str] | None:
+    """What the snapshot recorded as one resource's data (read in the database: a snapshot can be large)."""
+    value = await conn.fetchval("SELECT data->'resources'->$2->'resource_data' FROM snapshots WHERE id = $1",
+                                snapshot_id, name)
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else None
+
+
 async def delete(conn: Conn, snapshot_id: uuid.UUID) -> None:
     await conn.execute("DELETE FROM snapshots WHERE id = $1", snapshot_id)

@@ -14,7 +14,7 @@ import uuid
 from libs.db import Conn
 from libs.engine.plan import TraversalGraph
 
-_COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge"
+_COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge, snapshot_id"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,6 +27,8 @@ class TraversalRow:
     deadline: datetime.datetime | None
     failed: bool
     converge: bool = False
+    # For a RESTORE: the snapshot being restored.
+    snapshot_id: uuid.UUID | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,11 +41,12 @@ class NodeRow:
 
 async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, action: str,
                  template_id: uuid.UUID | None, graph: TraversalGraph,
-                 deadline: datetime.datetime | None, request_id: str, converge: bool = False) -> None:
+                 deadline: datetime.datetime | None, request_id: str, converge: bool = False,
+                 snapshot_id: uuid.UUID | None = None) -> None:
     await conn.execute(
         "INSERT INTO traversals (id, stack_id, action, template_id, remaining, deadline, request_id,"
-        " converge) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", traversal_id, stack_id, action, template_id,
-        len(graph.nodes), deadline, request_id, converge)
+        " converge, snapshot_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", traversal_id, stack_id,
+        action, template_id, len(graph.nodes), deadline, request_id, converge, snapshot_id)
     if graph.nodes:
         await conn.copy_records_to_table(
             "traversal_nodes", columns=["traversal_id", "node", "waiting_on", "successors"],

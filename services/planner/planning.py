@@ -86,7 +86,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         deadline = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=stack.timeout_mins)
     await traversals.insert(conn, traversal_id=traversal_id, stack_id=stack.id, action=action,
                             template_id=template_id, graph=graph, deadline=deadline,
-                            request_id=request.request_id, converge=request.converge)
+                            request_id=request.request_id, converge=request.converge,
+                            snapshot_id=uuid.UUID(request.snapshot_id) if request.snapshot_id else None)
     reason = status.stack_started(action)
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from libs.db import Conn, events, locks, resources, stacks, traversals
+from libs.db import Conn, events, locks, resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine.plan import parse_node
 from libs.engine.step import Decision, decide
@@ -243,6 +243,12 @@ class Node:
             new_type = self.want.definition.resources[row.name].type
             async with self.conn.transaction():
                 new_id = await resources.insert_replacement(self.conn, row, new_type)
+                if self.trav.snapshot_id is not None:
+                    # Made again by a restore: it gets back the data the snapshot recorded.
+                    recorded = await snapshots.resource_data(self.conn, self.trav.snapshot_id, row.name)
+                    if recorded is not None:
+                        await self.conn.execute("UPDATE resources SET data = $2 WHERE id = $1",
+                                                new_id, recorded)
                 fresh = await resources.get(self.conn, new_id)
             assert fresh is not None
             return await self.step(fresh, "CREATE", first=True, props=props)

@@ -319,6 +319,27 @@ async def test_snapshot_then_restore_brings_back_what_was_removed(api: Client) -
         assert r.status == 409 and (await r.json())["error"]["type"] == "ActionInProgress"
 
 
+async def test_a_restore_gives_back_the_data_of_a_resource_replaced_since_the_snapshot(api: Client) -> None:
+    def secret_of(length: int) -> dict[str, Any]:
+        return {"heat_template_version": "2016-10-14", "resources": {
+            "secret": {"type": "OS::Heat::RandomString", "properties": {"length": length}}},
+            "outputs": {"secret": {"value": {"get_attr": ["secret", "value"]}}}}
+    async with api.post("/v1/demo/stacks", json={"stack_name": "resnap", "template": secret_of(24)}) as r:
+        path = f"/v1/demo/stacks/resnap/{(await r.json())['stack']['id']}"
+    secret = (await _settled(api, path, "CREATE_COMPLETE"))["outputs"][0]["output_value"]
+    async with api.post(f"{path}/snapshots", json={"name": "before"}) as r:
+        snapshot = await r.json()
+    await _settled(api, path, "SNAPSHOT_COMPLETE")
+    async with api.put(path, json={"template": secret_of(30)}) as r:  # length: a replacement
+        assert r.status == 202
+    replaced = (await _settled(api, path, "UPDATE_COMPLETE"))["outputs"][0]["output_value"]
+    assert len(replaced) == 30
+    async with api.post(f"{path}/snapshots/{snapshot['id']}/restore") as r:
+        assert r.status == 202
+    restored = await _settled(api, path, "RESTORE_COMPLETE")
+    assert restored["outputs"][0]["output_value"] == secret
+
+
 async def test_abandon_and_adopt_are_off_by_default(api: Client) -> None:
     async with api.post("/v1/demo/stacks", json={"stack_name": "plain", "template": TEMPLATE}) as r:
         path = f"/v1/demo/stacks/plain/{(await r.json())['stack']['id']}"
