@@ -36,18 +36,38 @@ def _refuse_busy(stack: stacks.StackRow) -> None:
 
 
 async def stack_data(conn: Any, stack: stacks.StackRow) -> dict[str, Any]:
-    """Heat's abandon data: the desired state and every current resource's id and data."""
+    """Heat's abandon data: the desired state and every current resource's id and data.
+
+    A resource that nests a stack is recorded, as Heat records it, by its
+    nested stack's own abandon data (its ``resources`` and ``template``), so
+    an adopt makes the nested stack again and adopts what is in it.
+    """
     rows = [r for r in await resources.for_stack(conn, stack.id) if r.is_current]
     raw = await templates.get(conn, stack.template_id) if stack.template_id else None
+    nested = {str(child_id) for child_id in await stacks.children(conn, stack.id)}
+    recorded: dict[str, Any] = {}
+    for r in rows:
+        entry = {"name": r.name, "type": r.type, "action": r.action, "status": r.status,
+                 "resource_id": r.physical_id, "resource_data": dict(r.data), "metadata": {}}
+        if r.physical_id in nested:
+            child = await stacks.get(conn, uuid.UUID(r.physical_id))
+            if child is not None and child.deleted_at is None:
+                entry = {**entry, **await stack_data(conn, child)}
+        recorded[r.name] = entry
     return {
         "name": stack.name, "id": str(stack.id), "project_id": stack.project,
         "action": stack.action, "status": stack.status,
         "template": raw.template if raw else {}, "files": raw.files if raw else {},
         "environment": raw.environment if raw else {},
-        "resources": {r.name: {"name": r.name, "type": r.type, "action": r.action, "status": r.status,
-                               "resource_id": r.physical_id, "resource_data": dict(r.data),
-                               "metadata": {}} for r in rows},
+        "resources": recorded,
     }
+
+
+def nested_data(entry: Any) -> dict[str, Any] | None:
+    """The nested stack's abandon data inside a resource's entry, if the resource nests one."""
+    if isinstance(entry, dict) and isinstance(entry.get("resources"), dict) and "template" in entry:
+        return entry
+    return None
 
 
 async def take(pool: asyncpg.Pool, stack: stacks.StackRow, name: str | None) -> snapshots.SnapshotRow:
@@ -91,14 +111,19 @@ async def abandon(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> dict[
     _refuse_busy(stack)
     async with pool.acquire() as conn, conn.transaction():
         data = await stack_data(conn, stack)
-        # Retained, a resource's cleanup forgets its row and never calls the cloud.
-        await conn.execute("UPDATE resources SET deletion_policy = 'Retain', version = version + 1"
-                           " WHERE stack_id = $1", stack.id)
-        await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
-                                 reason=status.stack_started("DELETE"))
-    plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason="abandon", action="DELETE",
-                       request_id=uuid.uuid4().hex)
-    await bus.publish(bus.names.plan(stack.project, str(stack.id)), plan, msg_id=plan.msg_id)
+        # Nested stacks are abandoned with their parent, as Heat's delete_nested does.
+        gone = [stack] + [s for s in await stacks.nested_tree(conn, stack.id, 2**31 - 1)
+                          if s.deleted_at is None]
+        for each in gone:
+            # Retained, a resource's cleanup forgets its row and never calls the cloud.
+            await conn.execute("UPDATE resources SET deletion_policy = 'Retain', version = version + 1"
+                               " WHERE stack_id = $1", each.id)
+            await stacks.set_desired(conn, each.id, action="DELETE", template_id=each.template_id,
+                                     reason=status.stack_started("DELETE"))
+    for each in gone:
+        plan = PlanRequest(project=each.project, stack_id=str(each.id), reason="abandon", action="DELETE",
+                           request_id=uuid.uuid4().hex)
+        await bus.publish(bus.names.plan(each.project, str(each.id)), plan, msg_id=plan.msg_id)
     return data
 
 

@@ -138,7 +138,8 @@ class AutoScalingGroup(ResourceGroup):
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
         result = super().check(action, ctx)
-        if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE) and ctx.child is not None:
+        if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE, Action.ADOPT) and (
+                ctx.child is not None):
             names = list(ctx.child.outputs_by_key.get(MEMBERS_KEY) or {})
             ordered = [n for n in orjson.loads(ctx.data.get(NAMES_KEY) or "[]") if n in names]
             ordered += [n for n in names if n not in ordered]

@@ -10,6 +10,7 @@ outputs are the resource's attributes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -22,6 +23,8 @@ from libs.resources.steps import Action, Done, Failed, Nest, StepContext, StepRe
 
 POLL_SECONDS = 0.5
 OUTPUTS_KEY = "outputs"
+# Where an adopted resource keeps its nested stack's abandon data until the nested stack is made.
+ADOPT_NESTED_KEY = "adopt_nested"
 
 
 class NestedStackType(ResourceType):
@@ -43,14 +46,24 @@ class NestedStackType(ResourceType):
             request = self.child_request(ctx)
             return Nest("update", request.template, request.files, request.environment,
                         request.parameters, request.timeout_mins)
-        if action is Action.ADOPT or ctx.physical_id is None:
-            # Adopted: the abandoned nested stack lives on, and is this resource's again.
+        if action is Action.ADOPT:
+            # Heat's handle_adopt: the nested stack is made again and adopts what the
+            # abandoned one held (or, with no such data, is simply made).
+            request = self.child_request(ctx)
+            held = ctx.data.get(ADOPT_NESTED_KEY)
+            return dataclasses.replace(request, adopt_data=orjson.loads(held) if held else None,
+                                       data={**request.data, ADOPT_NESTED_KEY: None})
+        if ctx.physical_id is None:
             return Done()
         operation = {Action.DELETE: "delete", Action.SUSPEND: "suspend", Action.RESUME: "resume",
                      Action.CHECK: "check"}[action]
         return Nest(operation)  # type: ignore[arg-type]  # the four names above
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
+        if action is Action.ADOPT:
+            # A nested stack made with adopt data adopts; one made without it creates.
+            made = ctx.child.action if ctx.child is not None else "ADOPT"
+            return self.child_state(ctx, made if made in ("ADOPT", "CREATE") else "ADOPT")
         return self.child_state(ctx, str(action), deleting=action is Action.DELETE)
 
     def child_state(self, ctx: StepContext, child_action: str, *, deleting: bool = False) -> StepResult:

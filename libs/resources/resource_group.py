@@ -294,7 +294,7 @@ class ResourceGroup(MemberStack):
 
     def _finish(self, action: Action, ctx: StepContext) -> StepResult:
         result = super().check(action, ctx)
-        if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE):
+        if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE, Action.ADOPT):
             removed = sorted(self.removed(ctx), key=_index)
             return Done(physical_id=result.physical_id,
                         data={**result.data, REMOVED_KEY: orjson.dumps(removed).decode()})

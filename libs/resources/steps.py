@@ -175,6 +175,8 @@ class Nest:
     data: DataChanges = dataclasses.field(default_factory=dict)
     # What the child's resource_facade gives: the parent resource's metadata and policies.
     facade: Mapping[str, Any] | None = None
+    # For a create: Heat's abandon data of a stack, whose resources the child adopts.
+    adopt_data: Mapping[str, Any] | None = None
 
 
 StepResult = Done | Wait | Failed | Nest

@@ -13,12 +13,15 @@ import datetime
 import uuid
 from typing import Any
 
+import orjson
+
 from libs import stack_snapshots
 from libs.db import Conn, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
 from libs.errors import Permanent
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import PlanRequest, WorkItem
+from libs.resources.nested import ADOPT_NESTED_KEY
 from libs.resources.registry import Registry, default_registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
@@ -114,15 +117,17 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
         recorded = await conn.fetchval("SELECT adopt_data FROM stacks WHERE id = $1", stack.id)
     if not isinstance(recorded, dict):
         return
+    adopting = request.action == "ADOPT"
     for name, (physical_id, data) in stack_snapshots.recorded_resources(recorded, list(new_ids)).items():
+        nested = stack_snapshots.nested_data(recorded["resources"][name]) if adopting else None
+        given, given_id = data, physical_id
+        if nested is not None:
+            # The abandoned nested stack is gone: the resource makes it again, adopting
+            # what it held (Heat's StackResource.handle_adopt).
+            given, given_id = {**data, ADOPT_NESTED_KEY: orjson.dumps(nested).decode()}, None
         # A restore brings back data only; an adopt takes over the physical resource too.
         await conn.execute("UPDATE resources SET data = $2, physical_id = CASE WHEN $3 THEN $4"
-                           " ELSE physical_id END WHERE id = $1", new_ids[name], data,
-                           request.action == "ADOPT", physical_id)
-        if request.action == "ADOPT" and physical_id:
-            # An abandoned nested stack is nested in its adopter now.
-            await conn.execute("UPDATE stacks SET parent_id = $2 WHERE id::text = $1 AND project = $3",
-                               physical_id, stack.id, stack.project)
+                           " ELSE physical_id END WHERE id = $1", new_ids[name], given, adopting, given_id)
 
 
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows: list[resources.ResourceRow],

@@ -73,7 +73,8 @@ async def act(pool: asyncpg.Pool, bus: Bus, registry: Registry, *, parent: stack
         made = await operations.create_stack(
             pool, bus, project=parent.project, name=child_name(parent, row, short_id), stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins), limits=limits,
-            builtin_types=registry.types(), registry=registry, parent=parent, facade=nest.facade)
+            builtin_types=registry.types(), registry=registry, parent=parent, facade=nest.facade,
+            adopt_data=nest.adopt_data)
         return made.id
     if child is None:
         return None

@@ -384,3 +384,44 @@ async def test_abandon_then_adopt_gives_back_the_same_resources(
             resources = (await r.json())["resources"]
         assert {x["resource_name"]: x["physical_resource_id"] for x in resources} == ids
         assert {x["resource_status"] for x in resources} == {"ADOPT_COMPLETE"}
+
+
+async def test_abandon_takes_nested_stacks_along_and_adopt_makes_them_again(
+        settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
+    enabled = dataclasses.replace(settings, api=dataclasses.replace(
+        settings.api, enable_stack_abandon=True, enable_stack_adopt=True))
+    inner = ("heat_template_version: 2016-10-14\nresources:\n  secret: {type: OS::Heat::RandomString}\n"
+             "outputs:\n  secret: {value: {get_attr: [secret, value]}}\n")
+    template = {"heat_template_version": "2016-10-14", "resources": {
+        "nest": {"type": "OS::Heat::Stack", "properties": {"template": inner}}},
+        "outputs": {"secret": {"value": {"get_attr": ["nest", "outputs", "secret"]}}}}
+    async with engine(enabled):
+        api = await aiohttp_client(make_app(enabled))
+        async with api.post("/v1/demo/stacks", json={"stack_name": "outer", "template": template}) as r:
+            path = f"/v1/demo/stacks/outer/{(await r.json())['stack']['id']}"
+        before = await _settled(api, path, "CREATE_COMPLETE")
+        async with api.get(f"{path}/resources?nested_depth=1") as r:
+            old = {x["resource_name"]: x for x in (await r.json())["resources"]}
+        nested_path = next(link["href"] for link in old["nest"]["links"] if link["rel"] == "nested")
+        nested_path = nested_path[nested_path.index("/v1/"):]
+        async with api.delete(f"{path}/abandon") as r:
+            data = await r.json()
+        assert data["resources"]["nest"]["resources"]["secret"]["resource_id"] == old["secret"][
+            "physical_resource_id"]  # Heat's shape: the nested stack's own abandon data
+        await _settled(api, path, "DELETE_COMPLETE")
+        await _settled(api, nested_path, "DELETE_COMPLETE")  # abandoned with its parent
+        async with api.get(f"{nested_path}/events?resource_action=DELETE&resource_name=secret") as r:
+            assert (await r.json())["events"] == []  # and nothing in it was deleted
+        async with api.get("/v1/demo/stacks?show_nested=true") as r:
+            assert (await r.json())["stacks"] == []
+
+        async with api.post("/v1/demo/stacks", json={"stack_name": "back",
+                                                     "adopt_stack_data": json.dumps(data)}) as r:
+            back = f"/v1/demo/stacks/back/{(await r.json())['stack']['id']}"
+        adopted = await _settled(api, back, "ADOPT_COMPLETE")
+        assert adopted["outputs"] == before["outputs"]
+        async with api.get(f"{back}/resources?nested_depth=1") as r:
+            new = {x["resource_name"]: x for x in (await r.json())["resources"]}
+        assert new["secret"]["physical_resource_id"] == old["secret"]["physical_resource_id"]
+        assert new["secret"]["resource_status"] == "ADOPT_COMPLETE"
+        assert new["nest"]["physical_resource_id"] != old["nest"]["physical_resource_id"]  # a new stack
