@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from libs.db import events, resources, stacks, templates
+from libs.db.pool import Connections
 from libs.engine import preview, status
 from libs.engine.step import RowState
 from libs.messaging.bus import Bus
@@ -69,7 +70,7 @@ async def _ask_plan(bus: Bus, project: str, stack_id: uuid.UUID, action: str, re
     await bus.publish(bus.names.plan(project, str(stack_id)), plan, msg_id=plan.msg_id)
 
 
-async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
+async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        stack_request: request.StackRequest, options: Options = Options(),
                        limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None,
@@ -109,7 +110,7 @@ async def create_stack(pool: asyncpg.Pool, bus: Bus, *, project: str, name: str,
     return row
 
 
-async def patched_request(pool: asyncpg.Pool, stack: stacks.StackRow, given: request.StackRequest,
+async def patched_request(pool: Connections, stack: stacks.StackRow, given: request.StackRequest,
                           clear_parameters: Sequence[str] = ()) -> request.StackRequest:
     """Heat's PATCH (``existing``): what is given, merged over what the stack has.
 
@@ -130,7 +131,7 @@ async def patched_request(pool: asyncpg.Pool, stack: stacks.StackRow, given: req
     return request.StackRequest(template=template.raw, files=template.files, environment=env)
 
 
-async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
+async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        stack_request: request.StackRequest, options: Options | None = None,
                        existing: bool = False, clear_parameters: Sequence[str] = (),
                        converge: bool = False, limits: Limits = request.DEFAULT_LIMITS,
@@ -165,7 +166,7 @@ async def update_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
     await _ask_plan(bus, stack.project, stack.id, "UPDATE", "update", converge=converge)
 
 
-async def delete_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> None:
+async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow) -> None:
     """Allowed while a create or update runs: the delete becomes the current traversal."""
     async with pool.acquire() as conn:
         await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
@@ -173,7 +174,7 @@ async def delete_stack(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> 
     await _ask_plan(bus, stack.project, stack.id, "DELETE", "delete")
 
 
-async def stack_action(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, action: str) -> None:
+async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, action: str) -> None:
     """SUSPEND, RESUME or CHECK: a traversal over the current resources."""
     async with pool.acquire() as conn:
         await stacks.set_desired(conn, stack.id, action=action, template_id=stack.template_id,
@@ -181,7 +182,7 @@ async def stack_action(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, act
     await _ask_plan(bus, stack.project, stack.id, action, action.lower())
 
 
-async def cancel_update(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *, rollback: bool) -> None:
+async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, rollback: bool) -> None:
     """Heat's ``cancel_update`` (roll back) and ``cancel_without_rollback`` (stop where it is)."""
     allowed = ("UPDATE",) if rollback else ("UPDATE", "CREATE")
     if stack.status != "IN_PROGRESS" or stack.action not in allowed:
@@ -204,7 +205,7 @@ async def cancel_update(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow, *,
                          action=stack.action, status="FAILED", reason=reason)
 
 
-async def preview_update(pool: asyncpg.Pool, stack: stacks.StackRow, *,
+async def preview_update(pool: Connections, stack: stacks.StackRow, *,
                          stack_request: request.StackRequest, registry: Registry, existing: bool = False,
                          clear_parameters: Sequence[str] = ()) -> preview.Changes:
     """Heat's update preview: the same decisions as the worker would make now, nothing written."""

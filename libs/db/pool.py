@@ -4,9 +4,35 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 import asyncpg
 import orjson
+
+from libs.db import Conn
+
+
+class Connections(Protocol):
+    """Where an operation gets its connections: a pool, or one connection already held."""
+
+    def acquire(self) -> AbstractAsyncContextManager[Conn]: ...
+
+
+class Held:
+    """One connection lent out as if it were a pool.
+
+    A worker's step already holds a connection (its resource lock); an
+    operation it starts on a nested stack runs on that same connection rather
+    than waiting for a second one, which a busy pool might never give.
+    """
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[Conn]:
+        yield self._conn
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:

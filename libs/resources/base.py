@@ -130,6 +130,14 @@ class ResourceType(abc.ABC):
     # True for types that take signals (``POST .../signal``); see :meth:`signal`.
     accepts_signals: ClassVar[bool] = False
 
+    @property
+    def reaches_beyond_row(self) -> bool:
+        """Whether a step needs more than its own row (a nested stack, a peer's data, its signal URL).
+
+        The worker runs such steps one at a time rather than in a batch.
+        """
+        return self.nests or self.watches is not None or self.accepts_signals
+
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
                  resource_section: str = "resources", properties_section: str = "properties",

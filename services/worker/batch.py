@@ -233,8 +233,8 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
                                                            environment=group.environment(row))
                 except KeyError:
                     continue  # one item's unknown type must not fail the batch
-                if job.plugin.nests or job.plugin.watches or job.plugin.accepts_signals:
-                    continue  # steps that read or act beyond their row: one at a time
+                if job.plugin.reaches_beyond_row:
+                    continue
                 if job.props is None:
                     if in_template and job.action in ("CREATE", "UPDATE"):
                         continue

@@ -18,6 +18,7 @@ import nats.errors
 
 from libs import operations
 from libs.db import Conn, resources, stacks
+from libs.db.pool import Held
 from libs.errors import EmberError
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
@@ -59,14 +60,17 @@ async def current(conn: Conn, row: resources.ResourceRow) -> ChildStack | None:
                       deleted=child.deleted_at is not None)
 
 
-async def act(pool: asyncpg.Pool, bus: Bus, registry: Registry, *, parent: stacks.StackRow,
+async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,
               row: resources.ResourceRow, short_id: str, nest: Nest) -> uuid.UUID | None:
-    """Carry out ``nest`` on the child; returns the child's id (None when there is no child)."""
+    """Carry out ``nest`` on the child; returns the child's id (None when there is no child).
+
+    Runs on the step's own connection, outside any transaction of the step.
+    """
     request = StackRequest(template=nest.template, files=dict(nest.files), environment=nest.environment,
                            parameters=dict(nest.parameters))
     limits = CHILD_LIMITS
-    async with pool.acquire() as conn:
-        child = await _child_of(conn, parent, row, short_id)
+    pool = Held(conn)
+    child = await _child_of(conn, parent, row, short_id)
     if nest.operation == "create":
         if child is not None:
             return child.id  # made by an earlier delivery of this step

@@ -59,9 +59,6 @@ class Steps:
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng)
-        # A step on the one-item path holds a connection for its lock and may borrow a
-        # second (a nested stack's operation): half the pool each, so they cannot starve.
-        self.one_at_a_time = asyncio.Semaphore(max(1, (rt.pool.get_max_size() - 2) // 2))
         self.batches: Coalescer[WorkItem, batch.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 
@@ -94,7 +91,7 @@ class Steps:
         """One item on its own: every case, the rare ones included."""
         rid, kind = parse_node(item.node)
         with logs.log_context(stack_id=item.stack_id, traversal_id=item.traversal_id, node=item.node):
-            async with self.one_at_a_time, self.rt.pool.acquire() as conn:
+            async with self.rt.pool.acquire() as conn:
                 if not await locks.try_lock_resource(conn, rid):
                     raise Conflict(f"resource {rid} is busy with another step")
                 try:
@@ -347,7 +344,7 @@ class Node:
     async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
         """Act on the nested stack, record it as the physical id, and look again after a delay."""
         try:
-            child_id = await children.act(self.s.rt.pool, self.s.rt.bus, self.s.registry, parent=self.stack,
+            child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
                                           row=row, short_id=rows.short_id(row.id), nest=request)
         except TemplateError as exc:
             # The nested template is checked when its stack is made, as Heat does.
