@@ -77,6 +77,8 @@ class Settings:
     db_pool_size: int
     api: ApiSettings
     hostname: str
+    # How often a worker looks for paused nodes to re-queue (deadlines, lost clears).
+    hook_sweep_seconds: float = 2.0
 
     @property
     def api_url(self) -> str:
@@ -220,6 +222,7 @@ def load(env: Mapping[str, str]) -> Settings:
         worker_concurrency=_integer(env, "EMBER_WORKER_CONCURRENCY", 128, 1, 4096),
         worker_batch=_integer(env, "EMBER_WORKER_BATCH", 64, 1, 1024),
         db_pool_size=_integer(env, "EMBER_DB_POOL_SIZE", 20, 2, 1000),
+        hook_sweep_seconds=_number(env, "EMBER_HOOK_SWEEP_SECONDS", 2.0, 0.05),
         api=_api(env),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
     )

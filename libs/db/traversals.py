@@ -14,7 +14,7 @@ import uuid
 from libs.db import Conn
 from libs.engine.plan import TraversalGraph
 
-_COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge, snapshot_id"
+_COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge, snapshot_id, hook_mode"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +29,8 @@ class TraversalRow:
     converge: bool = False
     # For a RESTORE: the snapshot being restored.
     snapshot_id: uuid.UUID | None = None
+    # What its nodes do at hooks (libs.engine.hooks.HookMode).
+    hook_mode: str = "normal"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +53,10 @@ async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, ac
         await conn.copy_records_to_table(
             "traversal_nodes", columns=["traversal_id", "node", "waiting_on", "successors"],
             records=[(traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()])
+
+
+async def set_hook_mode(conn: Conn, traversal_ids: list[uuid.UUID], mode: str) -> None:
+    await conn.execute("UPDATE traversals SET hook_mode = $2 WHERE id = ANY($1::uuid[])", traversal_ids, mode)
 
 
 async def by_request(conn: Conn, stack_id: uuid.UUID, request_id: str) -> uuid.UUID | None:

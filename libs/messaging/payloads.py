@@ -147,3 +147,43 @@ class ScaleReply(Payload):
     kind: ClassVar[str] = "scale_reply"
     capacity: int | None = None
     error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class HookNotice(Payload):
+    """A hook reached, cleared or timed out, on ``<prefix>.hooks.<project>.<stack>.<resource>``."""
+
+    kind: ClassVar[str] = "hook"
+    project: str
+    stack_id: str
+    stack_name: str
+    resource_name: str
+    hook: str
+    # reached, cleared, timed_out
+    state: str
+    traversal_id: str
+    node: str
+    # Who cleared it (signal, breakpoints, step, continue, nats, timeout); empty when reached.
+    by: str = ""
+
+    @property
+    def msg_id(self) -> str:
+        return f"hook:{self.traversal_id}:{self.node}:{self.hook}:{self.state}"
+
+
+@dataclasses.dataclass(frozen=True)
+class HookClearRequest(Payload):
+    """A NATS request to clear a hook: ``<prefix>.hookclear.<project>.<stack>``, answered by the api."""
+
+    kind: ClassVar[str] = "hook_clear"
+    resource: str
+    hook: str
+
+
+@dataclasses.dataclass(frozen=True)
+class HookClearReply(Payload):
+    """Whether a hook clear took effect (``error`` says why not)."""
+
+    kind: ClassVar[str] = "hook_clear_reply"
+    cleared: bool = False
+    error: str = ""

@@ -110,6 +110,14 @@ class Names:
         return f"{self.prefix}.hooks.{_token(project)}.{_token(stack_id)}.{_token(resource)}"
 
     @property
+    def hook_clear_all(self) -> str:
+        """What the api answers: requests to clear hooks, for every stack."""
+        return f"{self.prefix}.hookclear.>"
+
+    def hook_clear(self, project: str, stack_id: str) -> str:
+        return f"{self.prefix}.hookclear.{_token(project)}.{_token(stack_id)}"
+
+    @property
     def scale_all(self) -> str:
         """What the api answers: scale requests for every stack's groups."""
         return f"{self.prefix}.scale.>"

@@ -58,6 +58,8 @@ def next_names(existing: Sequence[str], capacity: int, fresh: Any) -> list[str]:
 class AutoScalingGroup(ResourceGroup):
     """A group whose size policies and the template change."""
 
+    heat_class: ClassVar[str | None] = "AutoScalingResourceGroup"
+
     type_name: ClassVar[str] = "OS::Heat::AutoScalingGroup"
     description: ClassVar[str] = (
         "A group of identical resources whose number scaling policies change between its minimum "
@@ -161,6 +163,8 @@ class AutoScalingGroup(ResourceGroup):
 
 class ScalingPolicy(ResourceType):
     """Changes its group's size when signalled."""
+
+    heat_class: ClassVar[str | None] = "AutoScalingPolicy"
 
     type_name: ClassVar[str] = "OS::Heat::ScalingPolicy"
     description: ClassVar[str] = "Changes the size of an auto scaling group when signalled."

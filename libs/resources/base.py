@@ -129,6 +129,11 @@ class ResourceType(abc.ABC):
     watches: ClassVar[str | None] = None
     # True for types that take signals (``POST .../signal``); see :meth:`signal`.
     accepts_signals: ClassVar[bool] = False
+    # The name of Heat's class for the type, where Ember's differs (Heat prints it in messages).
+    heat_class: ClassVar[str | None] = None
+
+    def heat_class_name(self) -> str:
+        return self.heat_class or type(self).__name__
 
     @property
     def reaches_beyond_row(self) -> bool:

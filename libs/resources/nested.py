@@ -89,6 +89,8 @@ class NestedStackType(ResourceType):
 class StackResource(NestedStackType):
     """``OS::Heat::Stack``: a stack made from a template given as a property."""
 
+    heat_class: ClassVar[str | None] = "RemoteStack"
+
     type_name: ClassVar[str] = "OS::Heat::Stack"
     description: ClassVar[str] = (
         "A stack of its own, made from the template given in the properties, nested in this one.")

@@ -41,6 +41,8 @@ def signals_of(data: Mapping[str, str]) -> dict[str, dict[str, Any]]:
 class WaitConditionHandle(ResourceType):
     """Receives the signals a wait condition waits for."""
 
+    heat_class: ClassVar[str | None] = "HeatWaitConditionHandle"
+
     type_name: ClassVar[str] = "OS::Heat::WaitConditionHandle"
     description: ClassVar[str] = (
         "Takes signals from outside the stack (a server's boot script, a person) for a wait "
@@ -94,6 +96,8 @@ class WaitConditionHandle(ResourceType):
 
 class WaitCondition(ResourceType):
     """Waits for ``count`` successful signals on its handle."""
+
+    heat_class: ClassVar[str | None] = "HeatWaitCondition"
 
     type_name: ClassVar[str] = "OS::Heat::WaitCondition"
     description: ClassVar[str] = "Waits until its handle has received count signals of success."

@@ -321,6 +321,11 @@ class ResourceRegistry:
         """Whether any ``resources`` pattern matching the name sets this hook."""
         return hook in self.hooks_for(resource_name)
 
+    def has_hooks(self) -> bool:
+        """Whether any resource of this stack has a hook (children's entries are not its own)."""
+        return any(isinstance(settings, dict) and HOOKS in settings
+                   for settings in self._tree[RESOURCES].values())
+
     def hooks_for(self, resource_name: str) -> set[str]:
         hooks: set[str] = set()
         for settings in self._settings_for(resource_name):

@@ -10,7 +10,16 @@ from aiohttp import web
 from libs.config import Settings
 from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
-from services.api import catalog, event_stream, health, identity, openapi, scale_requests, stacks
+from services.api import (
+    catalog,
+    event_stream,
+    health,
+    hook_clearing,
+    identity,
+    openapi,
+    scale_requests,
+    stacks,
+)
 from services.api.auth import auth_middleware
 from services.api.faults import fault_middleware
 from services.api.keys import REGISTRY, RUNTIME, SETTINGS
@@ -40,6 +49,7 @@ def make_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(_runtime_ctx)
     app.cleanup_ctx.append(event_stream.feed_ctx)
     app.cleanup_ctx.append(scale_requests.responder_ctx)
+    app.cleanup_ctx.append(hook_clearing.responder_ctx)
     app.router.add_get("/", versions)
     app.router.add_get("/ember/v1/health", health.health)
     app.router.add_get("/openapi.json", openapi.serve)

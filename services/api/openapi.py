@@ -43,7 +43,8 @@ SCHEMAS: dict[str, Any] = {
         "template_description": STR, "parameters": {"type": "object", "additionalProperties": STR},
         "disable_rollback": {"type": "boolean"}, "timeout_mins": {"type": ["integer", "null"]},
         "capabilities": {"type": "array"}, "notification_topics": {"type": "array"}},
-        {"outputs": {"type": "array", "items": _ref("Output")}})]},
+        {"outputs": {"type": "array", "items": _ref("Output")},
+         "ember_paused": {"type": "array", "items": _ref("Paused")}})]},
     "Output": _obj({"output_key": STR}, {"output_value": {}, "description": NSTR, "output_error": STR}),
     "Resource": _obj({
         "resource_name": STR, "logical_resource_id": STR, "physical_resource_id": STR, "resource_type": STR,
@@ -85,6 +86,17 @@ SCHEMAS: dict[str, Any] = {
     "Services": _obj({"services": {"type": "array", "items": _obj({
         k: STR for k in ("id", "engine_id", "host", "hostname", "binary", "topic", "status")})}}),
     "Versions": _obj({"versions": {"type": "array"}}),
+    "Breakpoint": _obj({"id": STR, "resource": STR, "hooks": {"type": "array", "items": STR},
+                        "resource_type": NSTR, "timeout": {"type": ["number", "null"]},
+                        "on_timeout": {"enum": ["fail", "continue"]}}),
+    "BreakpointList": _obj({"breakpoints": {"type": "array", "items": _ref("Breakpoint")}}),
+    "BreakpointShow": _obj({"breakpoint": _ref("Breakpoint")}),
+    "Paused": _obj({"resource": STR, "resource_name": STR, "stack_id": STR, "stack_name": STR, "hook": STR,
+                    "action": STR, "source": {"enum": ["environment", "breakpoint", "step"]}, "since": STR,
+                    "deadline": NSTR, "on_timeout": STR}),
+    "PausedList": _obj({"paused": {"type": "array", "items": _ref("Paused")}}),
+    "Released": _obj({"released": {"type": "array", "items": _obj(
+        {"stack_id": STR, "stack_name": STR, "resource_name": STR, "hook": STR})}}),
     "Object": ANY_OBJ,
 }
 
@@ -160,6 +172,19 @@ OPERATIONS: list[Op] = [
        " (EMBER_ENABLE_STACK_ABANDON)", 200, "Object", "stacks"),
     Op("GET", f"{S}/export", "The stack's abandon data, nothing deleted (EMBER_ENABLE_STACK_ABANDON)", 200,
        "Object", "stacks"),
+    Op("GET", f"{S}/breakpoints", "The stack's breakpoints (Ember)", 200, "BreakpointList", "debugger"),
+    Op("POST", f"{S}/breakpoints", "Set a breakpoint: resource (name, pattern or nested path a/b), hooks,"
+       " resource_type, timeout (seconds), on_timeout (fail|continue) (Ember)", 201, "BreakpointShow",
+       "debugger", body=True),
+    Op("DELETE", f"{S}/breakpoints", "Clear every breakpoint of the stack (Ember)", 204, None, "debugger"),
+    Op("DELETE", f"{S}/breakpoints/{{breakpoint_id}}", "Clear one breakpoint (Ember)", 204, None,
+       "debugger"),
+    Op("GET", f"{S}/paused", "Nodes paused at hooks in the stack and its nested stacks (Ember)", 200,
+       "PausedList", "debugger"),
+    Op("POST", f"{S}/step", "Release the paused nodes and pause each node that starts next (Ember)", 200,
+       "Released", "debugger"),
+    Op("POST", f"{S}/continue", "Release the paused nodes and run the operation to its end (Ember)", 200,
+       "Released", "debugger"),
     Op("GET", "/identity", "Identity versions (keystone mode)", 300, "Object", "identity",
        keystone_only=True),
     Op("GET", "/identity/v3", "Identity v3 version (keystone mode)", 200, "Object", "identity",

@@ -12,7 +12,7 @@ from libs.db import Conn, events, resources, stacks, templates
 from libs.resources import autoscaling
 from libs.template import errors
 from libs.template.environment import Environment
-from services.api import lookup, views
+from services.api import hook_clearing, lookup, views
 from services.api.http import (
     BadRequest,
     NotFound,
@@ -141,6 +141,9 @@ class ActionNotSupported(errors.TemplateError):
 async def signal(request: web.Request) -> web.Response:
     stack, row, _ = await _resource(request)
     details = await json_value(request)
+    hook = hook_clearing.unset_hook_of(details)
+    if hook is not None:  # any resource type, as in Heat
+        return await hook_clearing.unset_hook(request, stack, row, hook)
     pool = request.app[RUNTIME].pool
     environment = None
     if stack.template_id is not None:

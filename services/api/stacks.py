@@ -13,7 +13,7 @@ from libs.engine import desired, preview
 from libs.template import errors
 from libs.template import request as stack_request_lib
 from libs.template.limits import Limits
-from services.api import bodies, event_stream, lookup, resources_api, snapshots_api, views
+from services.api import bodies, breakpoints_api, event_stream, lookup, resources_api, snapshots_api, views
 from services.api.context import context
 from services.api.http import (
     BadRequest,
@@ -174,8 +174,14 @@ async def _detail(request: web.Request, base: str, row: stacks.StackRow, *, reso
 async def show(request: web.Request) -> web.Response:
     row = await lookup.stack_of(request)
     resolve = query_bool(request, "resolve_outputs", True)
-    return json_response({"stack": await _detail(request, lookup.base_url(request), row,
-                                                 resolve_outputs=resolve)})
+    shown = await _detail(request, lookup.base_url(request), row, resolve_outputs=resolve)
+    # Ember's debugger: a paused stack stays *_IN_PROGRESS, as Heat's does, and says where it waits.
+    paused = await breakpoints_api.paused_nodes(request, row) if row.status == "IN_PROGRESS" else []
+    shown["ember_paused"] = paused
+    if paused:
+        names = ", ".join(dict.fromkeys(p["resource"] for p in paused))
+        shown["stack_status_reason"] = f"Paused at breakpoints: {names}"
+    return json_response({"stack": shown})
 
 
 async def _update(request: web.Request, *, existing: bool) -> web.Response:
@@ -300,4 +306,5 @@ def add_routes(app: web.Application) -> None:
     r.add_get(f"{one}/outputs/{{output_key}}", output)
     r.add_get(f"{one}/events/stream", event_stream.stream)
     resources_api.add_routes(app, one)
+    breakpoints_api.add_routes(app, one)
     snapshots_api.add_routes(app, one)

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from libs import stack_snapshots
-from libs.db import Conn, events, locks, resources, snapshots, stacks, templates, traversals
+from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
 from libs.errors import Permanent
 from libs.messaging.consumer import Delivery
@@ -75,8 +75,12 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
             return traversal_id, []
     settled: frozenset[int] = frozenset()
     if want is not None and template_id is not None and rows and not request.converge:
-        settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
-                                          registry=registry)
+        # Heat's pre-update pauses unchanged resources too: any that may pause keep their node.
+        env = want.environment.registry
+        if not await breakpoints.reaching(conn, stack.id):
+            held = frozenset(r.name for r in rows if "pre-update" in env.hooks_for(r.name))
+            settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
+                                              registry=registry, held=held)
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
@@ -131,7 +135,8 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
 
 
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows: list[resources.ResourceRow],
-                            *, template_id: uuid.UUID, registry: Registry) -> frozenset[int]:
+                            *, template_id: uuid.UUID, registry: Registry,
+                            held: frozenset[str] = frozenset()) -> frozenset[int]:
     """Record the new template on every row the update leaves alone; their ids need no node."""
     current = {r.name: r for r in rows if r.is_current}
     data = StaticResourceData({n: r.reference for n, r in current.items()},
@@ -144,7 +149,7 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
                                    lambda values, name: plugin.validate(values, resource_name=name))
 
     states = {n: r.state() for n, r in current.items()}
-    lost: frozenset[str] = frozenset()
+    lost: frozenset[str] = held
     for _ in range(2):
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost)
         written = await resources.write_many(conn, [

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, Final
 
-from libs.db import Conn, events, locks, resources, stacks, traversals
+from libs.db import Conn, breakpoints, events, locks, resources, stacks, traversals
 from libs.engine import desired, status
 from libs.engine.plan import parse_node
 from libs.engine.step import Decision, decide
@@ -177,8 +177,20 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
             # each was last converged with.
             for template_id in {j.row.template_id for j in live if j.row is not None and j.row.template_id}:
                 group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
+        envs = [want.environment.registry] if want is not None else list(group.envs.values())
+        if await _may_pause(conn, stack, trav, envs):
+            continue  # hooks and breakpoints are the one-item path's
         groups.append(group)
     return groups
+
+
+async def _may_pause(conn: Conn, stack: stacks.StackRow, trav: traversals.TraversalRow,
+                     envs: list[ResourceRegistry]) -> bool:
+    if trav.hook_mode != "normal":
+        return trav.hook_mode == "step"  # a traversal run free pauses nowhere
+    if any(env.has_hooks() for env in envs):
+        return True
+    return bool(await breakpoints.reaching(conn, stack.id))
 
 
 async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results: list[Result]) -> None:

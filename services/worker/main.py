@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from libs import lifecycle
 from libs.consuming import consuming
 from libs.messaging.consumer import Handler
@@ -9,6 +12,7 @@ from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import Probe, WorkItem
 from libs.resources.registry import default_registry
 from libs.runtime import Runtime
+from services.worker.hook_sweep import sweeping
 from services.worker.steps import Steps
 
 
@@ -17,7 +21,13 @@ def handlers(rt: Runtime) -> Handler:
     return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle})
 
 
-body = consuming(lambda rt: rt.names.workers, handlers)
+_consuming = consuming(lambda rt: rt.names.workers, handlers)
+
+
+@contextlib.asynccontextmanager
+async def body(rt: Runtime) -> AsyncIterator[None]:
+    async with _consuming(rt), sweeping(rt):
+        yield
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from libs.db import Conn, events, locks, resources, snapshots, stacks, traversals
 from libs.engine import desired, status
+from libs.engine import hooks as rules
 from libs.engine.plan import parse_node
 from libs.engine.step import Decision, decide
 from libs.errors import Conflict, Permanent, Retry
@@ -42,6 +43,7 @@ from services.worker import batch, children, rows, stack_end
 from services.worker.coalescer import Coalescer
 from services.worker.context import WorkerContext
 from services.worker.desired_cache import DesiredCache
+from services.worker.hook_gate import Gate
 
 log = logs.logger("worker")
 VERB_ACTION = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "replace": "CREATE",
@@ -94,12 +96,18 @@ class Steps:
             async with self.rt.pool.acquire() as conn:
                 if not await locks.try_lock_resource(conn, rid):
                     raise Conflict(f"resource {rid} is busy with another step")
+                node_run = Node(self, conn, item, rid, kind)
                 try:
-                    ready = await Node(self, conn, item, rid, kind).run()
+                    ready = await node_run.run()
                 finally:
                     await locks.unlock_resource(conn, rid)
             for node in ready:
                 await self._publish(item.stack_id, item.traversal_id, node)
+            gate = getattr(node_run, "gate", None)
+            for notice in gate.notices if gate is not None else ():
+                await self.rt.bus.publish(
+                    self.rt.names.hooks(notice.project, notice.stack_id, notice.resource_name), notice,
+                    msg_id=notice.msg_id)
 
 
 class Node:
@@ -144,6 +152,7 @@ class Node:
         self.env = self.want.environment.registry if self.want is not None else None
         if self.env is None and row.template_id is not None:
             self.env = (await self.s.cache.get(conn, stack, row.template_id)).environment.registry
+        self.gate = Gate(conn, stack, trav, self.item.node, self.env)
         if not self.current:
             # A stale traversal only finishes the action it started, then stops;
             # one that timed out abandons it instead (Heat's runner is cut short).
@@ -213,16 +222,26 @@ class Node:
     async def carry_out(self, row: resources.ResourceRow, decision: Decision,
                         props: dict[str, Any] | None) -> list[str]:
         verb = decision.verb
+        if verb == "wait":
+            raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
+        if verb == "done":
+            return await self.done(row)
+        hook = rules.pre_hook(self.trav.action, self.kind, verb, row.action)
+        if hook is None and self.trav.hook_mode == "step" and verb in VERB_ACTION:
+            hook = f"pre-{VERB_ACTION[verb].lower()}"  # stepping: every node that starts pauses
+        if hook is not None:
+            verdict = await self.gate.at(row, hook)
+            if verdict == "wait":
+                return []
+            if verdict == "fail":
+                await self.mark_failed(row, rules.hook_action(hook), rules.timed_out_reason(hook))
+                return []
         if verb in ("update", "replace") and self.want is not None and verb in (
                 self.want.environment.registry.restricted_actions(row.name)):
             # The environment's restricted_actions: Heat fails the resource instead.
             await self.mark_failed(row, "UPDATE", f"ResourceActionRestricted: resources.{row.name}: "
                                                   f"{verb} is restricted for resource.")
             return []
-        if verb == "wait":
-            raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
-        if verb == "done":
-            return await self.finish(None)
         if verb == "noop":
             async with self.conn.transaction():
                 if self.kind == "u" and self.trav.template_id is not None:
@@ -370,7 +389,16 @@ class Node:
                         props: dict[str, Any], result: Done, propagate: bool) -> list[str]:
         data = rows.merged(row.data, result.data)
         physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
+        post = rules.post_hook(self.trav.action, action) if propagate and self.current else None
         async with self.conn.transaction():
+            if action == "DELETE" and post is not None:
+                # Kept as DELETE_COMPLETE while it may wait at post-delete; gone once past it.
+                done = await self._write(row, action=action, status=status.COMPLETE,
+                                         status_reason=status.STATE_CHANGED)
+                if done is None:
+                    raise Conflict("resource row changed under this step")
+                await self.event(done, action, status.COMPLETE, status.STATE_CHANGED)
+                return await self.done(done, in_transaction=True)
             if action == "DELETE":
                 await self.event(row, action, status.COMPLETE, status.STATE_CHANGED)
                 await resources.remove(self.conn, row.id)
@@ -393,9 +421,28 @@ class Node:
                 if row.replaces is not None and not row.is_current:
                     await resources.promote(self.conn, row.replaces, row.id)
                 await self.event(done, action, status.COMPLETE, result.reason or status.STATE_CHANGED)
+                if post is not None:
+                    return await self.done(done, in_transaction=True)
             if not propagate:
                 return []
             return await self.finish(None, in_transaction=True)
+
+    async def done(self, row: resources.ResourceRow, *, in_transaction: bool = False) -> list[str]:
+        """The node's action is complete: past its post-hook, if it has one, it is finished."""
+        if not in_transaction:
+            async with self.conn.transaction():
+                return await self.done(row, in_transaction=True)
+        post = rules.post_hook(self.trav.action, row.action) if row.status == status.COMPLETE else None
+        if post is not None:
+            verdict = await self.gate.at(row, post)
+            if verdict == "wait":
+                return []
+            if verdict == "fail":
+                await self.mark_failed(row, row.action, rules.timed_out_reason(post))
+                return []
+        if self.kind == "c" and row.action == "DELETE" and row.status == status.COMPLETE:
+            await resources.remove(self.conn, row.id)
+        return await self.finish(None, in_transaction=True)
 
     async def finish(self, _row: object, *, in_transaction: bool = False) -> list[str]:
         if not in_transaction:

@@ -1,0 +1,141 @@
+"""Where a node pauses: Heat's hooks and Ember's breakpoints, as decisions over data.
+
+Heat's rules, which Ember keeps exactly:
+
+- ``pre-create``/``post-create`` only in a stack CREATE, around the create of
+  a resource never made (a resource added by an update does not pause);
+- ``pre-update`` for every existing resource an update visits, before it is
+  known whether anything changes (unchanged and replaced resources pause too);
+  ``post-update`` only after an in-place update;
+- ``pre-delete``/``post-delete`` only in a stack DELETE, around a delete that
+  reaches the cloud.
+
+The workflow pauses, not the resource: the node is not finished, so its
+dependents wait while independent branches go on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from libs.template.registry import HOOK_TYPES
+
+# Traversals that update existing resources, as Heat's Resource.update does.
+_UPDATING = frozenset({"UPDATE", "ROLLBACK", "RESTORE"})
+# What a traversal does about its hooks: pause at them, pause at every node that starts, or run free.
+HookMode = Literal["normal", "step", "run"]
+OnTimeout = Literal["fail", "continue"]
+ON_TIMEOUT: tuple[OnTimeout, ...] = ("fail", "continue")
+
+
+def pre_hook(traversal_action: str, kind: str, verb: str, row_action: str) -> str | None:
+    """The hook a node reaches before its action starts, if any."""
+    if kind == "u":
+        if traversal_action == "CREATE" and verb == "create":
+            return "pre-create"
+        if traversal_action in _UPDATING and row_action != "INIT" and verb in ("update", "replace", "noop"):
+            return "pre-update"
+        return None
+    if traversal_action == "DELETE" and verb == "delete":
+        return "pre-delete"
+    return None
+
+
+def post_hook(traversal_action: str, completed_action: str) -> str | None:
+    """The hook a node reaches once its action completed, if any."""
+    if traversal_action == "CREATE" and completed_action == "CREATE":
+        return "post-create"
+    if traversal_action in _UPDATING and completed_action == "UPDATE":
+        return "post-update"
+    if traversal_action == "DELETE" and completed_action == "DELETE":
+        return "post-delete"
+    return None
+
+
+def hook_action(hook: str) -> str:
+    """The action a hook pauses: ``pre-create`` -> ``CREATE``."""
+    return hook.split("-", 1)[1].upper()
+
+
+def paused_reason(hook: str) -> str:
+    return f"{hook_action(hook)} paused until Hook {hook} is cleared"
+
+
+def cleared_reason(hook: str) -> str:
+    return f"Hook {hook} is cleared"
+
+
+def timed_out_reason(hook: str) -> str:
+    return f"Hook {hook} timed out"
+
+
+def valid_hook(hook: object) -> bool:
+    return isinstance(hook, str) and hook in HOOK_TYPES
+
+
+@dataclasses.dataclass(frozen=True)
+class Breakpoint:
+    """A breakpoint set through the api on one stack.
+
+    ``resource`` is a name, an fnmatch pattern, or a nested path of them
+    (``group/0``, ``nest/*``) from the stack it was set on; ``resource_type``
+    limits it to one type; the hooks say which actions it pauses.
+    """
+
+    id: str
+    resource: str
+    hooks: tuple[str, ...]
+    resource_type: str | None = None
+    timeout_seconds: float | None = None
+    on_timeout: OnTimeout = "fail"
+
+    def matches(self, path: Sequence[str], resource_type: str, hook: str) -> bool:
+        """Whether it pauses the resource at ``path`` (names from its stack down) at ``hook``."""
+        if hook not in self.hooks:
+            return False
+        if self.resource_type is not None and self.resource_type != resource_type:
+            return False
+        patterns = self.resource.split("/")
+        return len(patterns) == len(path) and all(
+            fnmatchcase(name, pattern) for name, pattern in zip(path, patterns, strict=True))
+
+
+@dataclasses.dataclass(frozen=True)
+class Placed:
+    """A breakpoint with the path from its stack down to the stack a node is in."""
+
+    breakpoint: Breakpoint
+    prefix: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Pause:
+    """Why a node pauses at a hook, and for how long at most."""
+
+    source: Literal["environment", "breakpoint", "step"]
+    timeout_seconds: float | None = None
+    on_timeout: OnTimeout = "fail"
+
+
+def pause_for(hook: str, *, resource_name: str, resource_type: str, env_hooks: Iterable[str],
+              breakpoints: Iterable[Placed], mode: HookMode) -> Pause | None:
+    """Whether a node pauses at ``hook``: by its traversal's mode, a breakpoint, or the environment.
+
+    A breakpoint wins over the environment, so its deadline applies; in a
+    stepping traversal every pre-hook pauses (the node starts next).
+    """
+    if mode == "run":
+        return None
+    for placed in breakpoints:
+        if placed.breakpoint.matches((*placed.prefix, resource_name), resource_type, hook):
+            bp = placed.breakpoint
+            return Pause("breakpoint", bp.timeout_seconds, bp.on_timeout)
+    if hook in set(env_hooks):
+        return Pause("environment")
+    if mode == "step" and hook.startswith("pre-"):
+        return Pause("step")
+    return None
+

@@ -1,0 +1,157 @@
+"""Ember's debugger on a stack: breakpoints, the nodes paused now, step and continue.
+
+Routes under ``/v1/{project}/stacks/{name}/{id}``:
+
+- ``GET|POST|DELETE breakpoints``, ``DELETE breakpoints/{id}``: the stack's
+  breakpoints (a resource name, fnmatch pattern or nested path such as
+  ``group/0``; the hooks they pause at; optionally a resource type, and a
+  ``timeout`` in seconds with ``on_timeout`` ``fail`` or ``continue``).
+- ``GET paused``: the nodes waiting at hooks in the stack and the stacks nested in it.
+- ``POST step``: release every paused node, and pause each node that starts next.
+- ``POST continue``: release every paused node and run the operation to its end.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+from libs import pauses
+from libs.db import breakpoints, hooks, stacks
+from libs.engine import hooks as rules
+from libs.template.registry import HOOK_TYPES
+from services.api import lookup
+from services.api.http import BadRequest, NotFound, json_body, json_response
+from services.api.keys import RUNTIME
+
+DEFAULT_HOOKS = ("pre-create", "pre-update", "pre-delete")
+
+
+def breakpoint_from(body: dict[str, Any]) -> rules.Breakpoint:
+    """A breakpoint from a request body, or a 400 naming the bad field."""
+    unknown = sorted(set(body) - {"resource", "hooks", "resource_type", "timeout", "on_timeout"})
+    if unknown:
+        raise BadRequest(f"breakpoint.{unknown[0]}: unknown field; expected resource, hooks, resource_type,"
+                         " timeout, on_timeout")
+    resource = body.get("resource")
+    if not isinstance(resource, str) or not resource or any(not part for part in resource.split("/")):
+        raise BadRequest("breakpoint.resource: a resource name, pattern or nested path (a/b) is required")
+    given = body.get("hooks", list(DEFAULT_HOOKS))
+    if isinstance(given, str):
+        given = [given]
+    if not isinstance(given, list) or not given:
+        raise BadRequest("breakpoint.hooks: a hook or a non-empty list of hooks is required")
+    for index, hook in enumerate(given):
+        if not rules.valid_hook(hook):
+            raise BadRequest(f'breakpoint.hooks[{index}]: Invalid hook type "{hook}" for resource '
+                             f"breakpoint, acceptable hook types are: {HOOK_TYPES}")
+    resource_type = body.get("resource_type")
+    if resource_type is not None and (not isinstance(resource_type, str) or not resource_type):
+        raise BadRequest("breakpoint.resource_type: a resource type name is expected")
+    timeout = body.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or timeout <= 0):
+        raise BadRequest("breakpoint.timeout: a number of seconds greater than 0 is expected")
+    on_timeout = body.get("on_timeout", "fail")
+    if on_timeout not in rules.ON_TIMEOUT:
+        raise BadRequest(f"breakpoint.on_timeout: one of {', '.join(rules.ON_TIMEOUT)} is expected")
+    return rules.Breakpoint(id=str(uuid.uuid4()), resource=resource, hooks=tuple(dict.fromkeys(given)),
+                            resource_type=resource_type, timeout_seconds=None if timeout is None
+                            else float(timeout), on_timeout=on_timeout)
+
+
+def breakpoint_view(bp: rules.Breakpoint) -> dict[str, Any]:
+    return {"id": bp.id, "resource": bp.resource, "hooks": list(bp.hooks), "resource_type": bp.resource_type,
+            "timeout": bp.timeout_seconds, "on_timeout": bp.on_timeout}
+
+
+async def list_breakpoints(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        found = await breakpoints.for_stack(conn, stack.id)
+    return json_response({"breakpoints": [breakpoint_view(b) for b in found]})
+
+
+async def set_breakpoint(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    bp = breakpoint_from(await json_body(request))
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        await breakpoints.add(conn, stack.id, bp)
+    return json_response({"breakpoint": breakpoint_view(bp)}, status=201)
+
+
+async def clear_breakpoints(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        await breakpoints.remove(conn, stack.id)
+    return web.Response(status=204)
+
+
+async def clear_breakpoint(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    raw = request.match_info["breakpoint_id"]
+    try:
+        bp_id = uuid.UUID(raw)
+    except ValueError:
+        raise NotFound("Breakpoint", raw) from None
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        if not await breakpoints.remove(conn, stack.id, bp_id):
+            raise NotFound("Breakpoint", raw)
+    return web.Response(status=204)
+
+
+async def paused_nodes(request: web.Request, stack: stacks.StackRow) -> list[dict[str, Any]]:
+    """The nodes waiting at hooks in the stack and those nested in it, with their path from it."""
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        nested = await stacks.nested_tree(conn, stack.id, 2**31 - 1)  # parents first
+        tree = {stack.id: stack} | {s.id: s for s in nested}
+        waiting = await hooks.waiting(conn, list(tree))
+        owners = await conn.fetch(
+            "SELECT physical_id, name FROM resources WHERE stack_id = ANY($1::uuid[]) AND is_current"
+            " AND physical_id = ANY($2::text[])", list(tree), [str(s.id) for s in nested]) if nested else []
+    owner = {r["physical_id"]: r["name"] for r in owners}
+    paths: dict[uuid.UUID, tuple[str, ...]] = {stack.id: ()}
+    for child in nested:
+        parent = paths.get(child.parent_id) if child.parent_id is not None else None
+        paths[child.id] = (*(parent or ()), owner.get(str(child.id), child.name))
+    return [{"resource": "/".join((*paths.get(h.stack_id, ()), h.resource_name)),
+             "resource_name": h.resource_name, "stack_id": str(h.stack_id),
+             "stack_name": tree[h.stack_id].name, "hook": h.hook, "action": h.action, "source": h.source,
+             "since": h.reached_at.isoformat(), "deadline": h.deadline.isoformat() if h.deadline else None,
+             "on_timeout": h.on_timeout}
+            for h in waiting]
+
+
+async def list_paused(request: web.Request) -> web.Response:
+    stack = await lookup.stack_of(request)
+    return json_response({"paused": await paused_nodes(request, stack)})
+
+
+async def _release(request: web.Request, mode: rules.HookMode, by: str) -> web.Response:
+    stack = await lookup.stack_of(request)
+    rt = request.app[RUNTIME]
+    released = await pauses.release_tree(rt.pool, rt.bus, stack, by=by, mode=mode)
+    return json_response({"released": [
+        {"stack_id": r.stack_id, "stack_name": r.stack_name, "resource_name": r.resource_name, "hook": r.hook}
+        for r in released]})
+
+
+async def step(request: web.Request) -> web.Response:
+    return await _release(request, "step", "step")
+
+
+async def continue_(request: web.Request) -> web.Response:
+    return await _release(request, "run", "continue")
+
+
+def add_routes(app: web.Application, one: str) -> None:
+    r = app.router
+    r.add_get(f"{one}/breakpoints", list_breakpoints)
+    r.add_post(f"{one}/breakpoints", set_breakpoint)
+    r.add_delete(f"{one}/breakpoints", clear_breakpoints)
+    r.add_delete(f"{one}/breakpoints/{{breakpoint_id}}", clear_breakpoint)
+    r.add_get(f"{one}/paused", list_paused)
+    r.add_post(f"{one}/step", step)
+    r.add_post(f"{one}/continue", continue_)

@@ -1,0 +1,76 @@
+"""Where nodes pause: Heat's hook rules and Ember's breakpoints, as pure decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from libs.engine import hooks
+
+
+@pytest.mark.parametrize(("traversal", "kind", "verb", "row_action", "expected"), [
+    ("CREATE", "u", "create", "INIT", "pre-create"),
+    ("UPDATE", "u", "create", "INIT", None),  # a resource added by an update: no pre-create (Heat)
+    ("UPDATE", "u", "update", "CREATE", "pre-update"),
+    ("UPDATE", "u", "noop", "CREATE", "pre-update"),  # unchanged resources pause too
+    ("UPDATE", "u", "replace", "UPDATE", "pre-update"),
+    ("ROLLBACK", "u", "update", "UPDATE", "pre-update"),
+    ("RESTORE", "u", "noop", "CREATE", "pre-update"),
+    ("DELETE", "c", "delete", "CREATE", "pre-delete"),
+    ("UPDATE", "c", "delete", "CREATE", None),  # cleanup of a replaced resource: no pre-delete
+    ("DELETE", "c", "forget", "INIT", None),  # never made: nothing to delete
+    ("CHECK", "u", "check", "CREATE", None),
+])
+def test_pre_hooks(traversal: str, kind: str, verb: str, row_action: str, expected: str | None) -> None:
+    assert hooks.pre_hook(traversal, kind, verb, row_action) == expected
+
+
+@pytest.mark.parametrize(("traversal", "action", "expected"), [
+    ("CREATE", "CREATE", "post-create"),
+    ("UPDATE", "CREATE", None),  # a replacement's create
+    ("UPDATE", "UPDATE", "post-update"),
+    ("DELETE", "DELETE", "post-delete"),
+    ("UPDATE", "DELETE", None),
+])
+def test_post_hooks(traversal: str, action: str, expected: str | None) -> None:
+    assert hooks.post_hook(traversal, action) == expected
+
+
+def test_heat_reasons_byte_for_byte() -> None:
+    assert hooks.paused_reason("pre-create") == "CREATE paused until Hook pre-create is cleared"
+    assert hooks.paused_reason("post-delete") == "DELETE paused until Hook post-delete is cleared"
+    assert hooks.cleared_reason("pre-update") == "Hook pre-update is cleared"
+
+
+BP = hooks.Breakpoint
+
+
+@pytest.mark.parametrize(("bp", "path", "type_name", "hook", "expected"), [
+    (BP("1", "web", ("pre-create",)), ("web",), "T", "pre-create", True),
+    (BP("1", "web", ("pre-create",)), ("web",), "T", "pre-update", False),
+    (BP("1", "web_*", ("pre-create",)), ("web_3",), "T", "pre-create", True),
+    (BP("1", "group/1", ("pre-create",)), ("group", "1"), "T", "pre-create", True),
+    (BP("1", "group/1", ("pre-create",)), ("1",), "T", "pre-create", False),  # depth must match
+    (BP("1", "*/*", ("pre-create",)), ("group", "7"), "T", "pre-create", True),
+    (BP("1", "*", ("pre-create",), resource_type="A"), ("x",), "B", "pre-create", False),
+])
+def test_breakpoint_matching(bp: hooks.Breakpoint, path: tuple[str, ...], type_name: str, hook: str,
+                             expected: bool) -> None:
+    assert bp.matches(path, type_name, hook) is expected
+
+
+def test_what_pauses_a_node() -> None:
+    placed = [hooks.Placed(BP("1", "group/1", ("pre-update",), timeout_seconds=5, on_timeout="continue"),
+                           ("group",))]
+    by_breakpoint = hooks.pause_for("pre-update", resource_name="1", resource_type="T", env_hooks=(),
+                                    breakpoints=placed, mode="normal")
+    assert by_breakpoint == hooks.Pause("breakpoint", 5, "continue")
+    assert hooks.pause_for("pre-update", resource_name="2", resource_type="T", env_hooks=(),
+                           breakpoints=placed, mode="normal") is None
+    assert hooks.pause_for("pre-create", resource_name="2", resource_type="T", env_hooks=("pre-create",),
+                           breakpoints=(), mode="normal") == hooks.Pause("environment")
+    assert hooks.pause_for("pre-create", resource_name="2", resource_type="T", env_hooks=("pre-create",),
+                           breakpoints=placed, mode="run") is None  # continued: nothing pauses
+    assert hooks.pause_for("pre-create", resource_name="2", resource_type="T", env_hooks=(),
+                           breakpoints=(), mode="step") == hooks.Pause("step")
+    assert hooks.pause_for("post-create", resource_name="2", resource_type="T", env_hooks=(),
+                           breakpoints=(), mode="step") is None
