@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from libs.db import Conn
+from libs.telemetry import propagation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,10 +41,16 @@ async def add(conn: Conn, *, stack_id: uuid.UUID, resource_name: str, physical_r
     event_id = uuid.uuid4()
     await conn.execute(
         "INSERT INTO events (id, stack_id, resource_name, physical_resource_id, resource_type, action,"
-        " status, reason, properties, traversal_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        " status, reason, properties, traversal_id, traceparent)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         event_id, stack_id, resource_name, physical_resource_id or "", resource_type, action, status,
-        reason, properties, traversal_id)
+        reason, properties, traversal_id, _traceparent())
     return event_id
+
+
+def _traceparent() -> str | None:
+    # The notifier publishes the event later, from another process: the trace goes with the row.
+    return propagation.inject({}).get("traceparent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,15 +71,16 @@ async def add_many(conn: Conn, new: list[NewEvent]) -> None:
         return
     await conn.execute(
         "INSERT INTO events (id, stack_id, resource_name, physical_resource_id, resource_type, action,"
-        " status, reason, traversal_id) SELECT id, stack_id, resource_name, physical_resource_id,"
-        " resource_type, action, status, reason, traversal_id FROM unnest($1::uuid[], $2::uuid[], $3::text[],"
-        " $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::uuid[]) WITH ORDINALITY"
+        " status, reason, traversal_id, traceparent) SELECT id, stack_id, resource_name,"
+        " physical_resource_id, resource_type, action, status, reason, traversal_id, $10"
+        " FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
+        " $8::text[], $9::uuid[]) WITH ORDINALITY"
         " AS x(id, stack_id, resource_name, physical_resource_id, resource_type, action, status, reason,"
         " traversal_id, n) ORDER BY n",
         [uuid.uuid4() for _ in new], [e.stack_id for e in new], [e.resource_name for e in new],
         [e.physical_resource_id or "" for e in new], [e.resource_type for e in new],
         [e.action for e in new], [e.status for e in new], [e.reason for e in new],
-        [e.traversal_id for e in new])
+        [e.traversal_id for e in new], _traceparent())
 
 
 async def for_stack(conn: Conn, stack_id: uuid.UUID, *, after_seq: int = 0) -> list[EventRow]:

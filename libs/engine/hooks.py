@@ -17,6 +17,7 @@ dependents wait while independent branches go on.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import Literal
@@ -56,8 +57,15 @@ def post_hook(traversal_action: str, completed_action: str) -> str | None:
 
 
 def hook_action(hook: str) -> str:
-    """The action a hook pauses: ``pre-create`` -> ``CREATE``."""
+    """The action a hook pauses: ``pre-create`` -> ``CREATE``, ``create:started`` -> ``CREATE``."""
+    if ":" in hook:
+        return hook.split(":", 1)[0].upper()
     return hook.split("-", 1)[1].upper()
+
+
+def named_hook(action: str, step: str) -> str:
+    """The hook at a step a plugin names inside an action (Ember's): ``create:started``."""
+    return f"{action.lower()}:{step}"
 
 
 def paused_reason(hook: str) -> str:
@@ -72,8 +80,12 @@ def timed_out_reason(hook: str) -> str:
     return f"Hook {hook} timed out"
 
 
+_NAMED = re.compile(r"(create|update|delete|suspend|resume|check):[a-z0-9_-]+")
+
+
 def valid_hook(hook: object) -> bool:
-    return isinstance(hook, str) and hook in HOOK_TYPES
+    """Heat's six hooks, or a named step inside an action (``create:started``)."""
+    return isinstance(hook, str) and (hook in HOOK_TYPES or _NAMED.fullmatch(hook) is not None)
 
 
 @dataclasses.dataclass(frozen=True)

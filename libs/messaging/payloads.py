@@ -187,3 +187,26 @@ class HookClearReply(Payload):
     kind: ClassVar[str] = "hook_clear_reply"
     cleared: bool = False
     error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class EventNotice(Payload):
+    """A stack or resource event, on ``<prefix>.events.<project>.<stack>``, as the API shows it."""
+
+    kind: ClassVar[str] = "event"
+    id: str
+    project: str
+    stack_id: str
+    stack_name: str
+    resource_name: str
+    physical_resource_id: str
+    resource_type: str
+    resource_action: str
+    resource_status: str
+    resource_status_reason: str
+    event_time: str
+    traversal_id: str = ""
+
+    @property
+    def msg_id(self) -> str:
+        return f"event:{self.id}"

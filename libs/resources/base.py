@@ -112,7 +112,8 @@ class ResourceType(abc.ABC):
     attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {}
     # Properties that may change in place although their schema does not say so.
     update_allowed_properties: ClassVar[frozenset[str]] = frozenset()
-    # Named points inside an action where hooks may pause it (none yet).
+    # A named point inside an action where a breakpoint may pause it: after ``start``
+    # answered ``Wait``, before the first ``check`` (hook ``<action>:<name>``).
     named_steps: ClassVar[tuple[str, ...]] = ()
     physical_name_limit: ClassVar[int | None] = PHYSICAL_NAME_LIMIT
     # True when the type checks itself on CHECK (else CHECK completes with "not supported").

@@ -55,6 +55,8 @@ def _per_action(action: str) -> PropSchema:
 class TestResource(ResourceType):
     """Stores ``value``; waits, fails and gets replaced as its properties ask."""
 
+    named_steps: ClassVar[tuple[str, ...]] = ("started",)
+
     type_name: ClassVar[str] = "OS::Heat::TestResource"
     description: ClassVar[str] = (
         "A resource for testing stacks: it stores a string (readable as the attribute "

@@ -36,8 +36,8 @@ from libs.template.registry import ResolvedType, ResourceRegistry
 
 MERGE_STRATEGIES = (OVERWRITE, MERGE, DEEP_MERGE) = ("overwrite", "merge", "deep_merge")
 
-DEFAULT_EVENT_SINK_TYPES = frozenset({"zaqar-queue"})
-"""The sink types Heat registers out of the box."""
+DEFAULT_EVENT_SINK_TYPES = frozenset({"zaqar-queue", "webhook"})
+"""The sink types Heat registers out of the box, and Ember's ``webhook``."""
 
 
 class ZaqarEventSink:
@@ -48,7 +48,19 @@ class ZaqarEventSink:
         self.ttl = ttl
 
 
-_SINK_SIGNATURES: dict[str, type] = {"zaqar-queue": ZaqarEventSink}
+class WebhookEventSink:
+    """Ember's sink: the notifier POSTs signed notices to ``target`` (see services.notifier)."""
+
+    def __init__(self, target: Any, secret: Any = "", kinds: Any = None, resource: Any = "*",
+                 hooks: Any = None) -> None:
+        if not isinstance(target, str) or not target.startswith(("http://", "https://")):
+            raise ValueError(f"webhook event sink target must be an http(s) URL, not {target!r}")
+        if kinds is not None and (not isinstance(kinds, list) or not set(kinds) <= {"event", "hook"}):
+            raise ValueError("webhook event sink kinds must be a list of event, hook")
+        self.target = target
+
+
+_SINK_SIGNATURES: dict[str, type] = {"zaqar-queue": ZaqarEventSink, "webhook": WebhookEventSink}
 
 
 @contextmanager

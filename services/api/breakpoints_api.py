@@ -19,12 +19,14 @@ from typing import Any
 from aiohttp import web
 
 from libs import pauses
-from libs.db import breakpoints, hooks, stacks
+from libs.db import breakpoints, hooks, resources, stacks, templates
+from libs.engine import desired
 from libs.engine import hooks as rules
 from libs.template.registry import HOOK_TYPES
+from libs.template.resolution import StackResolver, StaticResourceData
 from services.api import lookup
 from services.api.http import BadRequest, NotFound, json_body, json_response
-from services.api.keys import RUNTIME
+from services.api.keys import REGISTRY, RUNTIME
 
 DEFAULT_HOOKS = ("pre-create", "pre-update", "pre-delete")
 
@@ -122,6 +124,41 @@ async def paused_nodes(request: web.Request, stack: stacks.StackRow) -> list[dic
              "since": h.reached_at.isoformat(), "deadline": h.deadline.isoformat() if h.deadline else None,
              "on_timeout": h.on_timeout}
             for h in waiting]
+
+
+async def pending(request: web.Request, stack: stacks.StackRow, row: resources.ResourceRow
+                  ) -> dict[str, Any] | None:
+    """Where a resource waits, and the properties its action is about to use (None: not paused).
+
+    Before a create or update these are the template's, resolved against the
+    stack as it is now and checked as the worker will check them; at any other
+    hook, the ones last applied.
+    """
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        waiting = await hooks.waiting(conn, [stack.id], resource_name=row.name)
+        if not waiting:
+            return None
+        at = waiting[0]
+        properties: Any = row.properties
+        about_to_apply = at.action in ("CREATE", "UPDATE") and (at.hook.startswith("pre-") or ":" in at.hook)
+        if about_to_apply and stack.template_id is not None:
+            raw = await templates.get(conn, stack.template_id)
+            want = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
+                                stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
+            if row.name in want.definition.resources:
+                current = await resources.current_by_names(conn, stack.id, want.definition.required(row.name))
+                data = StaticResourceData({n: r.reference for n, r in current.items()},
+                                          {n: r.attributes for n, r in current.items()})
+                try:
+                    plugin = request.app[REGISTRY].implementing(
+                        want.definition.resources[row.name].type, resource_name=row.name,
+                        environment=want.environment.registry)
+                    properties = plugin.validate(StackResolver(want.definition, data).properties(row.name),
+                                                 resource_name=row.name)
+                except Exception as exc:  # what the action will fail with, shown instead
+                    properties = {"error": f"{type(exc).__name__}: {exc}"}
+    return {"hook": at.hook, "action": at.action, "source": at.source, "since": at.reached_at.isoformat(),
+            "deadline": at.deadline.isoformat() if at.deadline else None, "properties": properties}
 
 
 async def list_paused(request: web.Request) -> web.Response:

@@ -50,7 +50,9 @@ SCHEMAS: dict[str, Any] = {
         "resource_name": STR, "logical_resource_id": STR, "physical_resource_id": STR, "resource_type": STR,
         "resource_status": STR, "resource_status_reason": STR, "creation_time": NSTR, "updated_time": NSTR,
         "required_by": {"type": "array", "items": STR}, "links": LINKS},
-        {"description": STR, "attributes": ANY_OBJ, "parent_resource": NSTR}),
+        {"description": STR, "attributes": ANY_OBJ, "parent_resource": NSTR,
+         "ember_paused": _obj({"hook": STR, "action": STR, "source": STR, "since": STR, "deadline": NSTR},
+                              {"properties": {}})}),
     "Event": _obj({
         "id": STR, "links": LINKS, "event_time": NSTR, "resource_name": STR, "logical_resource_id": STR,
         "resource_status": STR, "resource_status_reason": STR, "physical_resource_id": STR},
@@ -97,6 +99,15 @@ SCHEMAS: dict[str, Any] = {
     "PausedList": _obj({"paused": {"type": "array", "items": _ref("Paused")}}),
     "Released": _obj({"released": {"type": "array", "items": _obj(
         {"stack_id": STR, "stack_name": STR, "resource_name": STR, "hook": STR})}}),
+    "Subscription": _obj({"id": STR, "url": STR, "stack_id": NSTR, "kinds": {"type": "array", "items": STR},
+                          "resource": STR, "hooks": {"type": ["array", "null"]}, "source": STR,
+                          "creation_time": NSTR}, {"secret": STR}),
+    "SubscriptionList": _obj({"subscriptions": {"type": "array", "items": _ref("Subscription")}}),
+    "SubscriptionShow": _obj({"subscription": _ref("Subscription")}),
+    "DeliveryList": _obj({"deliveries": {"type": "array", "items": _obj({
+        "id": STR, "kind": STR, "notice": STR, "status": {"enum": ["pending", "delivered", "failed"]},
+        "attempts": {"type": "integer"}, "last_status": {"type": ["integer", "null"]}, "last_error": NSTR,
+        "creation_time": STR, "delivered_time": NSTR, "next_attempt_time": NSTR})}}),
     "Object": ANY_OBJ,
 }
 
@@ -185,6 +196,22 @@ OPERATIONS: list[Op] = [
        "Released", "debugger"),
     Op("POST", f"{S}/continue", "Release the paused nodes and run the operation to its end (Ember)", 200,
        "Released", "debugger"),
+    Op("GET", "/v1/{project_id}/subscriptions", "The project's webhook subscriptions (Ember)", 200,
+       "SubscriptionList", "notifications"),
+    Op("POST", "/v1/{project_id}/subscriptions", "Subscribe a webhook to the project's notices: url, secret,"
+       " kinds (event|hook), resource (pattern), hooks (Ember)", 201, "SubscriptionShow", "notifications",
+       body=True),
+    Op("GET", "/v1/{project_id}/subscriptions/{subscription_id}", "Show a subscription (Ember)", 200,
+       "SubscriptionShow", "notifications"),
+    Op("DELETE", "/v1/{project_id}/subscriptions/{subscription_id}", "Delete a subscription (Ember)", 204,
+       None, "notifications"),
+    Op("GET", "/v1/{project_id}/subscriptions/{subscription_id}/deliveries",
+       "A subscription's deliveries: status, attempts, last error (Ember)", 200, "DeliveryList",
+       "notifications"),
+    Op("GET", f"{S}/subscriptions", "The stack's webhook subscriptions (Ember)", 200, "SubscriptionList",
+       "notifications"),
+    Op("POST", f"{S}/subscriptions", "Subscribe a webhook to the stack's notices, nested stacks included"
+       " (Ember)", 201, "SubscriptionShow", "notifications", body=True),
     Op("GET", "/identity", "Identity versions (keystone mode)", 300, "Object", "identity",
        keystone_only=True),
     Op("GET", "/identity/v3", "Identity v3 version (keystone mode)", 200, "Object", "identity",

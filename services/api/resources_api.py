@@ -12,7 +12,7 @@ from libs.db import Conn, events, resources, stacks, templates
 from libs.resources import autoscaling
 from libs.template import errors
 from libs.template.environment import Environment
-from services.api import hook_clearing, lookup, views
+from services.api import breakpoints_api, hook_clearing, lookup, views
 from services.api.http import (
     BadRequest,
     NotFound,
@@ -99,9 +99,12 @@ async def show_resource(request: web.Request) -> web.Response:
         attributes.setdefault(name, None)
     async with request.app[RUNTIME].pool.acquire() as conn:
         nested = await _nested_names(conn, stack.id)
-    return json_response({"resource": views.resource(
-        lookup.base_url(request), stack, row, needed_by=needed, detail=True, attributes=attributes,
-        nested=nested.get(row.physical_id or ""))})
+    shown = views.resource(lookup.base_url(request), stack, row, needed_by=needed, detail=True,
+                           attributes=attributes, nested=nested.get(row.physical_id or ""))
+    paused = await breakpoints_api.pending(request, stack, row)  # Ember's debugger
+    if paused is not None:
+        shown["ember_paused"] = paused
+    return json_response({"resource": shown})
 
 
 async def metadata(request: web.Request) -> web.Response:

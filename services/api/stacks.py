@@ -13,7 +13,16 @@ from libs.engine import desired, preview
 from libs.template import errors
 from libs.template import request as stack_request_lib
 from libs.template.limits import Limits
-from services.api import bodies, breakpoints_api, event_stream, lookup, resources_api, snapshots_api, views
+from services.api import (
+    bodies,
+    breakpoints_api,
+    event_stream,
+    lookup,
+    resources_api,
+    snapshots_api,
+    subscriptions_api,
+    views,
+)
 from services.api.context import context
 from services.api.http import (
     BadRequest,
@@ -307,4 +316,5 @@ def add_routes(app: web.Application) -> None:
     r.add_get(f"{one}/events/stream", event_stream.stream)
     resources_api.add_routes(app, one)
     breakpoints_api.add_routes(app, one)
+    subscriptions_api.add_routes(app, PREFIX, one)
     snapshots_api.add_routes(app, one)

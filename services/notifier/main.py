@@ -1,20 +1,36 @@
-"""``ember notifier``: the process entry point."""
+"""``ember notifier``: events out to NATS, and event and hook notices out to webhooks."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
 from libs import lifecycle
-from libs.consuming import consuming
-from libs.messaging.consumer import Handler
+from libs.messaging.consumer import Consumer
 from libs.messaging.dispatch import Dispatch
-from libs.messaging.payloads import Probe
+from libs.messaging.payloads import EventNotice, HookNotice, Probe
 from libs.runtime import Runtime
+from services.notifier.delivery import delivering
+from services.notifier.intake import Intake
+from services.notifier.outbox import publishing
 
 
-def handlers(rt: Runtime) -> Handler:
-    return Dispatch({Probe: rt.answer_probe})
-
-
-body = consuming(lambda rt: rt.names.notifier_events, handlers)
+@contextlib.asynccontextmanager
+async def body(rt: Runtime) -> AsyncIterator[None]:
+    wake = asyncio.Event()
+    intake = Intake(rt, wake)
+    dispatch = Dispatch({Probe: rt.answer_probe, EventNotice: intake.handle, HookNotice: intake.handle})
+    consumers = [Consumer(rt.bus, spec, dispatch, concurrency=16, logger_name=rt.service)
+                 for spec in (rt.names.notifier_events, rt.names.notifier_hooks)]
+    async with publishing(rt), delivering(rt, wake):
+        for consumer in consumers:
+            await consumer.start()
+        try:
+            yield
+        finally:
+            for consumer in consumers:
+                await consumer.stop(rt.settings.shutdown_grace)
 
 
 def main() -> None:

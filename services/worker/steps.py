@@ -46,6 +46,8 @@ from services.worker.desired_cache import DesiredCache
 from services.worker.hook_gate import Gate
 
 log = logs.logger("worker")
+# Where a resource paused at a named step inside its action keeps that step's hook.
+NAMED_STEP_KEY = "ember_step"
 VERB_ACTION = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "replace": "CREATE",
                "delete": "DELETE",
                "suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
@@ -307,23 +309,61 @@ class Node:
             ctx = dataclasses.replace(ctx, signal_url=(
                 f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
                 f"/resources/{row.name}/signal"))
+        if not first and row.data.get(NAMED_STEP_KEY):
+            passed = await self._past_named_step(row, action)
+            if passed is None:
+                return []
+            row, ctx = passed, dataclasses.replace(ctx, data=dict(passed.data))
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))
         if isinstance(result, Wait):
-            changes: dict[str, Any] = {}
-            if result.data:
-                changes["data"] = rows.merged(row.data, result.data)
-            if not isinstance(result.physical_id, KeepType):
-                changes["physical_id"] = result.physical_id  # Heat records it before polling
-            if changes and await self._write(row, **changes) is None:
-                raise Conflict("resource row changed under this step")
-            raise Retry(result.delay, f"{action} of {row.name} in progress")
+            named = plugin.named_steps[0] if first and plugin.named_steps else None
+            return await self.wait(row, action, result, rules.named_hook(action, named) if named else None)
         if isinstance(result, Failed):
             await self.mark_failed(row, action, result.status_reason("resources", row.name))
             return []
         assert isinstance(result, Done)
         return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
+
+    async def wait(self, row: resources.ResourceRow, action: str, result: Wait, step_hook: str | None
+                   ) -> list[str]:
+        """Record what the step gave, then look again after its delay (or pause at a named step)."""
+        changes: dict[str, Any] = {}
+        if result.data:
+            changes["data"] = rows.merged(row.data, result.data)
+        if not isinstance(result.physical_id, KeepType):
+            changes["physical_id"] = result.physical_id  # Heat records it before polling
+        written = await self._write(row, **changes) if changes else row
+        if written is None:
+            raise Conflict("resource row changed under this step")
+        if step_hook is not None:
+            # The action started; a breakpoint may hold it before its first check.
+            async with self.conn.transaction():  # the pause and where it is, or neither
+                verdict = await self.gate.at(written, step_hook)
+                marked = rows.merged(written.data, {NAMED_STEP_KEY: step_hook})
+                if verdict == "wait" and await self._write(written, data=marked) is None:
+                    raise Conflict("resource row changed under this step")
+            if verdict == "wait":
+                return []
+            if verdict == "fail":
+                await self.mark_failed(written, action, rules.timed_out_reason(step_hook))
+                return []
+        raise Retry(result.delay, f"{action} of {row.name} in progress")
+
+    async def _past_named_step(self, row: resources.ResourceRow, action: str) -> resources.ResourceRow | None:
+        """The row once past the named step it paused at; None while it waits there (or failed)."""
+        hook = row.data[NAMED_STEP_KEY]
+        verdict = await self.gate.at(row, hook)
+        if verdict == "wait":
+            return None
+        if verdict == "fail":
+            await self.mark_failed(row, action, rules.timed_out_reason(hook))
+            return None
+        passed = await self._write(row, data=rows.merged(row.data, {NAMED_STEP_KEY: None}))
+        if passed is None:
+            raise Conflict("resource row changed under this step")
+        return passed
 
     def _plugin(self, type_name: str, resource_name: str) -> ResourceType:
         return self.s.registry.implementing(type_name, resource_name=resource_name, environment=self.env)

@@ -224,3 +224,45 @@ async def test_a_bad_breakpoint_is_a_400_naming_the_field(api: Client, body: dic
     assert answer["error"]["message"].startswith(message)
     async with api.get(f"{path}/breakpoints") as r:
         assert (await r.json())["breakpoints"] == []
+
+
+async def test_resource_show_gives_the_properties_a_paused_action_is_about_to_use(api: Client) -> None:
+    template = hot({"a": _test("A"), "b": _test({"get_attr": ["a", "output"]})})
+    path = await _create(api, "preview", template)
+    await _settled(api, path, "CREATE_COMPLETE")
+    await _post(api, f"{path}/breakpoints", {"resource": "b", "hooks": "pre-update"})
+    template["resources"]["a"]["properties"]["value"] = "A2"
+    await _update(api, path, template)
+    await _paused(api, path, {"b"})
+    async with api.get(f"{path}/resources/b") as r:
+        shown = (await r.json())["resource"]
+    _conforms("GET", f"{openapi.R}", {"resource": shown})
+    assert shown["ember_paused"]["hook"] == "pre-update"
+    assert shown["ember_paused"]["properties"]["value"] == "A2"  # a's new output, resolved now
+    assert shown["resource_status"] == "CREATE_COMPLETE"  # the resource itself has not moved
+    async with api.get(f"{path}/resources/a") as r:
+        assert "ember_paused" not in (await r.json())["resource"]
+    await _post(api, f"{path}/continue")
+    await _settled(api, path, "UPDATE_COMPLETE")
+
+
+async def test_a_named_step_holds_an_action_between_its_start_and_its_check(api: Client) -> None:
+    slow = {"type": "OS::Heat::TestResource",
+            "properties": {"value": "v1", "action_wait_secs": {"update": 0.1}}}
+    path = await _create(api, "named", hot({"slow": slow}))
+    await _settled(api, path, "CREATE_COMPLETE")
+    status, _ = await _post(api, f"{path}/breakpoints", {"resource": "slow", "hooks": ["update:started"]})
+    assert status == 201
+    slow["properties"]["value"] = "v2"
+    await _update(api, path, hot({"slow": slow}))
+    stack = await _paused(api, path, {"slow"})
+    assert stack["ember_paused"][0]["hook"] == "update:started"
+    async with api.get(f"{path}/resources/slow") as r:
+        assert (await r.json())["resource"]["resource_status"] == "UPDATE_IN_PROGRESS"  # started, held
+    status, _ = await _post(api, f"{path}/resources/slow/signal", {"unset_hook": "update:started"})
+    assert status == 200
+    await _settled(api, path, "UPDATE_COMPLETE")
+    async with api.get(f"{path}/resources/slow/events?sort_dir=asc") as r:
+        reasons = [e["resource_status_reason"] for e in (await r.json())["events"]]
+    assert "UPDATE paused until Hook update:started is cleared" in reasons
+    assert "Hook update:started is cleared" in reasons

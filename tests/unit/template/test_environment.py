@@ -67,10 +67,15 @@ def test_input_is_not_shared() -> None:
 @pytest.mark.parametrize(("sinks", "sink_types", "error_type", "status", "message"), [
     ([{"type": "zaqar-queue", "target": "q"}], None, None, 0, ""),
     ([{"type": "zaqar-queue", "target": "q", "ttl": 5}], {"zaqar-queue"}, None, 0, ""),
-    ([{"type": "webhook", "url": "http://x"}], {"zaqar-queue", "webhook"}, None, 0, ""),
+    ([{"type": "webhook", "target": "http://x", "secret": "s", "kinds": ["hook"]}], {"zaqar-queue", "webhook"},
+     None, 0, ""),
+    ([{"type": "webhook", "target": "ftp://x"}], {"webhook"}, "ValueError", 400,
+     "webhook event sink target must be an http(s) URL, not 'ftp://x'"),
+    ([{"type": "webhook", "target": "http://x", "kinds": ["mail"]}], {"webhook"}, "ValueError", 400,
+     "webhook event sink kinds must be a list of event, hook"),
     ([{"type": "anything", "at": "all"}], None, None, 0, ""),
     ({}, {"zaqar-queue"}, None, 0, ""),
-    ([{"type": "webhook", "url": "http://x"}], {"zaqar-queue"}, "KeyError", 500, "'webhook'"),
+    ([{"type": "webhook", "target": "http://x"}], {"zaqar-queue"}, "KeyError", 500, "'webhook'"),
     ([{"target": "q"}], {"zaqar-queue"}, "KeyError", 500, "'type'"),
     ([{"type": "zaqar-queue"}], {"zaqar-queue"}, "TypeError", 500,
      "ZaqarEventSink.__init__() missing 1 required positional argument: 'target'"),
@@ -91,9 +96,11 @@ def test_event_sinks(sinks: Any, sink_types: set[str] | None, error_type: str | 
     assert (info.value.error_type, info.value.http_status, str(info.value)) == (error_type, status, message)
 
 
-def test_default_sink_types_are_heats() -> None:
-    with pytest.raises(UnhandledPythonError, match="'webhook'"):
-        Environment.from_dict({"event_sinks": [{"type": "webhook"}]})
+def test_default_sink_types_are_heats_and_embers_webhook() -> None:
+    with pytest.raises(UnhandledPythonError, match="'mqtt'"):
+        Environment.from_dict({"event_sinks": [{"type": "mqtt"}]})
+    sinks = Environment.from_dict({"event_sinks": [{"type": "webhook", "target": "https://h/x"}]}).event_sinks
+    assert sinks == [{"type": "webhook", "target": "https://h/x"}]
 
 
 # ---- layering (PATCH) ----------------------------------------------------------------------
@@ -169,11 +176,11 @@ def test_child_environment_drops_the_parents_template() -> None:
 
 
 def test_child_environment_keeps_sink_types() -> None:
-    parent = Environment.from_dict({"event_sinks": [{"type": "webhook", "url": "u"}]},
-                                   event_sink_types={"webhook"})
+    parent = Environment.from_dict({"event_sinks": [{"type": "custom", "url": "u"}]},
+                                   event_sink_types={"custom"})
     child = parent.child_environment("n", {})
-    assert child.event_sinks == [{"type": "webhook", "url": "u"}]
-    assert child.event_sink_types == frozenset({"webhook"})
+    assert child.event_sinks == [{"type": "custom", "url": "u"}]
+    assert child.event_sink_types == frozenset({"custom"})
 
 
 def test_equal_environments() -> None:

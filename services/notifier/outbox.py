@@ -1,0 +1,82 @@
+"""Every event goes out on NATS once: ``<prefix>.events.<project>.<stack>``.
+
+Events are written by whichever service acts, inside its own transactions; the
+notifier publishes what is not yet published, oldest first, with the event's id
+as the message id (a crash between publish and commit publishes again, and
+JetStream drops the copy) and the trace context of the operation that wrote it.
+It wakes on the ``ember_events`` notification and also polls, so a missed
+notification costs a delay, never an event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import asyncpg
+
+from libs.messaging.payloads import EventNotice
+from libs.runtime import Runtime
+from libs.telemetry import logs, propagation
+
+log = logs.logger("notifier")
+CHANNEL = "ember_events"
+BATCH = 500
+
+
+async def publish_pending(rt: Runtime) -> int:
+    """Publish one batch of unpublished events; how many went out."""
+    async with rt.pool.acquire() as conn, conn.transaction():
+        rows = await conn.fetch(
+            "SELECT e.seq, e.id, e.stack_id, e.resource_name, e.physical_resource_id, e.resource_type,"
+            " e.action, e.status, e.reason, e.traversal_id, e.created_at, e.traceparent, s.project,"
+            " s.name AS stack_name"
+            " FROM events e JOIN stacks s ON s.id = e.stack_id WHERE NOT e.published ORDER BY e.seq LIMIT $1"
+            " FOR UPDATE OF e SKIP LOCKED", BATCH)
+        for row in rows:
+            notice = EventNotice(
+                id=str(row["id"]), project=row["project"], stack_id=str(row["stack_id"]),
+                stack_name=row["stack_name"], resource_name=row["resource_name"],
+                physical_resource_id=row["physical_resource_id"], resource_type=row["resource_type"],
+                resource_action=row["action"], resource_status=f"{row['action']}_{row['status']}",
+                resource_status_reason=row["reason"],
+                event_time=row["created_at"].isoformat(timespec="seconds").replace("+00:00", "Z"),
+                traversal_id=str(row["traversal_id"] or ""))
+            parent = propagation.extract({"traceparent": row["traceparent"]} if row["traceparent"] else {})
+            with rt.bus.tracer.start_as_current_span("publish event notice", context=parent):
+                await rt.bus.publish(rt.names.events(notice.project, notice.stack_id), notice,
+                                     msg_id=notice.msg_id)
+        if rows:
+            await conn.execute("UPDATE events SET published = true WHERE seq = ANY($1::bigint[])",
+                               [r["seq"] for r in rows])
+    return len(rows)
+
+
+@contextlib.asynccontextmanager
+async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator[None]:
+    database_url, _ = rt.settings.require_urls()
+    wake = asyncio.Event()
+    listener = await asyncpg.connect(database_url)
+    await listener.add_listener(CHANNEL, lambda *_: wake.set())
+
+    async def loop() -> None:
+        while True:
+            try:
+                while await publish_pending(rt) == BATCH:
+                    pass
+            except Exception:  # the next round tries again
+                log.exception("publishing events failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), poll_seconds)
+            wake.clear()
+
+    task = asyncio.create_task(loop(), name="event outbox")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        with contextlib.suppress(Exception):
+            await listener.close()
