@@ -44,15 +44,25 @@ class NodeRow:
 async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, action: str,
                  template_id: uuid.UUID | None, graph: TraversalGraph,
                  deadline: datetime.datetime | None, request_id: str, converge: bool = False,
-                 snapshot_id: uuid.UUID | None = None) -> None:
+                 snapshot_id: uuid.UUID | None = None, hook_mode: str = "normal") -> None:
     await conn.execute(
         "INSERT INTO traversals (id, stack_id, action, template_id, remaining, deadline, request_id,"
-        " converge, snapshot_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)", traversal_id, stack_id,
-        action, template_id, len(graph.nodes), deadline, request_id, converge, snapshot_id)
+        " converge, snapshot_id, hook_mode) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", traversal_id,
+        stack_id, action, template_id, len(graph.nodes), deadline, request_id, converge, snapshot_id,
+        hook_mode)
     if graph.nodes:
         await conn.copy_records_to_table(
             "traversal_nodes", columns=["traversal_id", "node", "waiting_on", "successors"],
             records=[(traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()])
+
+
+async def parent_hook_mode(conn: Conn, stack_id: uuid.UUID) -> str:
+    """A nested stack steps, or runs free, as the operation of the stack it is nested in does."""
+    mode = await conn.fetchval(
+        "SELECT t.hook_mode FROM stacks s JOIN stacks p ON p.id = s.parent_id"
+        " JOIN traversals t ON t.id = p.current_traversal WHERE s.id = $1 AND p.status = 'IN_PROGRESS'",
+        stack_id)
+    return str(mode) if mode else "normal"
 
 
 async def set_hook_mode(conn: Conn, traversal_ids: list[uuid.UUID], mode: str) -> None:

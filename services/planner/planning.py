@@ -94,7 +94,9 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     await traversals.insert(conn, traversal_id=traversal_id, stack_id=stack.id, action=action,
                             template_id=template_id, graph=graph, deadline=deadline,
                             request_id=request.request_id, converge=request.converge,
-                            snapshot_id=uuid.UUID(request.snapshot_id) if request.snapshot_id else None)
+                            snapshot_id=uuid.UUID(request.snapshot_id) if request.snapshot_id else None,
+                            hook_mode=await traversals.parent_hook_mode(conn, stack.id) if stack.parent_id
+                            else "normal")
     reason = status.stack_started(action)
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,

@@ -247,7 +247,7 @@ async def test_resource_show_gives_the_properties_a_paused_action_is_about_to_us
 
 
 async def test_a_named_step_holds_an_action_between_its_start_and_its_check(api: Client) -> None:
-    slow = {"type": "OS::Heat::TestResource",
+    slow: dict[str, Any] = {"type": "OS::Heat::TestResource",
             "properties": {"value": "v1", "action_wait_secs": {"update": 0.1}}}
     path = await _create(api, "named", hot({"slow": slow}))
     await _settled(api, path, "CREATE_COMPLETE")
@@ -266,3 +266,20 @@ async def test_a_named_step_holds_an_action_between_its_start_and_its_check(api:
         reasons = [e["resource_status_reason"] for e in (await r.json())["events"]]
     assert "UPDATE paused until Hook update:started is cleared" in reasons
     assert "Hook update:started is cleared" in reasons
+
+
+async def test_stepping_reaches_into_nested_stacks_made_while_stepping(api: Client) -> None:
+    inner = "heat_template_version: 2016-10-14\nresources:\n  deep: {type: OS::Heat::TestResource}\n"
+    template = hot({"first": _test("F"),
+                    "nest": {"type": "OS::Heat::Stack", "properties": {"template": inner},
+                             "depends_on": "first"}})
+    path = await _create(api, "deepstep", template,
+                         {"resource_registry": {"resources": {"first": {"hooks": "pre-create"}}}})
+    await _paused(api, path, {"first"})
+    await _post(api, f"{path}/step")
+    await _paused(api, path, {"nest"})
+    await _post(api, f"{path}/step")
+    await _paused(api, path, {"nest/deep"})  # the nested stack made after the step steps too
+    status, body = await _post(api, f"{path}/continue")
+    assert status == 200 and [r["resource_name"] for r in body["released"]] == ["deep"]
+    await _settled(api, path, "CREATE_COMPLETE")

@@ -198,3 +198,16 @@ async def test_hooks_reach_nested_stacks_and_clear_by_a_nats_request(running: tu
 async def _with_physical_id(api: Client, path: str, name: str) -> dict[str, Any] | None:
     shown = await _resource(api, path, name)
     return shown if shown["physical_resource_id"] else None
+
+
+async def test_a_clear_whose_publish_was_lost_is_picked_up_by_the_sweep(
+        running: tuple[Client, Runtime]) -> None:
+    api, rt = running
+    path = await _create(api, "lost", _chain(), _env({"a": {"hooks": "pre-create"}}))
+    await _paused_at(api, path, "a", "CREATE paused until Hook pre-create is cleared")
+    async with rt.pool.acquire() as conn:  # cleared as an api would, which then died before publishing
+        cleared = await conn.execute(
+            "UPDATE hooks SET cleared_at = now() - interval '5 seconds', cleared_by = 'signal'"
+            " WHERE resource_name = 'a' AND cleared_at IS NULL")
+    assert cleared == "UPDATE 1"
+    await _settled(api, path, "CREATE_COMPLETE")

@@ -67,8 +67,8 @@ def test_input_is_not_shared() -> None:
 @pytest.mark.parametrize(("sinks", "sink_types", "error_type", "status", "message"), [
     ([{"type": "zaqar-queue", "target": "q"}], None, None, 0, ""),
     ([{"type": "zaqar-queue", "target": "q", "ttl": 5}], {"zaqar-queue"}, None, 0, ""),
-    ([{"type": "webhook", "target": "http://x", "secret": "s", "kinds": ["hook"]}], {"zaqar-queue", "webhook"},
-     None, 0, ""),
+    ([{"type": "webhook", "target": "http://x", "secret": "s", "kinds": ["hook"]}],
+     {"zaqar-queue", "webhook"}, None, 0, ""),
     ([{"type": "webhook", "target": "ftp://x"}], {"webhook"}, "ValueError", 400,
      "webhook event sink target must be an http(s) URL, not 'ftp://x'"),
     ([{"type": "webhook", "target": "http://x", "kinds": ["mail"]}], {"webhook"}, "ValueError", 400,
