@@ -1,0 +1,471 @@
+"""One delivery of one node on the worker's one-item path: decide, hold at hooks, step, write.
+
+The worker holds the resource row's advisory lock for the length of one step
+(see :mod:`services.worker.steps`); here the node decides what it does
+(:func:`libs.engine.step.decide`), stops at hooks, runs one plugin step, and
+writes the outcome with a compare-and-set on the row's version. A finished
+node releases its successors in the same transaction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import time
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from libs.db import Conn, events, resources, snapshots, stacks, traversals
+from libs.engine import desired, status
+from libs.engine import hooks as rules
+from libs.engine.step import Decision, decide
+from libs.errors import Conflict, Permanent, Retry
+from libs.messaging.payloads import HookNotice, WorkItem
+from libs.resources.base import ResourceType
+from libs.resources.nested import NestedStackType, TemplateResource
+from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
+from libs.telemetry import logs
+from libs.template.errors import TemplateError
+from libs.template.functions.base import resolve as base_resolve
+from libs.template.registry import ResourceRegistry
+from libs.template.resolution import StackResolver, StaticResourceData
+from services.worker import children, rows, stack_end
+from services.worker.hook_gate import Gate
+
+if TYPE_CHECKING:
+    from services.worker.steps import Steps
+
+log = logs.logger("worker")
+# Where a resource paused at a named step inside its action keeps that step's hook.
+NAMED_STEP_KEY = "ember_step"
+VERB_ACTION = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "replace": "CREATE",
+               "delete": "DELETE",
+               "suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
+
+
+class Node:
+    """One delivery of one node; ``run`` returns the successor nodes to publish."""
+
+    def __init__(self, steps: Steps, conn: Conn, item: WorkItem, rid: int, kind: str) -> None:
+        self.s = steps
+        self.conn = conn
+        self.item = item
+        self.rid = rid
+        self.kind = kind
+        self.stack_id = uuid.UUID(item.stack_id)
+        self.traversal_id = uuid.UUID(item.traversal_id)
+        self.env: ResourceRegistry | None = None
+
+    @property
+    def notices(self) -> list[HookNotice]:
+        """The hook notices this delivery made, to publish once it is committed."""
+        gate: Gate | None = getattr(self, "gate", None)  # none before the stack was loaded
+        return gate.notices if gate is not None else []
+
+    async def run(self) -> list[str]:
+        conn = self.conn
+        stack = await stacks.get(conn, self.stack_id)
+        trav = await traversals.get(conn, self.traversal_id)
+        if stack is None or trav is None:
+            raise Permanent("stack or traversal no longer exists")
+        self.stack, self.trav = stack, trav
+        self.current = stack.current_traversal == trav.id
+        node = await traversals.node(conn, trav.id, self.item.node)
+        if node is None:
+            raise Permanent(f"no node {self.item.node} in traversal {trav.id}")
+        if node.done:
+            return await traversals.ready_successors(conn, trav.id, node.node) if self.current else []
+        if node.waiting_on > 0:
+            raise Retry(0.2, "predecessors not finished")
+        if self.current and trav.deadline is not None and _now() > trav.deadline:
+            await self.fail_stack(status.TIMED_OUT)
+            self.current = False  # and abandon this node's action below, as a stale one
+        self.want: desired.Desired | None = None
+        if trav.template_id is not None:
+            self.want = await self.s.cache.get(conn, stack, trav.template_id)
+        row = await self._target_row()
+        if row is None:  # already forgotten by an earlier delivery of this node
+            return await self.finish(None)
+        # Where the traversal has no template (a delete), a row's type resolves through the
+        # environment it was last converged with.
+        self.env = self.want.environment.registry if self.want is not None else None
+        if self.env is None and row.template_id is not None:
+            self.env = (await self.s.cache.get(conn, stack, row.template_id)).environment.registry
+        self.gate = Gate(conn, stack, trav, self.item.node, self.env)
+        if not self.current:
+            # A stale traversal only finishes the action it started, then stops;
+            # one that timed out abandons it instead (Heat's runner is cut short).
+            if row.traversal_id == trav.id and row.status == status.IN_PROGRESS:
+                if trav.deadline is not None and _now() > trav.deadline:
+                    await self.mark_failed(row, row.action, f"{row.action} aborted ({status.TIMED_OUT})")
+                else:
+                    await self.step(row, row.action, first=False, propagate=False)
+            return []
+        return await self.decide_and_step(row)
+
+    async def _target_row(self) -> resources.ResourceRow | None:
+        row = await resources.get(self.conn, self.rid)
+        if row is None or self.kind != "u":
+            return row
+        # A replacement started by this node carries on in the new row.
+        replacement = await self.conn.fetchval(
+            "SELECT id FROM resources WHERE replaces = $1 AND traversal_id = $2 ORDER BY id DESC LIMIT 1",
+            row.id, self.traversal_id)
+        if replacement is not None:
+            return await resources.get(self.conn, replacement)
+        return row
+
+    # ---- deciding -------------------------------------------------------------
+    async def decide_and_step(self, row: resources.ResourceRow) -> list[str]:
+        in_template = self.want is not None and row.name in self.want.definition.resources
+        new_props: dict[str, Any] | None = None
+        new_type: str | None = None
+        plugin: ResourceType | None = None
+        if self.kind == "u" and in_template and self.trav.action in status.CONVERGING:
+            assert self.want is not None
+            new_type = self.want.definition.resources[row.name].type
+            plugin = self._plugin(new_type, row.name)
+            try:
+                new_props = await self.properties(row.name, plugin)
+            except Exception as exc:  # property errors fail the resource, as in Heat
+                await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
+                return []
+        state = rows.state(row)
+        if plugin is not None and self.trav.converge and row.action != "INIT" and (
+                row.traversal_id != self.trav.id and row.status == status.COMPLETE):
+            observed = self._plugin(row.type, row.name).observe(self._context(row, row.properties or {}))
+            if observed is not None and observed.gone:
+                return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
+            if observed is not None:
+                applied = dict(row.properties or {})
+                live = {k: observed.properties[k] for k in applied if k in observed.properties}
+                state = dataclasses.replace(state, properties={**applied, **live})
+        decision = decide(self.kind, self.trav.action, str(self.trav.id),
+                          str(self.trav.template_id) if self.trav.template_id else None,
+                          state, in_template=in_template, new_type=new_type,
+                          new_properties=new_props,
+                          needs_replace=plugin.needs_replace if plugin is not None else None,
+                          never_updates=plugin is not None and plugin.never_updates)
+        return await self.carry_out(row, decision, new_props)
+
+    async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
+        assert self.want is not None
+        definition = self.want.definition
+        required = definition.required(name)
+        current = await resources.current_by_names(self.conn, self.stack_id, required)
+        data = StaticResourceData({n: r.reference for n, r in current.items()},
+                                  {n: r.attributes for n, r in current.items()})
+        resolved = StackResolver(definition, data).properties(name)
+        return dict(plugin.validate(resolved, resource_name=name))
+
+    async def carry_out(self, row: resources.ResourceRow, decision: Decision,
+                        props: dict[str, Any] | None) -> list[str]:
+        verb = decision.verb
+        if verb == "wait":
+            raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
+        if verb == "done":
+            return await self.done(row)
+        hook = rules.pre_hook(self.trav.action, self.kind, verb, row.action)
+        if hook is None and self.trav.hook_mode == "step" and verb in VERB_ACTION:
+            hook = f"pre-{VERB_ACTION[verb].lower()}"  # stepping: every node that starts pauses
+        if hook is not None:
+            verdict = await self.gate.at(row, hook)
+            if verdict == "wait":
+                return []
+            if verdict == "fail":
+                await self.mark_failed(row, rules.hook_action(hook), rules.timed_out_reason(hook))
+                return []
+        if verb in ("update", "replace") and self.want is not None and verb in (
+                self.want.environment.registry.restricted_actions(row.name)):
+            # The environment's restricted_actions: Heat fails the resource instead.
+            await self.mark_failed(row, "UPDATE", f"ResourceActionRestricted: resources.{row.name}: "
+                                                  f"{verb} is restricted for resource.")
+            return []
+        if verb == "noop":
+            async with self.conn.transaction():
+                if self.kind == "u" and self.trav.template_id is not None:
+                    await self._write(row, template_id=self.trav.template_id,
+                                      deletion_policy=self._deletion_policy(row.name))
+                return await self.finish(None)
+        if verb in ("forget", "retain"):
+            async with self.conn.transaction():
+                await resources.remove(self.conn, row.id)
+                return await self.finish(None)
+        if verb == "continue":
+            return await self.step(row, decision.action, first=False, props=props)
+        if verb == "replace":
+            assert self.want is not None
+            new_type = self.want.definition.resources[row.name].type
+            async with self.conn.transaction():
+                new_id = await resources.insert_replacement(self.conn, row, new_type)
+                if self.trav.snapshot_id is not None:
+                    # Made again by a restore: it gets back the data the snapshot recorded.
+                    recorded = await snapshots.resource_data(self.conn, self.trav.snapshot_id, row.name)
+                    if recorded is not None:
+                        await self.conn.execute("UPDATE resources SET data = $2 WHERE id = $1",
+                                                new_id, recorded)
+                fresh = await resources.get(self.conn, new_id)
+            assert fresh is not None
+            return await self.step(fresh, "CREATE", first=True, props=props)
+        return await self.step(row, VERB_ACTION[verb], first=True, props=props,
+                               changed=decision.changed)
+
+    # ---- stepping -------------------------------------------------------------
+    async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
+                   props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
+                   propagate: bool = True) -> list[str]:
+        plugin = self._plugin(row.type, row.name)
+        if first:
+            async with self.conn.transaction():  # the state and its event, or neither
+                started = await self._write(row, action=action, status=status.IN_PROGRESS,
+                                            status_reason=status.STATE_CHANGED,
+                                            traversal_id=self.traversal_id, action_started=_now())
+                if started is None:
+                    raise Conflict("resource row changed under this step")
+                row = started
+                await self.event(row, action, status.IN_PROGRESS, status.STATE_CHANGED)
+        if props is None:
+            if self.want is not None and row.name in self.want.definition.resources and action in (
+                    "CREATE", "UPDATE"):
+                props = await self.properties(row.name, plugin)
+            else:
+                # Deleting, suspending...: what was applied, over the schema's defaults
+                # (a row that failed before its first write has nothing recorded).
+                defaults = {k: s.default for k, s in plugin.properties_schema.items()}
+                props = {**defaults, **(row.properties or {})}
+        ctx = self._context(row, props)
+        if plugin.nests:
+            ctx = dataclasses.replace(ctx, child=await children.current(self.conn, row))
+            if self.want is not None and row.name in self.want.definition.resources:
+                policy = StackResolver(self.want.definition, StaticResourceData()).update_policy(row.name)
+                ctx = dataclasses.replace(ctx, update_policy=policy)
+        if plugin.watches is not None and isinstance(props.get(plugin.watches), str):
+            peer = await resources.data_of_reference(self.conn, self.stack_id, props[plugin.watches])
+            ctx = dataclasses.replace(ctx, peer=peer or {})
+        if plugin.accepts_signals and self.s.api_url:
+            ctx = dataclasses.replace(ctx, signal_url=(
+                f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
+                f"/resources/{row.name}/signal"))
+        if not first and row.data.get(NAMED_STEP_KEY):
+            passed = await self._past_named_step(row, action)
+            if passed is None:
+                return []
+            row, ctx = passed, dataclasses.replace(ctx, data=dict(passed.data))
+        result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
+        if isinstance(result, Nest):
+            return await self.nest(row, action, self._provided(plugin, row.name, result))
+        if isinstance(result, Wait):
+            named = plugin.named_steps[0] if first and plugin.named_steps else None
+            return await self.wait(row, action, result, rules.named_hook(action, named) if named else None)
+        if isinstance(result, Failed):
+            await self.mark_failed(row, action, result.status_reason("resources", row.name))
+            return []
+        assert isinstance(result, Done)
+        return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
+
+    async def wait(self, row: resources.ResourceRow, action: str, result: Wait, step_hook: str | None
+                   ) -> list[str]:
+        """Record what the step gave, then look again after its delay (or pause at a named step)."""
+        changes: dict[str, Any] = {}
+        if result.data:
+            changes["data"] = rows.merged(row.data, result.data)
+        if not isinstance(result.physical_id, KeepType):
+            changes["physical_id"] = result.physical_id  # Heat records it before polling
+        written = await self._write(row, **changes) if changes else row
+        if written is None:
+            raise Conflict("resource row changed under this step")
+        if step_hook is not None:
+            # The action started; a breakpoint may hold it before its first check.
+            async with self.conn.transaction():  # the pause and where it is, or neither
+                verdict = await self.gate.at(written, step_hook)
+                marked = rows.merged(written.data, {NAMED_STEP_KEY: step_hook})
+                if verdict == "wait" and await self._write(written, data=marked) is None:
+                    raise Conflict("resource row changed under this step")
+            if verdict == "wait":
+                return []
+            if verdict == "fail":
+                await self.mark_failed(written, action, rules.timed_out_reason(step_hook))
+                return []
+        raise Retry(result.delay, f"{action} of {row.name} in progress")
+
+    async def _past_named_step(self, row: resources.ResourceRow, action: str) -> resources.ResourceRow | None:
+        """The row once past the named step it paused at; None while it waits there (or failed)."""
+        hook = row.data[NAMED_STEP_KEY]
+        verdict = await self.gate.at(row, hook)
+        if verdict == "wait":
+            return None
+        if verdict == "fail":
+            await self.mark_failed(row, action, rules.timed_out_reason(hook))
+            return None
+        passed = await self._write(row, data=rows.merged(row.data, {NAMED_STEP_KEY: None}))
+        if passed is None:
+            raise Conflict("resource row changed under this step")
+        return passed
+
+    def _plugin(self, type_name: str, resource_name: str) -> ResourceType:
+        return self.s.registry.implementing(type_name, resource_name=resource_name, environment=self.env)
+
+    def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
+        return StepContext(
+            stack_id=str(self.stack_id), stack_name=self.stack.name, resource_name=row.name,
+            physical_id=row.physical_id, properties=props, old_properties=row.properties,
+            data=dict(row.data), now=time.time(),
+            started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
+            rng=self.s.rng)
+
+    def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
+        """What only the parent's desired state has: its files and the child environment.
+
+        A provider template's text is one of those files, and its properties are
+        the child's parameters, carried in the child environment as Heat does.
+        """
+        if (not isinstance(plugin, NestedStackType) or not plugin.inherits_environment
+                or request.operation not in ("create", "update") or self.want is None):
+            return request
+        files = dict(self.want.template.files)
+        params = dict(request.parameters) if isinstance(plugin, TemplateResource) else None
+        env = self.want.environment.child_environment(name, params).to_dict()
+        template = request.template
+        facade = None
+        if isinstance(plugin, TemplateResource):
+            template = files.get(plugin.template_key)
+            definition = self.want.definition.resources[name]
+            resolver = StackResolver(self.want.definition, StaticResourceData())
+            facade = {"metadata": base_resolve(definition.metadata, resolver) or {},
+                      "deletion_policy": definition.deletion_policy,
+                      "update_policy": resolver.update_policy(name)}
+        return dataclasses.replace(request, template=template, files=files, environment=env, parameters={},
+                                   facade=facade)
+
+    async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
+        """Act on the nested stack, record it as the physical id, and look again after a delay."""
+        try:
+            child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
+                                          row=row, short_id=rows.short_id(row.id), nest=request)
+        except TemplateError as exc:
+            # The nested template is checked when its stack is made, as Heat does.
+            await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
+            return []
+        except Exception as exc:
+            if children.is_transient(exc):
+                raise
+            # Anything else would fail the same way every time: Heat fails the resource.
+            log.exception("acting on the nested stack of %s failed", row.name)
+            await self.mark_failed(row, action, f"{type(exc).__name__}: resources.{row.name}: {exc}")
+            return []
+        changes: dict[str, Any] = {}
+        if child_id is not None and row.physical_id != str(child_id):
+            changes["physical_id"] = str(child_id)
+        if request.data:
+            changes["data"] = rows.merged(row.data, request.data)
+        if changes and await self._write(row, **changes) is None:
+            raise Conflict("resource row changed under this step")
+        raise Retry(request.delay, f"{action} of the nested stack of {row.name} in progress")
+
+    async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
+                        props: dict[str, Any], result: Done, propagate: bool) -> list[str]:
+        data = rows.merged(row.data, result.data)
+        physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
+        post = rules.post_hook(self.trav.action, action) if propagate and self.current else None
+        async with self.conn.transaction():
+            if action == "DELETE" and post is not None:
+                # Kept as DELETE_COMPLETE while it may wait at post-delete; gone once past it.
+                done = await self._write(row, action=action, status=status.COMPLETE,
+                                         status_reason=status.STATE_CHANGED)
+                if done is None:
+                    raise Conflict("resource row changed under this step")
+                await self.event(done, action, status.COMPLETE, status.STATE_CHANGED)
+                return await self.done(done, in_transaction=True)
+            if action == "DELETE":
+                await self.event(row, action, status.COMPLETE, status.STATE_CHANGED)
+                await resources.remove(self.conn, row.id)
+            else:
+                requires: list[int] = []
+                if self.want is not None and row.name in self.want.definition.resources:
+                    names = self.want.definition.required(row.name)
+                    requires = [r.id for r in (await resources.current_by_names(
+                        self.conn, self.stack_id, names)).values()]
+                done = await self._write(
+                    row, action=action, status=status.COMPLETE, status_reason=result.reason or
+                    status.STATE_CHANGED, physical_id=physical_id, data=data,
+                    properties=props if action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
+                    reference=plugin.reference_id(physical_id, data, resource_name=row.name),
+                    attributes=plugin.all_attributes(physical_id, data, props),
+                    template_id=self.trav.template_id or row.template_id, requires=requires,
+                    deletion_policy=self._deletion_policy(row.name))
+                if done is None:
+                    raise Conflict("resource row changed under this step")
+                if row.replaces is not None and not row.is_current:
+                    await resources.promote(self.conn, row.replaces, row.id)
+                await self.event(done, action, status.COMPLETE, result.reason or status.STATE_CHANGED)
+                if post is not None:
+                    return await self.done(done, in_transaction=True)
+            if not propagate:
+                return []
+            return await self.finish(None, in_transaction=True)
+
+    async def done(self, row: resources.ResourceRow, *, in_transaction: bool = False) -> list[str]:
+        """The node's action is complete: past its post-hook, if it has one, it is finished."""
+        if not in_transaction:
+            async with self.conn.transaction():
+                return await self.done(row, in_transaction=True)
+        post = rules.post_hook(self.trav.action, row.action) if row.status == status.COMPLETE else None
+        if post is not None:
+            verdict = await self.gate.at(row, post)
+            if verdict == "wait":
+                return []
+            if verdict == "fail":
+                await self.mark_failed(row, row.action, rules.timed_out_reason(post))
+                return []
+        if self.kind == "c" and row.action == "DELETE" and row.status == status.COMPLETE:
+            await resources.remove(self.conn, row.id)
+        return await self.finish(None, in_transaction=True)
+
+    async def finish(self, _row: object, *, in_transaction: bool = False) -> list[str]:
+        if not in_transaction:
+            async with self.conn.transaction():
+                return await self.finish(None, in_transaction=True)
+        result = await traversals.finish_node(self.conn, self.traversal_id, self.item.node)
+        if result is None:
+            return await traversals.ready_successors(self.conn, self.traversal_id, self.item.node)
+        ready, remaining = result
+        if remaining == 0:
+            await self.complete_stack()
+        return ready
+
+    # ---- the stack's end ----------------------------------------------------
+    async def complete_stack(self) -> None:
+        await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry)
+
+    async def fail_stack(self, reason: str) -> None:
+        await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current)
+
+    async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
+        async with self.conn.transaction():
+            if await self._write(row, action=action, status=status.FAILED, status_reason=reason,
+                                 traversal_id=self.traversal_id) is None:
+                raise Conflict("resource row changed under this step")
+            await self.event(row, action, status.FAILED, reason)
+        if self.current:
+            await self.fail_stack(status.resource_failed(action, reason))
+
+    def _deletion_policy(self, name: str) -> str:
+        return rows.deletion_policy(self.want, name)
+
+    # ---- writes ---------------------------------------------------------------
+    async def _write(self, row: resources.ResourceRow, **changes: Any) -> resources.ResourceRow | None:
+        return await resources.write(self.conn, row, **changes)
+
+    async def event(self, row: resources.ResourceRow, action: str, state: str, reason: str) -> None:
+        await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,
+                         physical_resource_id=row.physical_id, resource_type=row.type, action=action,
+                         status=state, reason=reason, traversal_id=self.traversal_id)
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if not hasattr(exc, "error_type") else str(exc)
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
