@@ -6,17 +6,19 @@ import collections
 import os
 import signal
 import subprocess
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from libs import operations
+from libs import operations, scaling, stack_snapshots
 from libs.config import Settings
 from libs.db import stacks as stack_rows
 from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
 from libs.template.request import StackRequest
-from tests.integration.engine_support import event_lines, hot, resource_rows, settled
+from tests.integration.engine_support import event_lines, hot, resource_rows, settled, stack_row
 from tests.support import ember, eventually, terminate
 
 pytestmark = pytest.mark.slow
@@ -114,3 +116,103 @@ async def test_kill_9_of_a_worker_during_a_group_and_a_nested_stack(
         for name, proc in procs.items():
             if proc.poll() is None:
                 assert terminate(proc) == 0, name
+
+
+async def test_kill_9_during_a_rolling_update_a_scale_a_restore_and_an_adopt(
+        settings: Settings, ember_env: dict[str, str], tmp_path: Path) -> None:
+    """Each of issue 6's operations with a worker killed while it runs: it still ends as it should."""
+    def member(value: str) -> dict[str, object]:
+        return {"type": "OS::Heat::TestResource",
+                "properties": {"value": value, "action_wait_secs": {"create": 0.2, "update": 0.2}}}
+
+    def template(value: str) -> dict[str, object]:
+        return hot({
+            "rolling": {"type": "OS::Heat::ResourceGroup",
+                        "properties": {"count": 4, "resource_def": member(value)},
+                        "update_policy": {"rolling_update": {"max_batch_size": 1, "min_in_service": 3}}},
+            "scaled": {"type": "OS::Heat::AutoScalingGroup",
+                       "properties": {"min_size": 1, "max_size": 6, "desired_capacity": 2,
+                                      "resource": member("s")}},
+            "secret": {"type": "OS::Heat::RandomString"}},
+            outputs={"values": {"value": {"get_attr": ["rolling", "attributes", "output"]}},
+                     "size": {"value": {"get_attr": ["scaled", "current_size"]}},
+                     "secret": {"value": {"get_attr": ["secret", "value"]}}})
+
+    env = {**ember_env, "EMBER_ENABLE_STACK_ABANDON": "true", "EMBER_ENABLE_STACK_ADOPT": "true"}
+    procs = {"planner": ember(["planner"], env, tmp_path / "planner.log"),
+             "worker-0": ember(["worker"], env, tmp_path / "worker-0.log"),
+             "worker-1": ember(["worker"], env, tmp_path / "worker-1.log")}
+    kills = 0
+
+    async def kill_one_worker() -> None:
+        nonlocal kills
+        victim = f"worker-{kills}"
+        os.kill(procs[victim].pid, signal.SIGKILL)
+        procs[victim].wait()
+        kills += 1
+        procs[f"worker-{kills + 1}"] = ember(["worker"], env, tmp_path / f"worker-{kills + 1}.log")
+
+    registry = default_registry()
+    try:
+        async with open_runtime(settings, "api") as api:
+            made = await operations.create_stack(api.pool, api.bus, project="demo", name="ops",
+                                                 stack_request=StackRequest(template=template("a")),
+                                                 registry=registry)
+            first = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=120)
+            secret = next(o["output_value"] for o in first.outputs if o["output_key"] == "secret")
+            snapshot = await stack_snapshots.take(api.pool, first, "before")
+
+            # A rolling update, with a worker killed while batches run.
+            await operations.update_stack(api.pool, api.bus, first, registry=registry,
+                                          stack_request=StackRequest(template=template("b")))
+            await eventually(lambda: _nested_update_running(api.pool, made.id, "rolling"), timeout=60,
+                             what="the rolling update under way")
+            await kill_one_worker()
+            rolled = await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=120)
+            assert next(o["output_value"] for o in rolled.outputs if o["output_key"] == "values") == {
+                str(i): "b" for i in range(4)}
+
+            # A scale of the auto scaling group, with a worker killed while it grows.
+            group = (await resource_rows(api.pool, made.id))["scaled"]
+            capacity = await scaling.scale(api.pool, api.bus, registry, rolled, group=group,
+                                           change=scaling.Adjustment("change_in_capacity", 3.0))
+            assert capacity == 5
+            await kill_one_worker()
+            child_id = uuid.UUID(group.physical_id or "")
+            grown = await settled(api.pool, child_id, status="UPDATE_COMPLETE", timeout=120)
+            assert len(await resource_rows(api.pool, grown.id)) == 5
+
+            # A restore to the snapshot, with a worker killed while it runs.
+            await stack_snapshots.restore(api.pool, api.bus, await stack_row(api.pool, made.id), snapshot)
+            await kill_one_worker()
+            restored = await settled(api.pool, made.id, status="RESTORE_COMPLETE", timeout=120)
+            assert next(o["output_value"] for o in restored.outputs if o["output_key"] == "values") == {
+                str(i): "a" for i in range(4)}
+            assert next(o["output_value"] for o in restored.outputs if o["output_key"] == "secret") == secret
+
+            # Abandon, then adopt with a worker killed while it adopts: the same resources come back.
+            before = {n: r.physical_id for n, r in (await resource_rows(api.pool, made.id)).items()}
+            data = await stack_snapshots.abandon(api.pool, api.bus, restored)
+            await settled(api.pool, made.id, status="DELETE_COMPLETE", timeout=120)
+            adopted = await operations.create_stack(
+                api.pool, api.bus, project="demo", name="ops-again", adopt_data=data,
+                stack_request=StackRequest(template=data["template"], environment=data["environment"]),
+                registry=registry)
+            await kill_one_worker()
+            back = await settled(api.pool, adopted.id, status="ADOPT_COMPLETE", timeout=120)
+            after = {n: r.physical_id for n, r in (await resource_rows(api.pool, back.id)).items()}
+            assert after["secret"] == before["secret"]
+            assert next(o["output_value"] for o in back.outputs if o["output_key"] == "secret") == secret
+    finally:
+        for name, proc in procs.items():
+            if proc.poll() is None:
+                assert terminate(proc) == 0, name
+
+
+async def _nested_update_running(pool: Any, stack_id: uuid.UUID, resource: str) -> bool | None:
+    row = (await resource_rows(pool, stack_id)).get(resource)
+    if row is None or not row.physical_id:
+        return None
+    async with pool.acquire() as conn:
+        child = await stack_rows.get(conn, uuid.UUID(row.physical_id))
+    return (child is not None and child.stack_status == "UPDATE_IN_PROGRESS") or None
