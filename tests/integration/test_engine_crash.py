@@ -139,19 +139,9 @@ async def test_kill_9_during_a_rolling_update_a_scale_a_restore_and_an_adopt(
                      "secret": {"value": {"get_attr": ["secret", "value"]}}})
 
     env = {**ember_env, "EMBER_ENABLE_STACK_ABANDON": "true", "EMBER_ENABLE_STACK_ADOPT": "true"}
-    procs = {"planner": ember(["planner"], env, tmp_path / "planner.log"),
-             "worker-0": ember(["worker"], env, tmp_path / "worker-0.log"),
-             "worker-1": ember(["worker"], env, tmp_path / "worker-1.log")}
-    kills = 0
-
-    async def kill_one_worker() -> None:
-        nonlocal kills
-        victim = f"worker-{kills}"
-        os.kill(procs[victim].pid, signal.SIGKILL)
-        procs[victim].wait()
-        kills += 1
-        procs[f"worker-{kills + 1}"] = ember(["worker"], env, tmp_path / f"worker-{kills + 1}.log")
-
+    workers = _Workers(env, tmp_path)
+    procs = workers.procs
+    kill_one_worker = workers.kill_one
     registry = default_registry()
     try:
         async with open_runtime(settings, "api") as api:
@@ -207,6 +197,29 @@ async def test_kill_9_during_a_rolling_update_a_scale_a_restore_and_an_adopt(
         for name, proc in procs.items():
             if proc.poll() is None:
                 assert terminate(proc) == 0, name
+
+
+class _Workers:
+    """A planner and two workers; a killed worker is replaced at once."""
+
+    def __init__(self, env: dict[str, str], logs: Path) -> None:
+        self.env, self.logs = env, logs
+        self.procs = {"planner": ember(["planner"], env, logs / "planner.log"),
+                      "worker-0": ember(["worker"], env, logs / "worker-0.log"),
+                      "worker-1": ember(["worker"], env, logs / "worker-1.log")}
+        self.kills = 0
+
+    async def kill_one(self) -> None:
+        victim = self.procs[f"worker-{self.kills}"]
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.wait()
+        self.kills += 1
+        log = self.logs / f"worker-{self.kills + 1}.log"
+        self.procs[f"worker-{self.kills + 1}"] = ember(["worker"], self.env, log)
+
+        async def ready() -> bool | None:  # so that a SIGTERM at the end finds it drained, not starting
+            return (log.exists() and "worker ready" in log.read_text()) or None
+        await eventually(ready, timeout=60, what="the replacement worker ready")
 
 
 async def _nested_update_running(pool: Any, stack_id: uuid.UUID, resource: str) -> bool | None:
