@@ -74,3 +74,11 @@ def test_pre_create_hooks_poll_and_clear_with_the_openstack_client(ember_env: di
                    timeout=60, interval=0.5, what="the create to finish")
         after = osc.run("stack", "hook", "poll", "hooked", ok=False)  # heatclient polls running stacks only
         assert "Stack status CREATE_COMPLETE not IN_PROGRESS" in after.stderr + after.stdout
+
+        # An update pauses every existing resource it visits at pre-update, changed or not (Heat).
+        osc.run("stack", "update", "-t", "hooked.yaml", "--pre-update", "second", "hooked")
+        rows = _polled(osc, "hooked", {"second"})
+        assert rows[0]["Resource Status Reason"] == "UPDATE paused until Hook pre-update is cleared"
+        osc.run("stack", "hook", "clear", "--pre-update", "hooked", "second")
+        wait_until(lambda: osc.json("stack", "show", "hooked")["stack_status"] == "UPDATE_COMPLETE" or None,
+                   timeout=60, interval=0.5, what="the update to finish")
