@@ -106,8 +106,10 @@ class Breakpoint:
 
     def matches(self, path: Sequence[str], resource_type: str, hook: str) -> bool:
         """Whether it pauses the resource at ``path`` (names from its stack down) at ``hook``."""
-        if hook not in self.hooks:
-            return False
+        return hook in self.hooks and self.reaches(path, resource_type)
+
+    def reaches(self, path: Sequence[str], resource_type: str) -> bool:
+        """Whether it pauses the resource at ``path`` at one of its hooks."""
         if self.resource_type is not None and self.resource_type != resource_type:
             return False
         patterns = self.resource.split("/")
@@ -130,6 +132,15 @@ class Pause:
     source: Literal["environment", "breakpoint", "step"]
     timeout_seconds: float | None = None
     on_timeout: OnTimeout = "fail"
+
+
+def may_pause(*, resource_name: str, resource_type: str, env_hooks: Iterable[str],
+              breakpoints: Iterable[Placed], mode: HookMode) -> bool:
+    """Whether a node might pause at any hook (else it needs no look at its hooks at all)."""
+    if mode != "normal":
+        return mode == "step"
+    return bool(set(env_hooks)) or any(
+        p.breakpoint.reaches((*p.prefix, resource_name), resource_type) for p in breakpoints)
 
 
 def pause_for(hook: str, *, resource_name: str, resource_type: str, env_hooks: Iterable[str],

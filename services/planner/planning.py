@@ -77,10 +77,11 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     if want is not None and template_id is not None and rows and not request.converge:
         # Heat's pre-update pauses unchanged resources too: any that may pause keep their node.
         env = want.environment.registry
-        if not await breakpoints.reaching(conn, stack.id):
-            held = frozenset(r.name for r in rows if "pre-update" in env.hooks_for(r.name))
-            settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
-                                              registry=registry, held=held)
+        placed = await breakpoints.reaching(conn, stack.id)
+        held = frozenset(r.name for r in rows if "pre-update" in env.hooks_for(r.name) or any(
+            p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
+        settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
+                                          registry=registry, held=held)
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])

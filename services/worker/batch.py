@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from libs.db import Conn, breakpoints, events, locks, resources, stacks, traversals
-from libs.engine import desired, status
+from libs.engine import desired, hooks, status
 from libs.engine.plan import parse_node
 from libs.engine.step import Decision, decide
 from libs.errors import Conflict, Permanent, Retry
@@ -177,20 +177,31 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
             # each was last converged with.
             for template_id in {j.row.template_id for j in live if j.row is not None and j.row.template_id}:
                 group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
-        envs = [want.environment.registry] if want is not None else list(group.envs.values())
-        if await _may_pause(conn, stack, trav, envs):
-            continue  # hooks and breakpoints are the one-item path's
+        group.jobs = await _without_hooks(conn, group)  # a node that may pause goes one at a time
         groups.append(group)
     return groups
 
 
-async def _may_pause(conn: Conn, stack: stacks.StackRow, trav: traversals.TraversalRow,
-                     envs: list[ResourceRegistry]) -> bool:
-    if trav.hook_mode != "normal":
-        return trav.hook_mode == "step"  # a traversal run free pauses nowhere
-    if any(env.has_hooks() for env in envs):
-        return True
-    return bool(await breakpoints.reaching(conn, stack.id))
+async def _without_hooks(conn: Conn, group: _Group) -> list[_Job]:
+    mode = group.trav.hook_mode
+    if mode == "run":
+        return group.jobs
+    if mode == "step":
+        return []
+    envs = [group.want.environment.registry] if group.want is not None else list(group.envs.values())
+    placed = await breakpoints.reaching(conn, group.stack.id)
+    if not placed and not any(env.has_hooks() for env in envs):
+        return group.jobs
+    kept = []
+    for job in group.jobs:
+        assert job.row is not None
+        env = (group.want.environment.registry if group.want is not None
+               else group.envs.get(job.row.template_id) if job.row.template_id else None)
+        if not hooks.may_pause(resource_name=job.row.name, resource_type=job.row.type,
+                               env_hooks=env.hooks_for(job.row.name) if env is not None else (),
+                               breakpoints=placed, mode="normal"):
+            kept.append(job)
+    return kept
 
 
 async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results: list[Result]) -> None:

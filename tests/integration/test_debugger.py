@@ -283,3 +283,19 @@ async def test_stepping_reaches_into_nested_stacks_made_while_stepping(api: Clie
     status, body = await _post(api, f"{path}/continue")
     assert status == 200 and [r["resource_name"] for r in body["released"]] == ["deep"]
     await _settled(api, path, "CREATE_COMPLETE")
+
+
+async def test_a_pre_update_breakpoint_pauses_a_resource_the_update_leaves_unchanged(api: Client) -> None:
+    # Heat's pre-update fires for every existing resource an update visits; the planner,
+    # which settles unchanged resources in bulk, must leave this one a node of its own.
+    resources = {f"r{i}": _test(i) for i in range(20)}
+    path = await _create(api, "still", hot(resources))
+    await _settled(api, path, "CREATE_COMPLETE")
+    await _post(api, f"{path}/breakpoints", {"resource": "r7", "hooks": ["pre-update"]})
+    resources["r0"] = _test("changed")
+    await _update(api, path, hot(resources))
+    await _paused(api, path, {"r7"})
+    await _post(api, f"{path}/continue")
+    await _settled(api, path, "UPDATE_COMPLETE")
+    async with api.get(f"{path}/resources/r1/events") as r:  # the others were settled without a pause
+        assert not any("paused" in e["resource_status_reason"] for e in (await r.json())["events"])
