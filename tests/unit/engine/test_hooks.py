@@ -74,3 +74,23 @@ def test_what_pauses_a_node() -> None:
                            breakpoints=(), mode="step") == hooks.Pause("step")
     assert hooks.pause_for("post-create", resource_name="2", resource_type="T", env_hooks=(),
                            breakpoints=(), mode="step") is None
+
+
+def test_which_nodes_need_a_look_at_their_hooks() -> None:
+    placed = [hooks.Placed(BP("1", "group/1", ("pre-update",)), ("group",))]
+    assert hooks.may_pause(resource_name="1", resource_type="T", env_hooks=(), breakpoints=placed,
+                           mode="normal")
+    assert not hooks.may_pause(resource_name="2", resource_type="T", env_hooks=(), breakpoints=placed,
+                               mode="normal")
+    assert hooks.may_pause(resource_name="2", resource_type="T", env_hooks=("post-create",), breakpoints=(),
+                           mode="normal")
+    assert hooks.may_pause(resource_name="2", resource_type="T", env_hooks=(), breakpoints=(), mode="step")
+    assert not hooks.may_pause(resource_name="1", resource_type="T", env_hooks=("pre-create",),
+                               breakpoints=placed, mode="run")
+
+
+def test_named_steps_are_hooks_of_their_action() -> None:
+    assert hooks.named_hook("UPDATE", "started") == "update:started"
+    assert hooks.hook_action("update:started") == "UPDATE"
+    assert hooks.valid_hook("create:started") and not hooks.valid_hook("lunch:started")
+    assert not hooks.valid_hook("pre-lunch") and hooks.valid_hook("post-delete")
