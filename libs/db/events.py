@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from libs.db import Conn
+from libs.db.filters import Where
 from libs.telemetry import propagation
 
 
@@ -106,27 +107,22 @@ class EventQuery:
 
 
 async def list_events(conn: Conn, query: EventQuery) -> list[EventRow]:
-    where = ["stack_id = ANY($1::uuid[])"]
-    args: list[Any] = [[query.stack_id, *query.nested]]
+    where = Where()
+    where.add(f"stack_id = ANY({where.param([query.stack_id, *query.nested])}::uuid[])")
     for column, values in (("resource_name", query.resource_name), ("action", query.resource_action),
                            ("resource_type", query.resource_type)):
         if values:
-            args.append(values)
-            where.append(f"{column} = ANY(${len(args)})")
+            where.any_of(column, values)
     if query.resource_status:
-        args.append(query.resource_status)
-        n = len(args)
-        where.append(f"(status = ANY(${n}) OR action || '_' || status = ANY(${n}))")
+        where.status_any_of(query.resource_status)
     if query.marker is not None:
-        args.append(query.marker)
         op = "<" if query.sort_desc else ">"
-        where.append(f"seq {op} (SELECT seq FROM events WHERE id = ${len(args)})")
-    sql = (f"SELECT {_COLUMNS} FROM events WHERE {' AND '.join(where)}"
+        where.add(f"seq {op} (SELECT seq FROM events WHERE id = {where.param(query.marker)})")
+    sql = (f"SELECT {_COLUMNS} FROM events WHERE {where.sql()}"
            f" ORDER BY seq {'DESC' if query.sort_desc else 'ASC'}")
     if query.limit is not None:
-        args.append(query.limit)
-        sql += f" LIMIT ${len(args)}"
-    return [EventRow(**dict(r)) for r in await conn.fetch(sql, *args)]
+        sql += f" LIMIT {where.param(query.limit)}"
+    return [EventRow(**dict(r)) for r in await conn.fetch(sql, *where.args)]
 
 
 async def get(conn: Conn, stack_id: uuid.UUID, event_id: uuid.UUID) -> EventRow | None:

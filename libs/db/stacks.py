@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from libs.db import Conn
+from libs.db.filters import Where
 
 _COLUMNS = ("id, name, project, action, status, status_reason, template_id, prev_template_id,"
             " current_traversal, disable_rollback, timeout_mins, tags, parent_id, nested_depth,"
@@ -127,58 +128,49 @@ FILTER_COLUMNS = {"id": "id::text", "name": "name", "stack_name": "name", "statu
                   "action": "action", "owner_id": "parent_id::text", "tenant": "project"}
 
 
-def _where(query: ListQuery) -> tuple[list[str], list[Any]]:
-    where = ["($1::text IS NULL OR project = $1)"]
-    args: list[Any] = [query.project]
+def _where(query: ListQuery) -> Where:
+    where = Where()
+    project = where.param(query.project)
+    where.add(f"({project}::text IS NULL OR project = {project})")
     if not query.show_deleted:
-        where.append("deleted_at IS NULL")
+        where.add("deleted_at IS NULL")
     if not query.show_nested and "owner_id" not in query.filters:
-        where.append("parent_id IS NULL")
+        where.add("parent_id IS NULL")
     for key, values in query.filters.items():
-        column = FILTER_COLUMNS[key]
         if key == "status":
-            # Heat filters status on either half: "COMPLETE" or "CREATE_COMPLETE".
-            args.append(values)
-            n = len(args)
-            where.append(f"(status = ANY(${n}) OR action || '_' || status = ANY(${n}))")
-            continue
-        args.append(values)
-        where.append(f"{column} = ANY(${len(args)})")
+            where.status_any_of(values)
+        else:
+            where.any_of(FILTER_COLUMNS[key], values)
     if query.tags:
-        args.append(query.tags)
-        where.append(f"tags @> ${len(args)}::text[]")
+        where.add(f"tags @> {where.param(query.tags)}::text[]")
     if query.tags_any:
-        args.append(query.tags_any)
-        where.append(f"tags && ${len(args)}::text[]")
+        where.add(f"tags && {where.param(query.tags_any)}::text[]")
     if query.not_tags:
-        args.append(query.not_tags)
-        where.append(f"NOT (tags @> ${len(args)}::text[])")
+        where.add(f"NOT (tags @> {where.param(query.not_tags)}::text[])")
     if query.not_tags_any:
-        args.append(query.not_tags_any)
-        where.append(f"NOT (tags && ${len(args)}::text[])")
-    return where, args
+        where.add(f"NOT (tags && {where.param(query.not_tags_any)}::text[])")
+    return where
 
 
 async def list_stacks(conn: Conn, query: ListQuery) -> list[StackRow]:
-    where, args = _where(query)
+    where = _where(query)
     column = SORT_COLUMNS.get(query.sort_key, "created_at")
     direction = "DESC" if query.sort_desc else "ASC"
     if query.marker is not None:
         # Keyset paging after the marker row, in the same order (id breaks ties).
-        args.append(query.marker)
         op = "<" if query.sort_desc else ">"
-        where.append(f"({column}, id) {op} (SELECT {column}, id FROM stacks WHERE id = ${len(args)})")
-    sql = (f"SELECT {_COLUMNS} FROM stacks WHERE {' AND '.join(where)}"
+        marker = where.param(query.marker)
+        where.add(f"({column}, id) {op} (SELECT {column}, id FROM stacks WHERE id = {marker})")
+    sql = (f"SELECT {_COLUMNS} FROM stacks WHERE {where.sql()}"
            f" ORDER BY {column} {direction} NULLS LAST, id {direction}")
     if query.limit is not None:
-        args.append(query.limit)
-        sql += f" LIMIT ${len(args)}"
-    return [StackRow(**dict(r)) for r in await conn.fetch(sql, *args)]
+        sql += f" LIMIT {where.param(query.limit)}"
+    return [StackRow(**dict(r)) for r in await conn.fetch(sql, *where.args)]
 
 
 async def count_stacks(conn: Conn, query: ListQuery) -> int:
-    where, args = _where(query)
-    return int(await conn.fetchval(f"SELECT count(*) FROM stacks WHERE {' AND '.join(where)}", *args))
+    where = _where(query)
+    return int(await conn.fetchval(f"SELECT count(*) FROM stacks WHERE {where.sql()}", *where.args))
 
 
 async def identify(conn: Conn, project: str, name_or_id: str) -> StackRow | None:

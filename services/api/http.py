@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import orjson
@@ -105,3 +106,30 @@ def query_int(request: web.Request, name: str, default: int | None = None, *, mi
     if number < minimum:
         raise BadRequest(f"Value must be at least {minimum} for '{name}'.")
     return number
+
+
+def query_sort_desc(request: web.Request) -> bool:
+    """Heat's ``sort_dir``: descending unless asked otherwise, 400 for anything but asc or desc."""
+    direction = request.query.get("sort_dir", "desc")
+    if direction not in ("asc", "desc"):
+        raise BadRequest("Unknown sort direction, must be 'desc' or 'asc'")
+    return direction == "desc"
+
+
+def query_marker(request: web.Request, entity: str) -> uuid.UUID | None:
+    """Heat's paging ``marker``: an id; one that is not a uuid names no ``entity``, so 404."""
+    if "marker" not in request.query:
+        return None
+    return _uuid_or_404(request.query["marker"], entity)
+
+
+def path_uuid(request: web.Request, key: str, entity: str) -> uuid.UUID:
+    """The uuid in the URL's ``key`` part; a malformed one names no ``entity``, so 404 (as Heat)."""
+    return _uuid_or_404(request.match_info[key], entity)
+
+
+def _uuid_or_404(text: str, entity: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise NotFound(entity, text) from None

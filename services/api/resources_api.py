@@ -20,8 +20,11 @@ from services.api.http import (
     json_response,
     json_value,
     parse_bool,
+    path_uuid,
     query_bool,
     query_int,
+    query_marker,
+    query_sort_desc,
 )
 from services.api.keys import REGISTRY, RUNTIME
 
@@ -201,18 +204,11 @@ async def mark_unhealthy(request: web.Request) -> web.Response:
 def _event_query(request: web.Request, stack: stacks.StackRow, resource_name: str | None
                  ) -> events.EventQuery:
     q = request.query
-    sort_dir = q.get("sort_dir", "desc")
-    if sort_dir not in ("asc", "desc"):
-        raise BadRequest("Unknown sort direction, must be 'desc' or 'asc'")
-    marker = None
-    if "marker" in q:
-        try:
-            marker = uuid.UUID(q["marker"])
-        except ValueError:
-            raise NotFound("Event", q["marker"]) from None
+    sort_desc = query_sort_desc(request)
+    marker = query_marker(request, "Event")
     names = [resource_name] if resource_name else q.getall("resource_name", [])
     return events.EventQuery(stack_id=stack.id, limit=query_int(request, "limit"), marker=marker,
-                             sort_desc=sort_dir == "desc", resource_name=names,
+                             sort_desc=sort_desc, resource_name=names,
                              resource_status=q.getall("resource_status", []),
                              resource_action=q.getall("resource_action", []),
                              resource_type=q.getall("resource_type", []))
@@ -241,10 +237,7 @@ async def list_events(request: web.Request) -> web.Response:
 
 async def show_event(request: web.Request) -> web.Response:
     stack = await lookup.stack_of(request)
-    try:
-        event_id = uuid.UUID(request.match_info["event_id"])
-    except ValueError:
-        raise NotFound("Event", request.match_info["event_id"]) from None
+    event_id = path_uuid(request, "event_id", "Event")
     async with request.app[RUNTIME].pool.acquire() as conn:
         row = await events.get(conn, stack.id, event_id)
     if row is None or row.resource_name != request.match_info["resource_name"]:

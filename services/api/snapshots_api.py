@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from aiohttp import web
@@ -11,7 +10,7 @@ from libs import stack_snapshots
 from libs.db import snapshots
 from libs.template import errors
 from services.api import lookup, views
-from services.api.http import BadRequest, NotFound, json_body, json_response
+from services.api.http import BadRequest, NotFound, json_body, json_response, path_uuid
 from services.api.keys import RUNTIME, SETTINGS
 
 
@@ -23,10 +22,7 @@ def _shown(row: snapshots.SnapshotRow) -> dict[str, Any]:
 
 async def _snapshot(request: web.Request) -> tuple[Any, snapshots.SnapshotRow]:
     stack = await lookup.stack_of(request)
-    try:
-        snapshot_id = uuid.UUID(request.match_info["snapshot_id"])
-    except ValueError:
-        raise NotFound("Snapshot", request.match_info["snapshot_id"]) from None
+    snapshot_id = path_uuid(request, "snapshot_id", "Snapshot")
     async with request.app[RUNTIME].pool.acquire() as conn:
         row = await snapshots.get(conn, stack.id, snapshot_id)
     if row is None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple, TypeAlias
 
 from aiohttp import web
 
@@ -33,6 +36,8 @@ from services.api.http import (
     parse_bool,
     query_bool,
     query_int,
+    query_marker,
+    query_sort_desc,
 )
 from services.api.keys import REGISTRY, RUNTIME, SETTINGS
 
@@ -56,15 +61,8 @@ def _list_query(request: web.Request) -> stacks.ListQuery:
     if sort_key not in stacks.SORT_COLUMNS:
         raise BadRequest(f"Sort key {sort_key} is not supported; use one of "
                          "stack_name, stack_status, creation_time, updated_time.")
-    sort_dir = q.get("sort_dir", "desc")
-    if sort_dir not in ("asc", "desc"):
-        raise BadRequest("Unknown sort direction, must be 'desc' or 'asc'")
-    marker = None
-    if "marker" in q:
-        try:
-            marker = uuid.UUID(q["marker"])
-        except ValueError:
-            raise NotFound("Stack", q["marker"]) from None
+    sort_desc = query_sort_desc(request)
+    marker = query_marker(request, "Stack")
 
     def tags(key: str) -> list[str]:
         return [t for v in q.getall(key, []) for t in v.split(",") if t]
@@ -75,7 +73,7 @@ def _list_query(request: web.Request) -> stacks.ListQuery:
     return stacks.ListQuery(
         project=None if everyone else context(request).project, limit=query_int(request, "limit"),
         marker=marker,
-        sort_key=sort_key, sort_desc=sort_dir == "desc", filters=filters,
+        sort_key=sort_key, sort_desc=sort_desc, filters=filters,
         show_deleted=query_bool(request, "show_deleted"), show_nested=query_bool(request, "show_nested"),
         tags=tags("tags"), tags_any=tags("tags_any"), not_tags=tags("not_tags"),
         not_tags_any=tags("not_tags_any"))
@@ -162,22 +160,72 @@ async def preview_create(request: web.Request) -> web.Response:
     return json_response({"stack": stack})
 
 
+class TemplateSummary(NamedTuple):
+    """What stack show takes from the stack's stored template."""
+
+    description: str
+    parameters: Mapping[str, str]
+
+
+# (template id, stack id, stack name, project): every input of the summary but the template row, which is
+# immutable once stored (libs/db/templates.py), so an entry never goes stale.
+SummaryKey: TypeAlias = tuple[uuid.UUID, uuid.UUID, str, str]
+
+
+class TemplateSummaries:
+    """A bounded LRU of ``TemplateSummary``: loading a whole template on every stack show is the cost."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[SummaryKey, TemplateSummary] = OrderedDict()
+
+    def get(self, key: SummaryKey) -> TemplateSummary | None:
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+        return found
+
+    def put(self, key: SummaryKey, summary: TemplateSummary) -> None:
+        self._entries[key] = summary
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+
+# Here rather than in keys.py: keys.py cannot import this module, which imports keys.py.
+TEMPLATE_SUMMARIES = web.AppKey("template_summaries", TemplateSummaries)
+_SUMMARIES_SIZE = 512
+
+
+async def _summary(request: web.Request, row: stacks.StackRow, template_id: uuid.UUID) -> TemplateSummary:
+    cache = request.app[TEMPLATE_SUMMARIES]
+    key = (template_id, row.id, row.name, row.project)
+    found = cache.get(key)
+    if found is not None:
+        return found
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        raw = await templates.get(conn, template_id)
+    try:
+        want = desired.load(raw.template, raw.files, raw.environment, stack_name=row.name,
+                            stack_id=str(row.id), project_id=row.project, facade=raw.facade)
+        summary = TemplateSummary(
+            str(want.template.raw.get(want.template.dialect.description or "description", "")),
+            MappingProxyType(want.parameters.display()))
+    except Exception:  # a stored template that no longer loads still shows its stack
+        summary = TemplateSummary(str(raw.template.get("description", "")), MappingProxyType({}))
+    # Loading is a pure function of the key's parts, so its failure is as lasting as its success.
+    cache.put(key, summary)
+    return summary
+
+
 async def _detail(request: web.Request, base: str, row: stacks.StackRow, *, resolve_outputs: bool
                   ) -> dict[str, Any]:
-    description = ""
-    parameters: dict[str, str] = {}
+    summary = TemplateSummary("", MappingProxyType({}))
     if row.template_id is not None:
-        async with request.app[RUNTIME].pool.acquire() as conn:
-            raw = await templates.get(conn, row.template_id)
-        try:
-            want = desired.load(raw.template, raw.files, raw.environment, stack_name=row.name,
-                                stack_id=str(row.id), project_id=row.project, facade=raw.facade)
-            description = str(want.template.raw.get(want.template.dialect.description or "description", ""))
-            parameters = want.parameters.display()
-        except Exception:  # a stored template that no longer loads still shows its stack
-            description = str(raw.template.get("description", ""))
+        summary = await _summary(request, row, row.template_id)
     outputs = (row.outputs or []) if resolve_outputs else None
-    return views.stack_detail(base, row, description=description, parameters=parameters, outputs=outputs)
+    return views.stack_detail(base, row, description=summary.description, parameters=summary.parameters,
+                              outputs=outputs)
 
 
 async def show(request: web.Request) -> web.Response:
@@ -295,6 +343,7 @@ async def output(request: web.Request) -> web.Response:
 
 
 def add_routes(app: web.Application) -> None:
+    app[TEMPLATE_SUMMARIES] = TemplateSummaries(_SUMMARIES_SIZE)
     r = app.router
     r.add_get(f"{PREFIX}/stacks", list_stacks)
     r.add_post(f"{PREFIX}/stacks", create)
