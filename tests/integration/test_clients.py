@@ -237,3 +237,91 @@ def test_openstack_nested_snapshot_and_adopt_commands(ember_env: dict[str, str],
         assert failed.returncode != 0
         failures = osc.run("stack", "failures", "list", "sad").stdout
         assert "sad.nest.deep" in failures and "Test Resource failed deep" in failures
+
+
+SCALED = """\
+heat_template_version: 2016-10-14
+resources:
+  group:
+    type: OS::Heat::AutoScalingGroup
+    properties:
+      min_size: 1
+      max_size: 4
+      desired_capacity: 1
+      resource: {type: OS::Heat::RandomString, properties: {length: 8}}
+  grow:
+    type: OS::Heat::ScalingPolicy
+    properties:
+      auto_scaling_group_id: {get_resource: group}
+      adjustment_type: change_in_capacity
+      scaling_adjustment: 2
+      cooldown: 0
+  shrink:
+    type: OS::Heat::ScalingPolicy
+    properties:
+      auto_scaling_group_id: {get_resource: group}
+      adjustment_type: change_in_capacity
+      scaling_adjustment: -1
+      cooldown: 0
+  deaf: {type: OS::Heat::None}
+outputs:
+  size: {value: {get_attr: [group, current_size]}}
+"""
+
+
+def test_openstack_stack_resource_signal_scales_a_group(ember_env: dict[str, str], workdir: Path) -> None:
+    (workdir / "scaled.yaml").write_text(SCALED)
+    with ember_dev(ember_env, workdir) as url:
+        osc = Osc({"OS_AUTH_TYPE": "none", "OS_ENDPOINT": f"{url}/v1/demo"}, workdir)
+        created = osc.run("stack", "create", "-t", "scaled.yaml", "--wait", "scaled")
+        assert "Stack CREATE completed successfully" in created.stdout
+        nested = osc.json("stack", "resource", "show", "scaled", "group")["physical_resource_id"]
+
+        def members() -> list[str]:
+            return sorted(r["resource_name"] for r in osc.json("stack", "resource", "list", nested))
+
+        def settled(size: int) -> list[str] | None:
+            """The group's members once the output, the nested stack and its resources all say ``size``."""
+            if osc.json("stack", "output", "show", "scaled", "size")["output_value"] != size:
+                return None
+            if not osc.json("stack", "show", nested)["stack_status"].endswith("_COMPLETE"):
+                return None
+            found = members()
+            return found if len(found) == size else None
+
+        def signal_and_wait(policy: str, size: int) -> list[str]:
+            osc.run("stack", "resource", "signal", "scaled", policy)
+            found = wait_until(lambda: settled(size), timeout=60, interval=0.3,
+                               what=f"the group to have {size} members after signalling {policy}")
+            # As in Heat, a policy's signal updates the group's nested stack, not the stack itself.
+            assert osc.json("stack", "show", "scaled")["stack_status"] == "CREATE_COMPLETE"
+            assert osc.json("stack", "show", nested)["stack_status"] == "UPDATE_COMPLETE"
+            return found
+
+        first = settled(1)
+        assert first is not None and osc.json("stack", "show", nested)["stack_status"] == "CREATE_COMPLETE"
+        grown = signal_and_wait("grow", 3)
+        assert set(first) < set(grown)
+        shrunk = signal_and_wait("shrink", 2)
+        assert set(shrunk) == set(grown) - set(first)  # the oldest member goes first
+        capped = signal_and_wait("grow", 4)  # 2 + 2: at max_size
+        assert set(shrunk) < set(capped)
+
+        before = osc.json("stack", "show", nested)["updated_time"]
+        osc.run("stack", "resource", "signal", "scaled", "grow")  # past max_size: nothing to do
+        assert osc.json("stack", "output", "show", "scaled", "size")["output_value"] == 4
+        assert osc.json("stack", "show", nested)["updated_time"] == before
+        assert osc.json("stack", "show", nested)["stack_status"] == "UPDATE_COMPLETE"
+        assert members() == capped
+        assert osc.json("stack", "show", "scaled")["stack_status"] == "CREATE_COMPLETE"
+
+        refused = osc.run("stack", "resource", "signal", "scaled", "deaf", ok=False)
+        assert refused.returncode == 1
+        assert "ERROR: signal is not supported for resource." in refused.stderr  # ResourceActionNotSupported
+        assert osc.json("stack", "resource", "show", "scaled", "deaf")["resource_status"] == "CREATE_COMPLETE"
+        events = osc.json("stack", "event", "list", "scaled")
+        signals = [(e["resource_name"], e["resource_status_reason"]) for e in events
+                   if e["resource_status"] == "SIGNAL_COMPLETE"]
+        assert [reason for name, reason in signals if name == "group"] == [  # none for the capped signal
+            "Scaling from 1 to 3", "Scaling from 3 to 2", "Scaling from 2 to 4"]
+        assert [name for name, _ in signals if name != "group"] == ["grow", "shrink", "grow", "grow"]
