@@ -1,4 +1,4 @@
-"""The ``ember`` command: one service, all of them (``dev``), or ``migrate``."""
+"""The ``ember`` command: one service, all of them (``dev``), ``migrate``, or the debugger (``stack``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from libs import stack_cli
 from libs.messaging.subjects import SERVICES
 
 
@@ -50,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("dev", help="run everything on this machine (embedded Postgres and NATS "
                                "unless EMBER_DATABASE_URL / EMBER_NATS_URL are set)")
     sub.add_parser("migrate", help="create EMBER_DATABASE_URL's database if missing and apply migrations")
+    stack_cli.configure(sub.add_parser("stack", help="Ember's debugger on a running API: break, step, "
+                                                     "continue, paused, watch"))
     return parser
 
 
@@ -61,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _migrate()
     elif args.command == "dev":
         _dev()
+    elif args.command == "stack":
+        raise SystemExit(stack_cli.run(args))
     else:  # argparse rejects unknown commands before this
         sys.exit(2)
 
