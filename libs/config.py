@@ -79,6 +79,8 @@ class Settings:
     hostname: str
     # How often a worker looks for paused nodes to re-queue (deadlines, lost clears).
     hook_sweep_seconds: float = 2.0
+    # How often a planner looks for plan requests whose sender died before publishing them.
+    plan_sweep_seconds: float = 2.0
     # The first wait before a failed webhook delivery is tried again (it doubles each time).
     notify_retry_seconds: float = 1.0
 
@@ -225,6 +227,7 @@ def load(env: Mapping[str, str]) -> Settings:
         worker_batch=_integer(env, "EMBER_WORKER_BATCH", 64, 1, 1024),
         db_pool_size=_integer(env, "EMBER_DB_POOL_SIZE", 20, 2, 1000),
         hook_sweep_seconds=_number(env, "EMBER_HOOK_SWEEP_SECONDS", 2.0, 0.05),
+        plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
         api=_api(env),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),

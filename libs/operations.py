@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 
+from libs import plan_requests
 from libs.db import events, resources, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import preview, status
@@ -63,11 +64,10 @@ def check_properties(definition: StackDefinition, registry: Registry,
         plugin.validate(resolver.properties(name), resource_name=name, strict_values=False)
 
 
-async def _ask_plan(bus: Bus, project: str, stack_id: uuid.UUID, action: str, reason: str, *,
-                    converge: bool = False) -> None:
-    plan = PlanRequest(project=project, stack_id=str(stack_id), reason=reason, action=action,
+def _plan_request(project: str, stack_id: uuid.UUID, action: str, reason: str, *,
+                  converge: bool = False) -> PlanRequest:
+    return PlanRequest(project=project, stack_id=str(stack_id), reason=reason, action=action,
                        request_id=uuid.uuid4().hex, converge=converge)
-    await bus.publish(bus.names.plan(project, str(stack_id)), plan, msg_id=plan.msg_id)
 
 
 async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
@@ -105,8 +105,10 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
             await conn.execute("UPDATE stacks SET action = 'ADOPT', adopt_data = $2 WHERE id = $1",
                                stack_id, dict(adopt_data))
             row = dataclasses.replace(row, action="ADOPT")
-    await _ask_plan(bus, project, stack_id, "ADOPT" if adopt_data is not None else "CREATE",
-                    "adopt" if adopt_data is not None else "create")
+        adopting = adopt_data is not None
+        plan = await plan_requests.stage(conn, bus.names, _plan_request(
+            project, stack_id, "ADOPT" if adopting else "CREATE", "adopt" if adopting else "create"))
+    await plan_requests.send(pool, bus, plan)
     return row
 
 
@@ -163,23 +165,29 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                      "tags": list(options.tags)}
         await stacks.set_desired(conn, stack.id, action="UPDATE", template_id=template_id,
                                  reason=status.stack_started("UPDATE"), **extra)
-    await _ask_plan(bus, stack.project, stack.id, "UPDATE", "update", converge=converge)
+        plan = await plan_requests.stage(conn, bus.names, _plan_request(
+            stack.project, stack.id, "UPDATE", "update", converge=converge))
+    await plan_requests.send(pool, bus, plan)
 
 
 async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow) -> None:
     """Allowed while a create or update runs: the delete becomes the current traversal."""
-    async with pool.acquire() as conn:
+    async with pool.acquire() as conn, conn.transaction():
         await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
                                  reason=status.stack_started("DELETE"))
-    await _ask_plan(bus, stack.project, stack.id, "DELETE", "delete")
+        plan = await plan_requests.stage(conn, bus.names,
+                                         _plan_request(stack.project, stack.id, "DELETE", "delete"))
+    await plan_requests.send(pool, bus, plan)
 
 
 async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, action: str) -> None:
     """SUSPEND, RESUME or CHECK: a traversal over the current resources."""
-    async with pool.acquire() as conn:
+    async with pool.acquire() as conn, conn.transaction():
         await stacks.set_desired(conn, stack.id, action=action, template_id=stack.template_id,
                                  reason=status.stack_started(action))
-    await _ask_plan(bus, stack.project, stack.id, action, action.lower())
+        plan = await plan_requests.stage(conn, bus.names,
+                                         _plan_request(stack.project, stack.id, action, action.lower()))
+    await plan_requests.send(pool, bus, plan)
 
 
 async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, rollback: bool) -> None:
@@ -188,10 +196,12 @@ async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, 
     if stack.status != "IN_PROGRESS" or stack.action not in allowed:
         raise errors.NotSupported(f"Cancelling update when stack is {stack.stack_status}")
     if rollback:
-        async with pool.acquire() as conn:
+        async with pool.acquire() as conn, conn.transaction():
             await stacks.set_desired(conn, stack.id, action="ROLLBACK", template_id=stack.prev_template_id,
                                      reason=status.stack_started("ROLLBACK"))
-        await _ask_plan(bus, stack.project, stack.id, "ROLLBACK", "cancel_update")
+            plan = await plan_requests.stage(conn, bus.names, _plan_request(
+                stack.project, stack.id, "ROLLBACK", "cancel_update"))
+        await plan_requests.send(pool, bus, plan)
         return
     reason = f"Stack {stack.action} cancelled"
     async with pool.acquire() as conn, conn.transaction():

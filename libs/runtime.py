@@ -20,6 +20,7 @@ from nats.aio.msg import Msg
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Tracer
 
+from libs import background
 from libs.config import Settings
 from libs.db import migrate, services
 from libs.db.pool import create_pool
@@ -75,13 +76,10 @@ async def heartbeat(pool: asyncpg.Pool, rt_service: str, service_id: uuid.UUID,
                 # A missed beat shows as "down" in GET /services; keep trying.
                 log.warning("heartbeat failed: %s", exc)
 
-    task = asyncio.create_task(beat_forever(), name="heartbeat")
     try:
-        yield
+        async with background.running(beat_forever, name="heartbeat"):
+            yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
         with contextlib.suppress(OSError, asyncpg.PostgresError):
             async with pool.acquire() as conn:
                 await services.retire(conn, service_id)

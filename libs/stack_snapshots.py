@@ -15,6 +15,7 @@ from typing import Any
 
 import asyncpg
 
+from libs import plan_requests
 from libs.db import events, resources, snapshots, stacks, templates
 from libs.engine import status
 from libs.messaging.bus import Bus
@@ -90,12 +91,13 @@ async def restore(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow,
     _refuse_busy(stack)
     if snapshot.status != "COMPLETE":
         raise errors.NotSupported(f"Restoring a stack from a snapshot in status {snapshot.status}")
-    async with pool.acquire() as conn:
-        await stacks.set_desired(conn, stack.id, action="RESTORE", template_id=snapshot.template_id,
-                                 reason=status.stack_started("RESTORE"))
     plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason="restore", action="RESTORE",
                        request_id=uuid.uuid4().hex, snapshot_id=str(snapshot.id))
-    await bus.publish(bus.names.plan(stack.project, str(stack.id)), plan, msg_id=plan.msg_id)
+    async with pool.acquire() as conn, conn.transaction():
+        await stacks.set_desired(conn, stack.id, action="RESTORE", template_id=snapshot.template_id,
+                                 reason=status.stack_started("RESTORE"))
+        await plan_requests.stage(conn, bus.names, plan)
+    await plan_requests.send(pool, bus, plan)
 
 
 def recorded_resources(data: dict[str, Any], names: list[str]
@@ -109,6 +111,7 @@ def recorded_resources(data: dict[str, Any], names: list[str]
 async def abandon(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> dict[str, Any]:
     """Heat's abandon: the stack's data, then a delete that leaves every physical resource alone."""
     _refuse_busy(stack)
+    plans: list[PlanRequest] = []
     async with pool.acquire() as conn, conn.transaction():
         data = await stack_data(conn, stack)
         # Nested stacks are abandoned with their parent, as Heat's delete_nested does.
@@ -120,10 +123,11 @@ async def abandon(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> dict[
                                " WHERE stack_id = $1", each.id)
             await stacks.set_desired(conn, each.id, action="DELETE", template_id=each.template_id,
                                      reason=status.stack_started("DELETE"))
-    for each in gone:
-        plan = PlanRequest(project=each.project, stack_id=str(each.id), reason="abandon", action="DELETE",
-                           request_id=uuid.uuid4().hex)
-        await bus.publish(bus.names.plan(each.project, str(each.id)), plan, msg_id=plan.msg_id)
+            plans.append(await plan_requests.stage(conn, bus.names, PlanRequest(
+                project=each.project, stack_id=str(each.id), reason="abandon", action="DELETE",
+                request_id=uuid.uuid4().hex)))
+    for plan in plans:
+        await plan_requests.send(pool, bus, plan)
     return data
 
 

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 import orjson
 
+from libs import background
 from libs.db import subscriptions
 from libs.runtime import Runtime
 from libs.telemetry import logs
@@ -81,10 +82,5 @@ async def delivering(rt: Runtime, wake: asyncio.Event, *, poll_seconds: float = 
                     await asyncio.wait_for(wake.wait(), poll_seconds)
                 wake.clear()
 
-    task = asyncio.create_task(loop(), name="webhook deliveries")
-    try:
+    async with background.running(loop, name="webhook deliveries"):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

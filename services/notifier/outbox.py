@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 
 import asyncpg
 
+from libs import background
 from libs.messaging.payloads import EventNotice
 from libs.runtime import Runtime
 from libs.telemetry import logs, propagation
@@ -71,12 +72,9 @@ async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator
                 await asyncio.wait_for(wake.wait(), poll_seconds)
             wake.clear()
 
-    task = asyncio.create_task(loop(), name="event outbox")
     try:
-        yield
+        async with background.running(loop, name="event outbox"):
+            yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
         with contextlib.suppress(Exception):
             await listener.close()

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 from libs import lifecycle
 from libs.consuming import consuming
 from libs.messaging.consumer import Delivery, Handler
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import PlanRequest, Probe
 from libs.runtime import Runtime
+from services.planner.outbox_sweep import sweeping
 from services.planner.planning import handle_plan
 
 
@@ -18,7 +22,13 @@ def handlers(rt: Runtime) -> Handler:
     return Dispatch({Probe: rt.answer_probe, PlanRequest: plan})
 
 
-body = consuming(lambda rt: rt.names.planners, handlers)
+_consuming = consuming(lambda rt: rt.names.planners, handlers)
+
+
+@contextlib.asynccontextmanager
+async def body(rt: Runtime) -> AsyncIterator[None]:
+    async with _consuming(rt), sweeping(rt):
+        yield
 
 
 def main() -> None:

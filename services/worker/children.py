@@ -46,13 +46,15 @@ def child_name(parent: stacks.StackRow, row: resources.ResourceRow, short_id: st
     return f"{parent.name}-{row.name}-{short_id}"
 
 
-async def current(conn: Conn, row: resources.ResourceRow) -> ChildStack | None:
-    """The child stack of ``row`` (its physical id), or None before there is one."""
-    try:
-        child_id = uuid.UUID(row.physical_id or "")
-    except ValueError:
-        return None
-    child = await stacks.get(conn, child_id)
+async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRow,
+                  short_id: str) -> ChildStack | None:
+    """The child stack of ``row``, or None before there is one.
+
+    Found by the row's physical id, or by its name when the step that made it
+    died before recording that id: the next step must see the child, not wait
+    for one that will never be made.
+    """
+    child = await _child_of(conn, parent, row, short_id)
     if child is None:
         return None
     return ChildStack(id=str(child.id), name=child.name, action=child.action, status=child.status,

@@ -9,11 +9,10 @@ and marked, so each is re-queued by one of them.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
+from libs import background
 from libs.db import hooks
 from libs.messaging.payloads import WorkItem
 from libs.runtime import Runtime
@@ -38,20 +37,7 @@ async def sweep_once(rt: Runtime) -> int:
     return len(due)
 
 
-@contextlib.asynccontextmanager
-async def sweeping(rt: Runtime) -> AsyncIterator[None]:
-    async def loop() -> None:
-        while True:
-            await asyncio.sleep(rt.settings.hook_sweep_seconds)
-            try:
-                await sweep_once(rt)
-            except Exception:  # the next round tries again; a sweep never stops the worker
-                log.exception("hook sweep failed")
-
-    task = asyncio.create_task(loop(), name="hook sweep")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+def sweeping(rt: Runtime) -> AbstractAsyncContextManager[None]:
+    loop = background.every(rt.settings.hook_sweep_seconds, lambda: sweep_once(rt), log=log,
+                            what="hook sweep")
+    return background.running(loop, name="hook sweep")

@@ -236,7 +236,14 @@ class Node:
                 props = {**defaults, **(row.properties or {})}
         ctx = self._context(row, props)
         if plugin.nests:
-            ctx = dataclasses.replace(ctx, child=await children.current(self.conn, row))
+            child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
+            if child is not None and row.physical_id != child.id and not child.deleted:
+                # Made by a step that died before it could record the child.
+                found = await self._write(row, physical_id=child.id)
+                if found is None:
+                    raise Conflict("resource row changed under this step")
+                row = found
+            ctx = dataclasses.replace(self._context(row, props), child=child)
             if self.want is not None and row.name in self.want.definition.resources:
                 policy = StackResolver(self.want.definition, StaticResourceData()).update_policy(row.name)
                 ctx = dataclasses.replace(ctx, update_policy=policy)

@@ -12,7 +12,9 @@ from typing import Any
 
 import orjson
 
+from libs import plan_requests
 from libs.db import Conn, events, resources, stacks, templates, traversals
+from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
@@ -96,10 +98,11 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
         if rollback:
             await stacks.set_desired(conn, stack.id, action="ROLLBACK",
                                      template_id=stack.prev_template_id, reason=reason)
+            plan = await plan_requests.stage(conn, bus.names, PlanRequest(
+                project=stack.project, stack_id=str(stack.id), reason="rollback", action="ROLLBACK",
+                request_id=f"rollback-{trav.id}"))
         else:
             # In-flight steps of this traversal see it is no longer current and stop.
             await conn.execute("UPDATE stacks SET current_traversal = NULL WHERE id = $1", stack.id)
     if rollback:
-        plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason="rollback",
-                           action="ROLLBACK", request_id=f"rollback-{trav.id}")
-        await bus.publish(bus.names.plan(stack.project, str(stack.id)), plan, msg_id=plan.msg_id)
+        await plan_requests.send(Held(conn), bus, plan)

@@ -1,0 +1,34 @@
+"""Loops a service runs beside its consumer for as long as it runs: sweeps, beats, outboxes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from typing import Any
+
+
+@contextlib.asynccontextmanager
+async def running(loop: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> AsyncIterator[None]:
+    """``loop`` as a task for the length of the block; cancelled and awaited on the way out."""
+    task = asyncio.create_task(loop(), name=name)
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def every(seconds: float, one_round: Callable[[], Awaitable[object]], *,
+          log: logging.Logger, what: str) -> Callable[[], Coroutine[Any, Any, None]]:
+    """A loop that runs ``one_round`` every ``seconds``; a failed round is logged, never fatal."""
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await one_round()
+            except Exception:  # the next round tries again
+                log.exception("%s failed", what)
+    return loop

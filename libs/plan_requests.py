@@ -1,0 +1,48 @@
+"""Asking the planner for a traversal without ever losing the request.
+
+A request is recorded in ``plan_outbox`` inside the transaction that changes
+the stack's desired state (:func:`stage`), and published once that commits
+(:func:`send`). A process that dies in between leaves the row behind; the
+planner's sweep (:mod:`services.planner.outbox_sweep`) publishes it. The same
+message id each time lets JetStream drop a second copy, and the planner plans
+each request id once.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import nats.errors
+
+from libs.db import Conn, plan_outbox
+from libs.db.pool import Connections
+from libs.messaging.bus import Bus
+from libs.messaging.payloads import PlanRequest
+from libs.messaging.subjects import Names
+from libs.telemetry import logs, propagation
+
+log = logs.logger("plan")
+
+
+async def stage(conn: Conn, names: Names, plan: PlanRequest) -> PlanRequest:
+    """Record ``plan`` in the caller's transaction; :func:`send` it after commit."""
+    await plan_outbox.add(conn, msg_id=plan.msg_id, stack_id=uuid.UUID(plan.stack_id),
+                          subject=names.plan(plan.project, plan.stack_id), payload=plan.to_bytes(),
+                          traceparent=propagation.inject({}).get("traceparent"))
+    return plan
+
+
+async def send(pool: Connections, bus: Bus, plan: PlanRequest) -> None:
+    """Publish a staged request and forget it; should this fail, the sweep publishes it later.
+
+    A failed publish is not the caller's error: the request is committed and
+    will be planned, so answering the user with a failure would be untrue.
+    """
+    try:
+        await bus.publish(bus.names.plan(plan.project, plan.stack_id), plan, msg_id=plan.msg_id)
+    except (TimeoutError, nats.errors.Error, OSError) as exc:
+        with logs.log_context(stack_id=plan.stack_id):
+            log.warning("plan request not published, left for the planners' sweep: %r", exc)
+        return
+    async with pool.acquire() as conn:
+        await plan_outbox.remove(conn, plan.msg_id)

@@ -1,0 +1,48 @@
+"""Publish plan requests that were committed but never published.
+
+An api, worker or planner that dies between committing a desired state and
+publishing its plan request leaves the request in ``plan_outbox``; without this
+sweep the stack would wait in ``*_IN_PROGRESS`` forever. Any number of planners
+may sweep: rows are picked with SKIP LOCKED and marked, so each goes out once
+per round, under the trace of the operation that asked for it.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+
+from libs import background
+from libs.db import plan_outbox
+from libs.messaging.payloads import PlanRequest, decode
+from libs.runtime import Runtime
+from libs.telemetry import logs, propagation
+
+log = logs.logger("planner")
+# A sender publishes within milliseconds of its commit; a row older than this was left behind.
+PUBLISH_GRACE_SECONDS = 5.0
+# How soon the same row may go out again should its publish not have been acked.
+NUDGE_EVERY_SECONDS = 30.0
+
+
+async def sweep_once(rt: Runtime, *, older_than: float = PUBLISH_GRACE_SECONDS) -> int:
+    async with rt.pool.acquire() as conn:
+        due = await plan_outbox.due(conn, older_than=older_than, nudge_every=NUDGE_EVERY_SECONDS)
+    for row in due:
+        plan = decode(row.payload)
+        assert isinstance(plan, PlanRequest)
+        parent = propagation.extract({"traceparent": row.traceparent} if row.traceparent else {})
+        with (rt.bus.tracer.start_as_current_span("publish left-behind plan request", context=parent),
+              logs.log_context(stack_id=plan.stack_id)):
+            # The sender's own message id: should its publish have landed after all, JetStream drops this.
+            await rt.bus.publish(row.subject, plan, msg_id=row.msg_id)
+            async with rt.pool.acquire() as conn:
+                await plan_outbox.remove(conn, row.msg_id)
+            log.warning("published a left-behind plan request",
+                        extra={"action": plan.action, "request_id": plan.request_id})
+    return len(due)
+
+
+def sweeping(rt: Runtime) -> AbstractAsyncContextManager[None]:
+    loop = background.every(rt.settings.plan_sweep_seconds, lambda: sweep_once(rt), log=log,
+                            what="plan outbox sweep")
+    return background.running(loop, name="plan outbox sweep")
