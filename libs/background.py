@@ -21,14 +21,14 @@ async def running(loop: Callable[[], Coroutine[Any, Any, None]], *, name: str) -
             await task
 
 
-def every(seconds: float, one_round: Callable[[], Awaitable[object]], *,
-          log: logging.Logger, what: str) -> Callable[[], Coroutine[Any, Any, None]]:
-    """A loop that runs ``one_round`` every ``seconds``; a failed round is logged, never fatal."""
+def every(seconds: float, one_round: Callable[[], Awaitable[object]], *, name: str,
+          log: logging.Logger) -> contextlib.AbstractAsyncContextManager[None]:
+    """``one_round`` every ``seconds`` for the length of the block; a failed round is logged, never fatal."""
     async def loop() -> None:
         while True:
             await asyncio.sleep(seconds)
             try:
                 await one_round()
             except Exception:  # the next round tries again
-                log.exception("%s failed", what)
-    return loop
+                log.exception("%s failed", name)
+    return running(loop, name=name)

@@ -20,7 +20,6 @@ from libs.db.pool import Connections
 from libs.engine import preview, status
 from libs.engine.step import RowState
 from libs.messaging.bus import Bus
-from libs.messaging.payloads import PlanRequest
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
 from libs.template import errors, request
@@ -64,12 +63,6 @@ def check_properties(definition: StackDefinition, registry: Registry,
         plugin.validate(resolver.properties(name), resource_name=name, strict_values=False)
 
 
-def _plan_request(project: str, stack_id: uuid.UUID, action: str, reason: str, *,
-                  converge: bool = False) -> PlanRequest:
-    return PlanRequest(project=project, stack_id=str(stack_id), reason=reason, action=action,
-                       request_id=uuid.uuid4().hex, converge=converge)
-
-
 async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        stack_request: request.StackRequest, options: Options = Options(),
                        limits: Limits = request.DEFAULT_LIMITS,
@@ -106,8 +99,8 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                                stack_id, dict(adopt_data))
             row = dataclasses.replace(row, action="ADOPT")
         adopting = adopt_data is not None
-        plan = await plan_requests.stage(conn, bus.names, _plan_request(
-            project, stack_id, "ADOPT" if adopting else "CREATE", "adopt" if adopting else "create"))
+        plan = await plan_requests.stage(conn, bus.names, row, "ADOPT" if adopting else "CREATE",
+                                         reason="adopt" if adopting else "create")
     await plan_requests.send(pool, bus, plan)
     return row
 
@@ -165,8 +158,8 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                      "tags": list(options.tags)}
         await stacks.set_desired(conn, stack.id, action="UPDATE", template_id=template_id,
                                  reason=status.stack_started("UPDATE"), **extra)
-        plan = await plan_requests.stage(conn, bus.names, _plan_request(
-            stack.project, stack.id, "UPDATE", "update", converge=converge))
+        plan = await plan_requests.stage(conn, bus.names, stack, "UPDATE", reason="update",
+                                         converge=converge)
     await plan_requests.send(pool, bus, plan)
 
 
@@ -175,8 +168,7 @@ async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow) -> N
     async with pool.acquire() as conn, conn.transaction():
         await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
                                  reason=status.stack_started("DELETE"))
-        plan = await plan_requests.stage(conn, bus.names,
-                                         _plan_request(stack.project, stack.id, "DELETE", "delete"))
+        plan = await plan_requests.stage(conn, bus.names, stack, "DELETE", reason="delete")
     await plan_requests.send(pool, bus, plan)
 
 
@@ -185,8 +177,7 @@ async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, acti
     async with pool.acquire() as conn, conn.transaction():
         await stacks.set_desired(conn, stack.id, action=action, template_id=stack.template_id,
                                  reason=status.stack_started(action))
-        plan = await plan_requests.stage(conn, bus.names,
-                                         _plan_request(stack.project, stack.id, action, action.lower()))
+        plan = await plan_requests.stage(conn, bus.names, stack, action, reason=action.lower())
     await plan_requests.send(pool, bus, plan)
 
 
@@ -199,8 +190,7 @@ async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, 
         async with pool.acquire() as conn, conn.transaction():
             await stacks.set_desired(conn, stack.id, action="ROLLBACK", template_id=stack.prev_template_id,
                                      reason=status.stack_started("ROLLBACK"))
-            plan = await plan_requests.stage(conn, bus.names, _plan_request(
-                stack.project, stack.id, "ROLLBACK", "cancel_update"))
+            plan = await plan_requests.stage(conn, bus.names, stack, "ROLLBACK", reason="cancel_update")
         await plan_requests.send(pool, bus, plan)
         return
     reason = f"Stack {stack.action} cancelled"

@@ -16,6 +16,7 @@ import nats.errors
 
 from libs.db import Conn, plan_outbox
 from libs.db.pool import Connections
+from libs.db.stacks import StackRow
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.messaging.subjects import Names
@@ -24,9 +25,15 @@ from libs.telemetry import logs, propagation
 log = logs.logger("plan")
 
 
-async def stage(conn: Conn, names: Names, plan: PlanRequest) -> PlanRequest:
-    """Record ``plan`` in the caller's transaction; :func:`send` it after commit."""
-    await plan_outbox.add(conn, msg_id=plan.msg_id, stack_id=uuid.UUID(plan.stack_id),
+async def stage(conn: Conn, names: Names, stack: StackRow, action: str, *, reason: str,
+                request_id: str | None = None, converge: bool = False, snapshot_id: str = ""
+                ) -> PlanRequest:
+    """A request for ``action`` on ``stack``, recorded in the caller's transaction; :func:`send` it
+    after commit. A fresh request id unless the caller has one that a retry must repeat."""
+    plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason=reason, action=action,
+                       request_id=request_id or uuid.uuid4().hex, converge=converge,
+                       snapshot_id=snapshot_id)
+    await plan_outbox.add(conn, msg_id=plan.msg_id, stack_id=stack.id,
                           subject=names.plan(plan.project, plan.stack_id), payload=plan.to_bytes(),
                           traceparent=propagation.inject({}).get("traceparent"))
     return plan

@@ -91,12 +91,11 @@ async def restore(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow,
     _refuse_busy(stack)
     if snapshot.status != "COMPLETE":
         raise errors.NotSupported(f"Restoring a stack from a snapshot in status {snapshot.status}")
-    plan = PlanRequest(project=stack.project, stack_id=str(stack.id), reason="restore", action="RESTORE",
-                       request_id=uuid.uuid4().hex, snapshot_id=str(snapshot.id))
     async with pool.acquire() as conn, conn.transaction():
         await stacks.set_desired(conn, stack.id, action="RESTORE", template_id=snapshot.template_id,
                                  reason=status.stack_started("RESTORE"))
-        await plan_requests.stage(conn, bus.names, plan)
+        plan = await plan_requests.stage(conn, bus.names, stack, "RESTORE", reason="restore",
+                                         snapshot_id=str(snapshot.id))
     await plan_requests.send(pool, bus, plan)
 
 
@@ -123,9 +122,7 @@ async def abandon(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> dict[
                                " WHERE stack_id = $1", each.id)
             await stacks.set_desired(conn, each.id, action="DELETE", template_id=each.template_id,
                                      reason=status.stack_started("DELETE"))
-            plans.append(await plan_requests.stage(conn, bus.names, PlanRequest(
-                project=each.project, stack_id=str(each.id), reason="abandon", action="DELETE",
-                request_id=uuid.uuid4().hex)))
+            plans.append(await plan_requests.stage(conn, bus.names, each, "DELETE", reason="abandon"))
     for plan in plans:
         await plan_requests.send(pool, bus, plan)
     return data

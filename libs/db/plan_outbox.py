@@ -37,9 +37,6 @@ async def remove(conn: Conn, msg_id: str) -> None:
 
 async def due(conn: Conn, *, older_than: float, nudge_every: float, limit: int = 500) -> list[PendingPlan]:
     """Requests whose sender did not publish them in time, marked as nudged (each by one sweeper)."""
-    # A request for a stack deleted since can plan nothing: the planner would drop it anyway.
-    await conn.execute("DELETE FROM plan_outbox o USING stacks s"
-                       " WHERE s.id = o.stack_id AND s.deleted_at IS NOT NULL")
     rows = await conn.fetch(
         "WITH picked AS (SELECT msg_id FROM plan_outbox"
         " WHERE created_at < now() - make_interval(secs => $1)"

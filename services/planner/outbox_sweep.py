@@ -43,6 +43,5 @@ async def sweep_once(rt: Runtime, *, older_than: float = PUBLISH_GRACE_SECONDS) 
 
 
 def sweeping(rt: Runtime) -> AbstractAsyncContextManager[None]:
-    loop = background.every(rt.settings.plan_sweep_seconds, lambda: sweep_once(rt), log=log,
-                            what="plan outbox sweep")
-    return background.running(loop, name="plan outbox sweep")
+    return background.every(rt.settings.plan_sweep_seconds, lambda: sweep_once(rt),
+                            name="plan outbox sweep", log=log)

@@ -16,18 +16,7 @@ from typing import Any
 import orjson
 
 from libs import stack_snapshots
-from libs.db import (
-    Conn,
-    breakpoints,
-    events,
-    locks,
-    plan_outbox,
-    resources,
-    snapshots,
-    stacks,
-    templates,
-    traversals,
-)
+from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
 from libs.errors import Permanent
 from libs.messaging.consumer import Delivery
@@ -52,8 +41,6 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
             stack = await stacks.get(conn, stack_id)
             if stack is None or stack.deleted_at is not None:
                 raise Permanent(f"stack {stack_id} does not exist")
-            # Planned now: the sweep has no reason to publish this request again.
-            await plan_outbox.remove(conn, request.msg_id)
             existing = await traversals.by_request(conn, stack_id, request.request_id)
             if existing is not None:
                 traversal_id = existing

@@ -38,6 +38,5 @@ async def sweep_once(rt: Runtime) -> int:
 
 
 def sweeping(rt: Runtime) -> AbstractAsyncContextManager[None]:
-    loop = background.every(rt.settings.hook_sweep_seconds, lambda: sweep_once(rt), log=log,
-                            what="hook sweep")
-    return background.running(loop, name="hook sweep")
+    return background.every(rt.settings.hook_sweep_seconds, lambda: sweep_once(rt),
+                            name="hook sweep", log=log)

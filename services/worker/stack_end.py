@@ -17,7 +17,6 @@ from libs.db import Conn, events, resources, stacks, templates, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.messaging.bus import Bus
-from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import Registry
 
 
@@ -98,9 +97,8 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
         if rollback:
             await stacks.set_desired(conn, stack.id, action="ROLLBACK",
                                      template_id=stack.prev_template_id, reason=reason)
-            plan = await plan_requests.stage(conn, bus.names, PlanRequest(
-                project=stack.project, stack_id=str(stack.id), reason="rollback", action="ROLLBACK",
-                request_id=f"rollback-{trav.id}"))
+            plan = await plan_requests.stage(conn, bus.names, stack, "ROLLBACK", reason="rollback",
+                                             request_id=f"rollback-{trav.id}")
         else:
             # In-flight steps of this traversal see it is no longer current and stop.
             await conn.execute("UPDATE stacks SET current_traversal = NULL WHERE id = $1", stack.id)
