@@ -1,0 +1,60 @@
+"""Ember answers as real Heat 27.0.1 answered: every case under ``tests/heat_parity/cases``.
+
+Heat's answers were recorded once by ``scripts/heat_reference/record.py`` (see
+its README); here the same requests go to Ember's api with a planner and a
+worker running, and each answer must hold Heat's (see
+:func:`tests.heat_parity.cases.differences`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient
+
+from libs.config import Settings
+from services.api.app import make_app
+from tests.heat_parity.cases import PROJECT, Case, all_cases, differences, shaped
+from tests.heat_parity.runner import Send, decoded, run_case
+from tests.integration.engine_support import engine
+
+Client = TestClient[web.Request, web.Application]
+
+
+@pytest.fixture
+async def api(settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]
+              ) -> AsyncIterator[Client]:
+    async with engine(settings):
+        yield await aiohttp_client(make_app(settings))
+
+
+def sender(client: Client) -> Send:
+    async def send(method: str, path: str, body: Any) -> tuple[int, Any]:
+        kwargs: dict[str, Any] = {} if body is None else {"json": body}
+        async with client.request(method, f"/v1/{PROJECT}{path}", **kwargs) as response:
+            return response.status, decoded(await response.text())
+    return send
+
+
+def compared(case: Case, recorded: list[dict[str, Any]], answers: list[dict[str, Any]]) -> list[str]:
+    problems = []
+    for index, (step, heat, ember) in enumerate(zip(case.steps, recorded, answers, strict=True)):
+        if step.known_difference:
+            continue
+        for line in differences(shaped(step, heat), shaped(step, ember)):
+            problems.append(f"step {index} ({step.method} {step.path}) {line}")
+    return problems
+
+
+@pytest.mark.parametrize("case", all_cases(), ids=lambda c: c.name)
+async def test_ember_answers_as_heat_did(case: Case, api: Client) -> None:
+    assert case.recording.exists(), f"{case.name} has no recording: run scripts/heat_reference/record.py"
+    recorded = json.loads(case.recording.read_text())["steps"]
+    assert len(recorded) == len(case.steps), f"{case.name}: re-record it, its steps changed"
+    answers = await run_case(sender(api), case, wait_timeout=60)
+    problems = compared(case, recorded, answers)
+    assert not problems, f"{case.name}: {case.about}\n" + "\n".join(problems)
