@@ -129,13 +129,13 @@ async def write(conn: Conn, row: ResourceRow, **changes: Any) -> ResourceRow | N
 # text (asyncpg's codec does not reach array elements) and arrays as literals.
 _TYPES = {"action": "text", "status": "text", "status_reason": "text", "physical_id": "text",
           "template_id": "uuid", "traversal_id": "uuid", "action_started": "timestamptz",
-          "properties": "jsonb", "reference": "jsonb", "attributes": "jsonb", "data": "jsonb",
+          "properties": "json", "reference": "jsonb", "attributes": "json", "data": "jsonb",
           "requires": "bigint[]", "deletion_policy": "text", "is_current": "boolean"}
 
 
 def _param(column: str, value: Any) -> Any:
     kind = _TYPES[column]
-    if kind == "jsonb":
+    if kind in ("json", "jsonb"):
         return None if value is None else orjson.dumps(value).decode()
     if kind == "bigint[]":
         return "{" + ",".join(str(int(v)) for v in value) + "}"
@@ -159,7 +159,7 @@ async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str
     sets = ["version = r.version + 1", "updated_at = now()"]
     for i, column in enumerate(columns):
         kind = _TYPES[column]
-        carrier = "text" if kind in ("jsonb", "bigint[]") else kind
+        carrier = "text" if kind in ("json", "jsonb", "bigint[]") else kind
         args.append([_param(column, changes[column]) for _, changes in writes])
         selects.append(f"unnest(${i + 3}::{carrier}[]) AS c{i}")
         sets.append(f"{column} = x.c{i}" + (f"::{kind}" if carrier != kind else ""))
