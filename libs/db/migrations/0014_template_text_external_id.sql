@@ -13,3 +13,7 @@ ALTER TABLE resources
     ALTER COLUMN attributes TYPE json USING attributes::json,
     ALTER COLUMN properties TYPE json USING properties::json;
 ALTER TABLE resources ALTER COLUMN attributes SET DEFAULT '{}';
+
+-- The id a template's external_id gave a resource taken over rather than made: an update that
+-- adds, removes or changes it is refused, as Heat refuses it.
+ALTER TABLE resources ADD COLUMN external_id text;
