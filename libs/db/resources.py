@@ -15,7 +15,7 @@ from libs.engine.step import RowState
 
 _COLUMNS = ("id, stack_id, name, type, is_current, physical_id, action, status, status_reason,"
             " template_id, traversal_id, action_started, properties, reference, attributes, data,"
-            " requires, replaces, deletion_policy, version, created_at, updated_at")
+            " requires, replaces, deletion_policy, version, created_at, updated_at, external_id")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,6 +42,7 @@ class ResourceRow:
     version: int
     created_at: datetime.datetime
     updated_at: datetime.datetime | None
+    external_id: str | None = None
 
     def state(self) -> RowState:
         """What :func:`libs.engine.step.decide` needs to know of this row."""
@@ -49,7 +50,8 @@ class ResourceRow:
                         is_current=self.is_current,
                         traversal_id=str(self.traversal_id) if self.traversal_id else None,
                         template_id=str(self.template_id) if self.template_id else None,
-                        properties=self.properties, deletion_policy=self.deletion_policy)
+                        properties=self.properties, deletion_policy=self.deletion_policy,
+                        external_id=self.external_id)
 
 
 async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:
@@ -129,13 +131,13 @@ async def write(conn: Conn, row: ResourceRow, **changes: Any) -> ResourceRow | N
 # text (asyncpg's codec does not reach array elements) and arrays as literals.
 _TYPES = {"action": "text", "status": "text", "status_reason": "text", "physical_id": "text",
           "template_id": "uuid", "traversal_id": "uuid", "action_started": "timestamptz",
-          "properties": "jsonb", "reference": "jsonb", "attributes": "jsonb", "data": "jsonb",
-          "requires": "bigint[]", "deletion_policy": "text", "is_current": "boolean"}
+          "properties": "json", "reference": "jsonb", "attributes": "json", "data": "jsonb",
+          "requires": "bigint[]", "deletion_policy": "text", "is_current": "boolean", "external_id": "text"}
 
 
 def _param(column: str, value: Any) -> Any:
     kind = _TYPES[column]
-    if kind == "jsonb":
+    if kind in ("json", "jsonb"):
         return None if value is None else orjson.dumps(value).decode()
     if kind == "bigint[]":
         return "{" + ",".join(str(int(v)) for v in value) + "}"
@@ -159,7 +161,7 @@ async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str
     sets = ["version = r.version + 1", "updated_at = now()"]
     for i, column in enumerate(columns):
         kind = _TYPES[column]
-        carrier = "text" if kind in ("jsonb", "bigint[]") else kind
+        carrier = "text" if kind in ("json", "jsonb", "bigint[]") else kind
         args.append([_param(column, changes[column]) for _, changes in writes])
         selects.append(f"unnest(${i + 3}::{carrier}[]) AS c{i}")
         sets.append(f"{column} = x.c{i}" + (f"::{kind}" if carrier != kind else ""))

@@ -37,7 +37,8 @@ def pre_hook(traversal_action: str, kind: str, verb: str, row_action: str) -> st
     if kind == "u":
         if traversal_action == "CREATE" and verb == "create":
             return "pre-create"
-        if traversal_action in _UPDATING and row_action != "INIT" and verb in ("update", "replace", "noop"):
+        if traversal_action in _UPDATING and row_action != "INIT" and verb in ("update", "replace", "noop",
+                                                                                "refuse"):
             return "pre-update"
         return None
     if traversal_action == "DELETE" and verb == "delete":

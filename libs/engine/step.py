@@ -7,11 +7,11 @@ and carries out the answer one plugin step at a time.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal
 
 Verb = Literal["create", "update", "replace", "noop", "continue", "delete", "forget", "retain",
-               "suspend", "resume", "check", "done", "wait", "adopt"]
+               "suspend", "resume", "check", "done", "wait", "adopt", "external", "refuse"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +26,17 @@ class RowState:
     template_id: str | None
     properties: Mapping[str, Any] | None
     deletion_policy: str = "Delete"
+    # The id of the resource taken over (``external_id``), which Ember did not make.
+    external_id: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """An update Heat refuses before touching the resource: it keeps its state, the stack fails."""
+
+    error_type: str  # Heat's exception, named in the stack's reason
+    message: str
+    event: bool  # whether Heat records it as an UPDATE_FAILED event of the resource
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +46,13 @@ class Decision:
     changed: tuple[str, ...] = ()
     # For "continue": the action whose steps are under way.
     action: str = ""
+    # For "external": the id of the existing resource the node takes over.
+    external_id: str | None = None
+    # For "refuse": what Heat answers.
+    refusal: Refusal | None = None
+    # Whether the node reaches its pre-hook first; Heat settles an external resource and a
+    # change of type before it.
+    hooked: bool = True
 
 
 def changed_properties(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> tuple[str, ...]:
@@ -46,10 +64,19 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
            row: RowState, *, in_template: bool, new_type: str | None = None,
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
-           never_updates: bool = False) -> Decision:
+           never_updates: bool = False, external_id: str | None = None,
+           restricted: Collection[str] = ()) -> Decision:
+    """What the node does now.
+
+    ``external_id`` is the template's for the resource (resolved); ``restricted``
+    the environment's ``restricted_actions`` for it (``update``, ``replace``).
+    """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
             return Decision("continue", action=row.action)
+        if (kind == "u" and row.status == "COMPLETE" and row.action == "ADOPT" and row.external_id is not None
+                and traversal_action != "ADOPT"):
+            return Decision("check")  # an external resource taken over is checked next, as Heat's create does
         if row.status == "COMPLETE" and (kind == "c" or row.template_id == template_id
                                          or traversal_action in ("CHECK", "RESUME")):
             return Decision("done")  # a redelivered message for a finished node
@@ -64,21 +91,40 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
     if traversal_action == "RESUME":
         return Decision("resume" if row.action == "SUSPEND" else "noop")
     if row.action == "INIT":
-        return Decision("adopt" if traversal_action == "ADOPT" else "create")
+        if traversal_action == "ADOPT":
+            return Decision("adopt")
+        if external_id is not None:
+            return Decision("external", external_id=external_id)  # not made: taken over
+        return Decision("create")
+    if new_type is not None and new_type != row.type:
+        # Heat decides a change of type before anything else of the update.
+        return _restricted("replace", restricted, hooked=False) or Decision("replace")
+    if external_id != row.external_id:
+        return Decision("refuse", hooked=False, refusal=Refusal(
+            "NotSupported", f"Update to property external_id of {row.name} ({row.type}) is not supported.",
+            event=False))
+    if external_id is not None:
+        return Decision("noop", hooked=False)  # an external resource is never updated
     if never_updates and new_type == row.type:
         return Decision("noop")  # OS::Heat::None: not even a failed one is replaced
     if row.status == "FAILED" or (row.action == "DELETE"):
         # Heat replaces any failed resource on the next update (needs_replace_failed).
-        return Decision("replace")
+        return _restricted("replace", restricted) or Decision("replace")
     assert new_properties is not None
-    if new_type is not None and new_type != row.type:
-        return Decision("replace")
     changed = changed_properties(row.properties, new_properties)
     if not changed:
         return Decision("noop")
     if needs_replace is not None and needs_replace(row.properties or {}, new_properties):
-        return Decision("replace")
-    return Decision("update", changed=changed)
+        return _restricted("replace", restricted) or Decision("replace")
+    return _restricted("update", restricted) or Decision("update", changed=changed)
+
+
+def _restricted(verb: str, restricted: Collection[str], *, hooked: bool = True) -> Decision | None:
+    """Heat's ``restricted_actions``: the update or replacement is refused, with an event saying so."""
+    if verb not in restricted:
+        return None
+    return Decision("refuse", hooked=hooked, refusal=Refusal(
+        "ResourceActionRestricted", f"{verb} is restricted for resource.", event=True))
 
 
 def _cleanup(traversal_action: str, row: RowState, in_template: bool) -> Decision:

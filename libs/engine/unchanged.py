@@ -48,13 +48,15 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
         new_type = definition.resources[name].type
         never_updates, needs_replace, validate = rules(name, new_type)
         props: Mapping[str, Any] | None = None
-        if not (never_updates and new_type == row.type):
-            try:
+        try:
+            external_id = resolver.external_id(name)
+            if not (never_updates and new_type == row.type):
                 props = validate(resolver.properties(name), name)
-            except Exception:
-                continue
+        except Exception:
+            continue
         verb = decide("u", action, "planning", "planning", row, in_template=True, new_type=new_type,
-                      new_properties=props, needs_replace=needs_replace, never_updates=never_updates).verb
+                      new_properties=props, needs_replace=needs_replace, never_updates=never_updates,
+                      external_id=external_id).verb
         if verb == "noop":
             settled.append(name)
             done.add(name)

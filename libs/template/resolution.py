@@ -99,6 +99,12 @@ class StackResolver:
         """A resource's properties resolved (Heat's "resolved properties")."""
         return base.resolve(self._stack.resources[resource].properties, self, nullable=False) or {}
 
+    def external_id(self, resource: str) -> str | None:
+        """The id of the existing resource the template takes over (``external_id``), if any."""
+        given = self._stack.resources[resource].external_id
+        value = None if given is None else base.resolve(given, self)
+        return None if value is None else str(value)
+
     def update_policy(self, resource: str) -> dict[str, Any]:
         """A resource's ``update_policy`` resolved (``{}`` when it has none)."""
         resolved = base.resolve(self._stack.resources[resource].update_policy, self, nullable=True)

@@ -245,8 +245,9 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     row = await lookup.stack_of(request)
     body = await json_body(request)
     rt = request.app[RUNTIME]
+    # Heat's PUT makes the stack anew from the body: tags it leaves out (or null) are cleared.
     base = operations.Options(disable_rollback=row.disable_rollback, timeout_mins=row.timeout_mins,
-                              tags=row.tags or [])
+                              tags=(row.tags or []) if existing else [])
     clear = body.get("clear_parameters") or []
     if not isinstance(clear, list):
         raise BadRequest("clear_parameters: expected a list of parameter names")

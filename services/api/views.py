@@ -58,6 +58,8 @@ def stack_detail(base: str, stack: stacks.StackRow, *, description: str, paramet
         "timeout_mins": stack.timeout_mins,
         "capabilities": [],
         "notification_topics": [],
+        # Heat's show lists no tags as [] (its stack list shows null).
+        "tags": list(stack.tags or []),
     })
     if outputs is not None:
         body["outputs"] = outputs

@@ -11,7 +11,8 @@ one-item path, so a crash between a cloud call and its record still finds the
 What the batch does not handle it hands back unchanged (:data:`SLOW`) for the
 one-item path in :mod:`services.worker.steps`: a node already done, a stale or
 timed-out traversal, a replacement, a step that continues an earlier one,
-restricted actions and property errors. Each item still gets its own outcome,
+an update refused (restricted actions, external ids), a resource taken over
+by its external id, and property errors. Each item still gets its own outcome,
 so the consumer acks, naks or terminates every message as it would alone.
 """
 
@@ -227,12 +228,14 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
             in_template = want is not None and row.name in want.definition.resources
             new_type: str | None = None
             plugin: ResourceType | None = None
+            external_id: str | None = None
             if job.kind == "u" and in_template and converging:
                 assert want is not None and resolver is not None
                 new_type = want.definition.resources[row.name].type
                 try:
                     plugin = ctx.registry.implementing(new_type, resource_name=row.name,
                                                        environment=want.environment.registry)
+                    external_id = resolver.external_id(row.name)
                     job.props = dict(plugin.validate(resolver.properties(row.name), resource_name=row.name))
                 except Exception:  # the one-item path fails the resource with Heat's reason
                     continue
@@ -241,13 +244,13 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
                               rowkit.state(row), in_template=in_template, new_type=new_type,
                               new_properties=job.props,
                               needs_replace=plugin.needs_replace if plugin is not None else None,
-                              never_updates=plugin is not None and plugin.never_updates)
+                              never_updates=plugin is not None and plugin.never_updates,
+                              external_id=external_id,
+                              restricted=want.environment.registry.restricted_actions(row.name)
+                              if want is not None else ())
             if decision.verb == "wait":
                 results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
                                                 " still under way")
-                continue
-            if decision.verb in ("update", "replace") and want is not None and decision.verb in (
-                    want.environment.registry.restricted_actions(row.name)):
                 continue
             if decision.verb in FIRST_STEP_VERBS:
                 job.action = FIRST_STEP_VERBS[decision.verb]
@@ -457,7 +460,8 @@ def _completion(group: _Group, job: _Job, result: Done) -> dict[str, Any]:
 def _event(group: _Group, row: resources.ResourceRow, action: str, state: str, reason: str
            ) -> events.NewEvent:
     return events.NewEvent(stack_id=group.stack.id, resource_name=row.name,
-                           physical_resource_id=row.physical_id, resource_type=row.type, action=action,
+                           physical_resource_id=rowkit.event_physical_id(group.stack.name, row),
+                           resource_type=row.type, action=action,
                            status=state, reason=reason, traversal_id=group.trav.id)
 
 

@@ -15,6 +15,7 @@ from libs.db import Conn, breakpoints, events, hooks, resources, stacks, travers
 from libs.engine import hooks as rules
 from libs.messaging.payloads import HookNotice
 from libs.template.registry import ResourceRegistry
+from services.worker import rows
 
 Verdict = Literal["go", "wait", "fail"]
 
@@ -73,7 +74,8 @@ class Gate:
     async def _event(self, row: resources.ResourceRow, reason: str) -> None:
         # As Heat: the event carries the resource's state as it is, not the paused action.
         await events.add(self.conn, stack_id=self.stack.id, resource_name=row.name,
-                         physical_resource_id=row.physical_id, resource_type=row.type, action=row.action,
+                         physical_resource_id=rows.event_physical_id(self.stack.name, row),
+                         resource_type=row.type, action=row.action,
                          status=row.status, reason=reason, traversal_id=self.trav.id)
 
     def _notice(self, resource_name: str, hook: str, state: str, by: str = "") -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from libs.db import Conn, events, resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
-from libs.engine.step import Decision, decide
+from libs.engine.step import Decision, Refusal, decide
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import HookNotice, WorkItem
 from libs.resources.base import ResourceType
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 log = logs.logger("worker")
 # Where a resource paused at a named step inside its action keeps that step's hook.
 NAMED_STEP_KEY = "ember_step"
-VERB_ACTION = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "replace": "CREATE",
-               "delete": "DELETE",
+VERB_ACTION = {"adopt": "ADOPT", "external": "ADOPT", "create": "CREATE", "update": "UPDATE",
+               "replace": "CREATE", "delete": "DELETE",
                "suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
 
 
@@ -122,11 +122,15 @@ class Node:
         new_props: dict[str, Any] | None = None
         new_type: str | None = None
         plugin: ResourceType | None = None
+        external_id: str | None = None
+        restricted: set[str] = set()
         if self.kind == "u" and in_template and self.trav.action in status.CONVERGING:
             assert self.want is not None
             new_type = self.want.definition.resources[row.name].type
             plugin = self._plugin(new_type, row.name)
+            restricted = self.want.environment.registry.restricted_actions(row.name)
             try:
+                external_id = StackResolver(self.want.definition, StaticResourceData()).external_id(row.name)
                 new_props = await self.properties(row.name, plugin)
             except Exception as exc:  # property errors fail the resource, as in Heat
                 await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
@@ -146,7 +150,8 @@ class Node:
                           state, in_template=in_template, new_type=new_type,
                           new_properties=new_props,
                           needs_replace=plugin.needs_replace if plugin is not None else None,
-                          never_updates=plugin is not None and plugin.never_updates)
+                          never_updates=plugin is not None and plugin.never_updates,
+                          external_id=external_id, restricted=restricted)
         return await self.carry_out(row, decision, new_props)
 
     async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
@@ -166,7 +171,7 @@ class Node:
             raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
         if verb == "done":
             return await self.done(row)
-        hook = rules.pre_hook(self.trav.action, self.kind, verb, row.action)
+        hook = rules.pre_hook(self.trav.action, self.kind, verb, row.action) if decision.hooked else None
         if hook is None and self.trav.hook_mode == "step" and verb in VERB_ACTION:
             hook = f"pre-{VERB_ACTION[verb].lower()}"  # stepping: every node that starts pauses
         if hook is not None:
@@ -176,11 +181,9 @@ class Node:
             if verdict == "fail":
                 await self.mark_failed(row, rules.hook_action(hook), rules.timed_out_reason(hook))
                 return []
-        if verb in ("update", "replace") and self.want is not None and verb in (
-                self.want.environment.registry.restricted_actions(row.name)):
-            # The environment's restricted_actions: Heat fails the resource instead.
-            await self.mark_failed(row, "UPDATE", f"ResourceActionRestricted: resources.{row.name}: "
-                                                  f"{verb} is restricted for resource.")
+        if verb == "refuse":
+            assert decision.refusal is not None
+            await self.refuse(row, decision.refusal)
             return []
         if verb == "noop":
             async with self.conn.transaction():
@@ -209,18 +212,20 @@ class Node:
             assert fresh is not None
             return await self.step(fresh, "CREATE", first=True, props=props)
         return await self.step(row, VERB_ACTION[verb], first=True, props=props,
-                               changed=decision.changed)
+                               changed=decision.changed, external_id=decision.external_id)
 
     # ---- stepping -------------------------------------------------------------
     async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
                    props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
-                   propagate: bool = True) -> list[str]:
+                   propagate: bool = True, external_id: str | None = None) -> list[str]:
         plugin = self._plugin(row.type, row.name)
         if first:
+            # A resource taken over keeps the id it was given from its first step on.
+            taken = {"external_id": external_id} if external_id is not None else {}
             async with self.conn.transaction():  # the state and its event, or neither
                 started = await self._write(row, action=action, status=status.IN_PROGRESS,
                                             status_reason=status.STATE_CHANGED,
-                                            traversal_id=self.traversal_id, action_started=_now())
+                                            traversal_id=self.traversal_id, action_started=_now(), **taken)
                 if started is None:
                     raise Conflict("resource row changed under this step")
                 row = started
@@ -234,6 +239,10 @@ class Node:
                 # (a row that failed before its first write has nothing recorded).
                 defaults = {k: s.default for k, s in plugin.properties_schema.items()}
                 props = {**defaults, **(row.properties or {})}
+        if action == "ADOPT" and row.external_id is not None:
+            # Nothing is made: the given id becomes the resource's own (Heat's handle_adopt).
+            return await self.completed(row, plugin, action, props=props,
+                                        result=Done(physical_id=row.external_id), propagate=propagate)
         ctx = self._context(row, props)
         if plugin.nests:
             child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
@@ -375,6 +384,7 @@ class Node:
         data = rows.merged(row.data, result.data)
         physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
         post = rules.post_hook(self.trav.action, action) if propagate and self.current else None
+        adopted: resources.ResourceRow | None = None
         async with self.conn.transaction():
             if action == "DELETE" and post is not None:
                 # Kept as DELETE_COMPLETE while it may wait at post-delete; gone once past it.
@@ -406,11 +416,16 @@ class Node:
                 if row.replaces is not None and not row.is_current:
                     await resources.promote(self.conn, row.replaces, row.id)
                 await self.event(done, action, status.COMPLETE, result.reason or status.STATE_CHANGED)
-                if post is not None:
+                if action == "ADOPT" and done.external_id is not None:
+                    adopted = done
+                elif post is not None:
                     return await self.done(done, in_transaction=True)
             if not propagate:
                 return []
-            return await self.finish(None, in_transaction=True)
+            if adopted is None:
+                return await self.finish(None, in_transaction=True)
+        # Heat checks an external resource once taken over; the node ends with the check.
+        return await self.step(adopted, "CHECK", first=True, props=props)
 
     async def done(self, row: resources.ResourceRow, *, in_transaction: bool = False) -> list[str]:
         """The node's action is complete: past its post-hook, if it has one, it is finished."""
@@ -448,6 +463,14 @@ class Node:
     async def fail_stack(self, reason: str) -> None:
         await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current)
 
+    async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
+        """An update Heat refuses: the resource keeps its state, at most an event says why."""
+        if refusal.event:
+            await self.event(row, "UPDATE", status.FAILED, refusal.message)
+        if self.current:
+            await self.fail_stack(status.resource_failed(
+                "UPDATE", f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
+
     async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
         async with self.conn.transaction():
             if await self._write(row, action=action, status=status.FAILED, status_reason=reason,
@@ -466,7 +489,8 @@ class Node:
 
     async def event(self, row: resources.ResourceRow, action: str, state: str, reason: str) -> None:
         await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,
-                         physical_resource_id=row.physical_id, resource_type=row.type, action=action,
+                         physical_resource_id=rows.event_physical_id(self.stack.name, row),
+                         resource_type=row.type, action=action,
                          status=state, reason=reason, traversal_id=self.traversal_id)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from libs.db import resources
 from libs.engine import desired
 from libs.engine.step import RowState
+from libs.resources.base import physical_name
 
 
 def state(row: resources.ResourceRow) -> RowState:
@@ -29,6 +30,12 @@ def short_id(resource_id: int) -> str:
     alphabet = "abcdefghijklmnopqrstuvwxyz234567"
     n = (resource_id * 0x9E3779B97F4A7C15) & ((1 << 60) - 1)
     return "".join(alphabet[(n >> (5 * i)) & 31] for i in range(12))
+
+
+def event_physical_id(stack_name: str, row: resources.ResourceRow) -> str:
+    """The physical id an event of ``row`` carries: before the resource has one, the name it will have
+    (Heat's events fall back to the resource's physical name)."""
+    return row.physical_id or physical_name(stack_name, row.name, short_id(row.id))
 
 
 def deletion_policy(want: desired.Desired | None, name: str) -> str:

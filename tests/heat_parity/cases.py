@@ -18,11 +18,13 @@ A step::
       check: [status, body.error]   # the parts compared (default: status and the whole body)
       ignore: [body.stack.parameters]          # parts neither side is compared on
       sort: {body.resources: resource_name}    # lists compared in this key's order
+      ordered: true                 # maps compared in key order too (a template as the user wrote it)
       known_difference: "why Ember answers otherwise, listed in the README"
 
 Comparison is by subset: every key Heat answered must be in Ember's answer with
 an equal value (Ember may add keys: its features are additive); lists must have
-the same length and match item by item.
+the same length and match item by item. With ``ordered``, the keys both answers
+hold must also come in the same order.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class Step:
     check: Sequence[str] | None = None
     ignore: Sequence[str] = ()
     sort: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    ordered: bool = False
     known_difference: str | None = None
 
 
@@ -93,7 +96,8 @@ def load(path: Path) -> Case:
                           wait=item.get("wait"),
                           wait_on=item.get("wait_on", "/stacks/{stack}"), save=item.get("save") or {},
                           check=item.get("check"), ignore=tuple(item.get("ignore") or ()),
-                          sort=item.get("sort") or {}, known_difference=item.get("known_difference")))
+                          sort=item.get("sort") or {}, ordered=bool(item.get("ordered")),
+                          known_difference=item.get("known_difference")))
     name = str(path.relative_to(CASES_DIR).with_suffix(""))
     return Case(name=name, about=str(raw.get("about", "")), steps=tuple(steps), path=path)
 
@@ -187,23 +191,28 @@ def shaped(step: Step, answer: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def differences(heat: Any, ember: Any, where: str = "") -> list[str]:
-    """Where Ember's answer does not hold Heat's: missing keys, other values, other list lengths."""
+def differences(heat: Any, ember: Any, where: str = "", *, ordered: bool = False) -> list[str]:
+    """Where Ember's answer does not hold Heat's: missing keys, other values, other list lengths.
+
+    ``ordered``: the keys of a map that both hold must also come in Heat's order.
+    """
     if isinstance(heat, dict):
         if not isinstance(ember, dict):
             return [f"{where or '.'}: Heat {heat!r}, Ember {ember!r}"]
         out: list[str] = []
+        if ordered and [k for k in heat if k in ember] != [k for k in ember if k in heat]:
+            out.append(f"{where or '.'}: keys in order Heat {list(heat)!r}, Ember {list(ember)!r}")
         for key, value in heat.items():
             if key not in ember:
                 out.append(f"{where}.{key}: missing (Heat {value!r})")
             else:
-                out.extend(differences(value, ember[key], f"{where}.{key}"))
+                out.extend(differences(value, ember[key], f"{where}.{key}", ordered=ordered))
         return out
     if isinstance(heat, list):
         if not isinstance(ember, list) or len(ember) != len(heat):
             return [f"{where or '.'}: Heat {heat!r}, Ember {ember!r}"]
         return [d for i, (h, e) in enumerate(zip(heat, ember, strict=True))
-                for d in differences(h, e, f"{where}.{i}")]
+                for d in differences(h, e, f"{where}.{i}", ordered=ordered)]
     if heat != ember:
         return [f"{where or '.'}: Heat {heat!r}, Ember {ember!r}"]
     return []

@@ -70,10 +70,11 @@ async def test_a_bad_nested_template_fails_the_resource(settings: Settings) -> N
 
 
 async def test_a_nested_stack_that_cannot_be_stored_fails_the_resource(settings: Settings) -> None:
-    # The child's template has a NUL character, which Postgres cannot store: not a template
-    # error, but one that would happen on every retry. Heat fails the resource; so must Ember.
+    # The child's template has an integer past 64 bits, which Ember's JSON codec cannot store
+    # (templates are kept as json text, so a NUL character is stored, as Heat stores it): not a
+    # template error, but one that would happen on every retry. The resource fails, never retries.
     child = ('heat_template_version: 2016-10-14\n'
-             'resources:\n  r: {type: OS::Heat::None, metadata: {k: "\\0"}}\n')
+             'resources:\n  r: {type: OS::Heat::None, metadata: {k: 100000000000000000000000}}\n')
     template = hot({"nest": {"type": "OS::Heat::Stack", "properties": {"template": child}}})
     async with engine(settings) as api:
         parent = await operations.create_stack(api.pool, api.bus, project="demo", name="unstorable",

@@ -73,7 +73,7 @@ async def test_update_preview_buckets(settings: Settings) -> None:
         assert after.stack_status == "CREATE_COMPLETE" and after.template_id == created.template_id
 
 
-async def test_restricted_actions_fail_the_resource(settings: Settings) -> None:
+async def test_restricted_actions_refuse_the_update(settings: Settings) -> None:
     env = {"resource_registry": {"resources": {"stay": {"restricted_actions": "update"},
                                                "swap": {"restricted_actions": ["replace"]}}}}
     async with engine(settings) as api:
@@ -81,6 +81,7 @@ async def test_restricted_actions_fail_the_resource(settings: Settings) -> None:
             api.pool, api.bus, project="demo", name="restricted",
             stack_request=StackRequest(template=TEMPLATE, environment=env))
         await settled(api.pool, created.id, status="CREATE_COMPLETE")
+        before = await resource_rows(api.pool, created.id)
         new = {**TEMPLATE, "resources": {**TEMPLATE["resources"],  # type: ignore[dict-item]
                                          "stay": {"type": "OS::Heat::TestResource",
                                                   "properties": {"value": "changed"}}}}
@@ -89,6 +90,10 @@ async def test_restricted_actions_fail_the_resource(settings: Settings) -> None:
         done = await settled(api.pool, created.id, status="UPDATE_FAILED")
         assert done.status_reason == ("Resource UPDATE failed: ResourceActionRestricted: "
                                       "resources.stay: update is restricted for resource.")
+        # As Heat: the resource keeps its state; only an event says the update was refused.
+        stay = (await resource_rows(api.pool, created.id))["stay"]
+        assert (stay.action, stay.status, stay.status_reason, stay.properties) == (
+            "CREATE", "COMPLETE", "state changed", before["stay"].properties)
 
 
 async def test_resources_an_update_leaves_alone_need_no_node(settings: Settings) -> None:

@@ -45,7 +45,7 @@ def compared(case: Case, recorded: list[dict[str, Any]], answers: list[dict[str,
     for index, (step, heat, ember) in enumerate(zip(case.steps, recorded, answers, strict=True)):
         if step.known_difference:
             continue
-        for line in differences(shaped(step, heat), shaped(step, ember)):
+        for line in differences(shaped(step, heat), shaped(step, ember), ordered=step.ordered):
             problems.append(f"step {index} ({step.method} {step.path}) {line}")
     return problems
 

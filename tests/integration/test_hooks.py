@@ -211,3 +211,38 @@ async def test_a_clear_whose_publish_was_lost_is_picked_up_by_the_sweep(
             " WHERE resource_name = 'a' AND cleared_at IS NULL")
     assert cleared == "UPDATE 1"
     await _settled(api, path, "CREATE_COMPLETE")
+
+
+# Recorded from Heat 27.0.1: the update's events when "a" has restricted_actions [update] and a
+# pre-update hook, and "b" (an external resource) a pre-update hook it never reaches.
+RESTRICTED_AFTER_HOOK = [
+    ("a", "CREATE_COMPLETE", "UPDATE paused until Hook pre-update is cleared"),
+    ("a", "CREATE_COMPLETE", "Hook pre-update is cleared"),
+    ("a", "UPDATE_FAILED", "update is restricted for resource."),
+    ("refused", "UPDATE_FAILED",
+     "Resource UPDATE failed: ResourceActionRestricted: resources.a: update is restricted for resource."),
+]
+
+
+async def test_a_restricted_update_is_refused_after_its_pre_update_hook_and_an_external_one_never_pauses(
+        api: Client) -> None:
+    def template(value: str) -> dict[str, Any]:
+        return hot({"a": {"type": "OS::Heat::TestResource", "properties": {"value": value}},
+                    "b": {"type": "OS::Heat::TestResource", "external_id": "outside-b",
+                          "properties": {"value": value}}})
+    path = await _create(api, "refused", template("one"), {})
+    await _settled(api, path, "CREATE_COMPLETE")
+    created = len(await _events(api, path))
+    env = _env({"a": {"restricted_actions": ["update"], "hooks": ["pre-update"]},
+                "b": {"hooks": "pre-update"}})
+    async with api.put(path, json={"template": template("two"), "environment": env}) as r:
+        assert r.status == 202, await r.text()
+    await _paused_at(api, path, "a", "UPDATE paused until Hook pre-update is cleared")
+    assert (await _stack(api, path))["stack_status"] == "UPDATE_IN_PROGRESS"
+    assert (await _signal(api, path, "a", {"unset_hook": "pre-update"}))[0] == 200
+    await _settled(api, path, "UPDATE_FAILED")
+    update = [(e["resource_name"], e["resource_status"], e["resource_status_reason"])
+              for e in (await _events(api, path))[created:]]
+    assert update == [("refused", "UPDATE_IN_PROGRESS", "Stack UPDATE started"), *RESTRICTED_AFTER_HOOK]
+    assert (await _resource(api, path, "a"))["resource_status"] == "CREATE_COMPLETE"
+    assert (await _resource(api, path, "b"))["resource_status"] == "CHECK_COMPLETE"

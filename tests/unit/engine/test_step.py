@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from libs.engine.step import Decision, RowState, decide
+from libs.engine.step import Decision, Refusal, RowState, decide
 
 
 def _row(**over: Any) -> RowState:
@@ -57,8 +57,49 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
     ("u", "CHECK", {}, {}, Decision("check")),
 ]
 
+_RESTRICTED_UPDATE = Refusal("ResourceActionRestricted", "update is restricted for resource.", event=True)
+_RESTRICTED_REPLACE = Refusal("ResourceActionRestricted", "replace is restricted for resource.", event=True)
+_EXTERNAL_CHANGED = Refusal(
+    "NotSupported", "Update to property external_id of r (OS::Heat::TestResource) is not supported.",
+    event=False)
 
-@pytest.mark.parametrize(("kind", "action", "row", "kwargs", "expected"), CASES)
+# Heat 27.0.1's answers (tests/heat_parity/cases/small/restricted_*, external_id*).
+REFUSALS: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
+    # restricted_actions: refused after the pre-update hook, except a change of type (before it)
+    ("u", "UPDATE", {}, dict(new_properties={"value": "b"}, restricted={"update"}),
+     Decision("refuse", refusal=_RESTRICTED_UPDATE)),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "b"}, restricted={"replace"}),
+     Decision("update", changed=("value",))),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, restricted={"update", "replace"}),
+     Decision("noop")),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "b", "update_replace": True},
+                            needs_replace=_replace_if_value, restricted={"replace"}),
+     Decision("refuse", refusal=_RESTRICTED_REPLACE)),
+    ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}, restricted={"replace"}),
+     Decision("refuse", refusal=_RESTRICTED_REPLACE)),
+    ("u", "UPDATE", {}, dict(new_properties={}, new_type="OS::Heat::None", restricted={"replace"}),
+     Decision("refuse", refusal=_RESTRICTED_REPLACE, hooked=False)),
+    # external_id: taken over, never updated, and not to be added, removed or changed
+    ("u", "CREATE", dict(action="INIT", properties=None, traversal_id=None),
+     dict(new_properties={}, external_id="x"), Decision("external", external_id="x")),
+    ("u", "ADOPT", dict(action="INIT", properties=None, traversal_id=None),
+     dict(new_properties={}, external_id="x"), Decision("adopt")),
+    ("u", "CREATE", dict(action="ADOPT", traversal_id="t1", template_id="tpl1", external_id="x"),
+     dict(new_properties={}, external_id="x"), Decision("check")),
+    ("u", "CREATE", dict(action="CHECK", traversal_id="t1", template_id="tpl1", external_id="x"),
+     dict(new_properties={}, external_id="x"), Decision("done")),
+    ("u", "UPDATE", dict(external_id="x"), dict(new_properties={"value": "b"}, external_id="x"),
+     Decision("noop", hooked=False)),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, external_id="x"),
+     Decision("refuse", refusal=_EXTERNAL_CHANGED, hooked=False)),
+    ("u", "UPDATE", dict(external_id="x"), dict(new_properties={"value": "a"}),
+     Decision("refuse", refusal=_EXTERNAL_CHANGED, hooked=False)),
+    ("u", "UPDATE", dict(external_id="x"), dict(new_properties={"value": "a"}, external_id="y"),
+     Decision("refuse", refusal=_EXTERNAL_CHANGED, hooked=False)),
+]
+
+
+@pytest.mark.parametrize(("kind", "action", "row", "kwargs", "expected"), CASES + REFUSALS)
 def test_decide(kind: str, action: str, row: dict[str, Any], kwargs: dict[str, Any],
                 expected: Decision) -> None:
     kwargs.setdefault("in_template", True)

@@ -23,9 +23,10 @@ def _definition(resources: dict[str, Any]) -> StackDefinition:
 
 
 def _row(name: str, type_: str = "Ember::Value", props: Mapping[str, Any] | None = None, *,
-         action: str = "CREATE", status: str = "COMPLETE") -> RowState:
+         action: str = "CREATE", status: str = "COMPLETE", external_id: str | None = None) -> RowState:
     return RowState(id=hash(name) & 0xFFFF, name=name, type=type_, action=action, status=status,
-                    is_current=True, traversal_id="old", template_id="old", properties=props)
+                    is_current=True, traversal_id="old", template_id="old", properties=props,
+                    external_id=external_id)
 
 
 def _validate(values: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -71,6 +72,13 @@ CASES = [
                  [], id="a new type is a replacement"),
     pytest.param({"a": _value("x"), "new": _value("n")}, {"a": _row("a", props={"value": "x"})},
                  ["a"], id="a resource new to the stack has no row to settle"),
+    pytest.param({"a": _value("changed", external_id="x")},
+                 {"a": _row("a", props={"value": "x"}, action="CHECK", external_id="x")},
+                 ["a"], id="an external resource keeping its id is left alone whatever changed"),
+    pytest.param({"a": _value("x", external_id="x")}, {"a": _row("a", props={"value": "x"})},
+                 [], id="an external_id added is refused on its node"),
+    pytest.param({"a": _value("x")}, {"a": _row("a", props={"value": "x"}, external_id="x")},
+                 [], id="an external_id removed is refused on its node"),
 ]
 
 
