@@ -110,7 +110,7 @@ class InvalidTemplateReference(TemplateError):
 class InvalidTemplateAttribute(TemplateError):
     error_type = "InvalidTemplateAttribute"
 
-    def __init__(self, resource: str, key: str) -> None:
+    def __init__(self, resource: str, key: object) -> None:
         super().__init__(f"The Referenced Attribute ({resource} {key}) is incorrect.")
 
 
