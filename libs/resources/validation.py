@@ -54,8 +54,8 @@ def check_properties(definition: ResourceDefinition, plugin: ResourceType, resol
     property it sits in, and only once validation reads that property.
     """
     path = (resource_section, definition.name)
-    snippet = definition.properties
-    if plugin.ignores_properties or snippet is None:
+    snippet = {} if definition.properties is None else definition.properties
+    if plugin.ignores_properties:
         return
     if isinstance(snippet, base.Function):
         # Heat iterates the properties' names, which a function does not have.
