@@ -74,8 +74,19 @@ def environment_for(request: StackRequest, template: Template, *,
                                     {n: s.type for n, s in schemas.items()})
     else:
         merged = loader.with_missing_sections(loader.parse_environment(request.environment))
+        _check_parameter_sections(merged)
         merged["parameters"] = {**merged.get("parameters", {}), **request.parameters}
+    _check_parameter_sections(merged)
     return Environment.from_dict(merged, builtin_types=builtin_types)
+
+
+def _check_parameter_sections(environment: Mapping[str, Any]) -> None:
+    """Heat reads these sections' items and fails with Python's AttributeError (a 400) on others."""
+    for section in ("parameters", "parameter_defaults"):
+        value = environment.get(section)
+        if value is not None and not isinstance(value, Mapping):
+            raise errors.UnhandledPythonError(
+                "AttributeError", f"'{type(value).__name__}' object has no attribute 'items'")
 
 
 def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None, project_id: str,

@@ -251,6 +251,8 @@ class StackDefinition:
         policy_snippet = field(d.res_deletion_policy, (str, base.Function), "string")
         policy = base.resolve(policy_snippet, self._params_only) if policy_snippet is not None else None
         if policy is not None:
+            if isinstance(policy, (list, dict)):  # Heat looks it up in a dict: Python's TypeError
+                raise errors.StackValidationFailed(f"unhashable type: '{type(policy).__name__}'")
             if policy not in t.version.deletion_policies:
                 raise errors.StackValidationFailed(f'Invalid deletion policy "{policy}"')
             policy = t.version.deletion_policies[policy]

@@ -16,6 +16,10 @@ from libs.template.limits import Limits
 from libs.template.request import StackRequest
 from services.api.http import BadRequest, parse_bool
 
+# What Heat answers (a bare webob HTTPBadRequest) to a body whose parts have the wrong JSON kind.
+MALFORMED = ("The server could not comply with the request since it is either malformed or otherwise "
+             "incorrect.")
+
 TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
                  "files_container")
 
@@ -37,8 +41,16 @@ def stack_request(body: Mapping[str, Any], *, template_required: bool = True) ->
     env_files = body.get("environment_files")
     if env_files is not None and not isinstance(env_files, list):
         raise BadRequest("environment_files: expected a list of file names")
+    if template is not None and not isinstance(template, (str, dict)):
+        raise BadRequest(MALFORMED)
+    environment = body.get("environment")
+    if environment is not None and not isinstance(environment, (str, dict)):
+        raise BadRequest(MALFORMED)
+    if not all(isinstance(v, str) for v in files.values()) or not all(
+            isinstance(n, str) for n in env_files or ()):
+        raise BadRequest(MALFORMED)
     return StackRequest(template=template, files={str(k): v for k, v in files.items()},
-                        environment=body.get("environment"), environment_files=env_files,
+                        environment=environment, environment_files=env_files,
                         parameters=parameters)
 
 
