@@ -17,18 +17,29 @@ a stack of their own (nested stacks).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from libs.resources.attributes import SHOW
 from libs.resources.base import ResourceType
 from libs.resources.properties import Unresolvable
 from libs.resources.registry import Registry
 from libs.template import errors
 from libs.template.definitions import ResourceDefinition
+from libs.template.environment import Environment
 from libs.template.functions import base
-from libs.template.registry import ResourceRegistry
+from libs.template.request import parameter_schemas
 from libs.template.resolution import StackResolver
 from libs.template.stack import StackDefinition
+from libs.template.template import Template
+
+# The property type a provider template's parameter becomes (Heat's ``Schema.from_parameter``).
+_FROM_PARAMETER = {"string": "String", "number": "Number", "comma_delimited_list": "List", "json": "Map",
+                   "boolean": "Boolean"}
+# The property type a parameter must have to stand for a facade's property of each type.
+_PARAMETER_FOR = {"Integer": "Number", "String": "String", "Number": "Number", "Boolean": "Boolean",
+                  "List": "List", "Map": "Map"}
 
 
 class NotYetCreated:
@@ -85,24 +96,72 @@ def check_properties(definition: ResourceDefinition, plugin: ResourceType, resol
         raise errors.StackValidationFailed(str(exc), path, error=type(exc).__name__) from None
 
 
+@dataclasses.dataclass(frozen=True)
+class Interface:
+    """What a type offers: each property's Heat type and whether it is required; its attributes."""
+
+    properties: Mapping[str, tuple[str, bool]]
+    attributes: tuple[str, ...]
+
+    @classmethod
+    def of_plugin(cls, plugin: ResourceType) -> Interface:
+        return cls({n: (p.type_name, p.required) for n, p in plugin.properties_schema.items()},
+                   (*plugin.attributes_schema, SHOW))
+
+    @classmethod
+    def of_template(cls, template: Template, parameter_defaults: Mapping[str, Any]) -> Interface:
+        """A provider template's: its parameters as properties, its outputs as attributes."""
+        properties = {name: (_FROM_PARAMETER[schema.type],
+                             schema.default is None and name not in parameter_defaults)
+                      for name, schema in parameter_schemas(template).items()}
+        return cls(properties, (*template.outputs_section, SHOW))
+
+
+def check_facade(resource_type: str, provider: Interface, facade: Interface) -> None:
+    """Heat's check of a provider template against the type it stands in for (its facade).
+
+    KeyError for a facade property of a type no parameter can have (``Any``).
+    """
+    for name, (facade_type, required) in facade.properties.items():
+        if required and name not in provider.properties:
+            raise errors.StackValidationFailed(
+                f"Required property {name} for facade {resource_type} missing in provider")
+        if name in provider.properties:
+            provider_type = provider.properties[name][0]
+            # A facade property of type Any has no parameter type: Heat's lookup fails (KeyError).
+            if _PARAMETER_FOR[facade_type] != provider_type:
+                raise errors.StackValidationFailed(
+                    f"Property {name} type mismatch between facade {resource_type} ({facade_type}) "
+                    f"and provider ({provider_type})")
+    for name, (_, required) in provider.properties.items():
+        if required and name not in facade.properties:
+            raise errors.StackValidationFailed(
+                f"Provider requires property {name} unknown in facade {resource_type}")
+    for attribute in facade.attributes:
+        if attribute not in provider.attributes:
+            raise errors.StackValidationFailed(
+                f"Attribute {attribute} for facade {resource_type} missing in provider")
+
+
 class PluginChecks:
     """The ``ResourceChecks`` of a stack whose types the plugin ``registry`` implements.
 
-    ``environment`` is the stack's ``resource_registry``; ``with_values`` false
-    checks property names only (``POST /validate``).
+    ``environment`` is the stack's; ``with_values`` false checks property
+    names only (``POST /validate``).
     """
 
-    def __init__(self, registry: Registry, environment: ResourceRegistry, *,
+    def __init__(self, registry: Registry, environment: Environment, *,
                  with_values: bool = True) -> None:
         self._registry = registry
         self._environment = environment
+        self._types = environment.registry.with_builtin_types(registry.types())
         self._with_values = with_values
         self._resolvers: dict[int, tuple[StackDefinition, StackResolver]] = {}
 
     def _plugin(self, resource_type: str, resource_name: str) -> ResourceType | None:
         try:
             return self._registry.implementing(resource_type, resource_name=resource_name,
-                                               environment=self._environment)
+                                               environment=self._environment.registry)
         except KeyError:
             return None  # an unknown type: reported on its own
 
@@ -130,12 +189,38 @@ class PluginChecks:
         d = stack.template.dialect
         check_properties(definition, plugin, self._resolver(stack), resource_section=d.resources,
                          properties_section=d.res_properties, with_values=self._with_values)
+        if self._with_values:
+            self._check_facade(stack, definition)
+
+    def _check_facade(self, stack: StackDefinition, definition: ResourceDefinition) -> None:
+        """A provider template of a type something else provides too must offer its interface."""
+        found = self._types.resolve(definition.name, definition.type)
+        if found is None or not found.is_template:
+            return
+        facade = self._types.resolve(definition.name, definition.type, ignore=found)
+        if facade is None:
+            return
+        files = stack.template.files
+        defaults = self._environment.parameter_defaults
+        try:
+            provider = Interface.of_template(Template.load(files[found.template or ""], files), defaults)
+            if facade.is_template:
+                behind = Interface.of_template(Template.load(files[facade.template or ""], files), defaults)
+            else:
+                behind = Interface.of_plugin(self._registry.get(facade.type_name))
+        except (KeyError, errors.TemplateError):
+            return  # a template that cannot be had or read fails as the nested stack's own error
+        try:
+            check_facade(definition.type, provider, behind)
+        except KeyError as exc:  # Heat names the escaping Python error and the resource
+            raise errors.StackValidationFailed(
+                str(exc), (stack.template.dialect.resources, definition.name), error="KeyError") from None
 
 
 def plugin_checks(registry: Registry, *, with_values: bool = True
-                  ) -> Callable[[ResourceRegistry], PluginChecks]:
+                  ) -> Callable[[Environment], PluginChecks]:
     """What ``libs.template.request.load`` takes to validate a stack with these plugins."""
-    def make(environment: ResourceRegistry) -> PluginChecks:
+    def make(environment: Environment) -> PluginChecks:
         return PluginChecks(registry, environment, with_values=with_values)
     return make
 

@@ -17,7 +17,6 @@ from libs.template.environment import Environment, merge_environments
 from libs.template.limits import Limits
 from libs.template.parameter_groups import validate_parameter_groups
 from libs.template.parameters import Parameters, parse_cfn_parameters, parse_hot_parameters
-from libs.template.registry import ResourceRegistry
 from libs.template.stack import ResourceChecks, StackDefinition
 from libs.template.template import Template
 from libs.template.validation_output import validate_result
@@ -42,9 +41,9 @@ class LoadedStack:
 
 DEFAULT_LIMITS = Limits()
 
-# The resource plugins' checks for a stack whose environment maps types so
+# The resource plugins' checks for a stack with this environment
 # (``libs.resources.validation.plugin_checks``).
-ChecksFor = Callable[[ResourceRegistry], ResourceChecks]
+ChecksFor = Callable[[Environment], ResourceChecks]
 
 
 class ValidateFailed(errors.TemplateError):
@@ -118,7 +117,7 @@ def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None,
         validate_parameter_groups(template.raw.get(template.dialect.parameter_groups),
                                   parameters.template_names())
     definition = StackDefinition(template, parameters, facade,
-                                 checks(environment.registry) if checks is not None else None)
+                                 checks(environment) if checks is not None else None)
     # Heat makes the stack's resources (finding each type) before it validates them.
     if builtin_types is not None:
         for name, defn in definition.resources.items():
@@ -156,7 +155,7 @@ def validate(request: StackRequest, *, project_id: str, limits: Limits = DEFAULT
         if groups is not None:
             validate_parameter_groups(groups, parameters.template_names())
         definition = StackDefinition(template, parameters, None,
-                                     checks(environment.registry) if checks is not None else None)
+                                     checks(environment) if checks is not None else None)
         definition.validate()
     except errors.StackValidationFailed as exc:
         raise ValidateFailed(str(exc)) from None
