@@ -82,7 +82,8 @@ def test_none_reads_no_property_and_properties_must_be_a_map() -> None:
 def test_resources_are_checked_in_dependency_order() -> None:
     # b comes first (a needs it), so its bad property is what fails, not a's.
     assert _error(resources={
-        "a": {"type": "OS::Heat::TestResource", "properties": {"fail": "maybe", "value": {"get_resource": "b"}}},
+        "a": {"type": "OS::Heat::TestResource",
+              "properties": {"fail": "maybe", "value": {"get_resource": "b"}}},
         "b": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": "abc"}}}) == (
         "StackValidationFailed",
         "Property error: resources.b.properties.wait_secs: could not convert string to float: 'abc'")
@@ -98,9 +99,11 @@ def test_validate_checks_names_not_values() -> None:
 def test_get_attr_must_name_an_attribute_of_the_type() -> None:
     assert _error(resources={"a": {"type": "OS::Heat::RandomString"}},
                   outputs={"o": {"value": {"get_attr": ["a", "nosuch"]}}}) == (
-        "StackValidationFailed", "outputs.o.value.get_attr: The Referenced Attribute (a nosuch) is incorrect.")
+        "StackValidationFailed",
+        "outputs.o.value.get_attr: The Referenced Attribute (a nosuch) is incorrect.")
     _load({"a": {"type": "OS::Heat::None"},
-           "g": {"type": "OS::Heat::ResourceGroup", "properties": {"resource_def": {"type": "OS::Heat::None"}}}},
+           "g": {"type": "OS::Heat::ResourceGroup",
+                 "properties": {"resource_def": {"type": "OS::Heat::None"}}}},
           outputs={"o": {"value": [{"get_attr": ["a", "x"]}, {"get_attr": ["g", "y"]}]},
                    "s": {"value": {"get_attr": ["g", "show"]}}})
 
