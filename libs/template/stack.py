@@ -367,14 +367,14 @@ class StackDefinition:
 
     # ---- validation, in Heat's order -----------------------------------------
     def validate(self) -> None:
-        """Heat's ``Stack.validate``, less what needs resource plugins.
+        """Heat's ``Stack.validate``; what needs resource plugins only with ``checks``.
 
         Structure, conditions, resources, duplicate names, dependencies (references,
-        then cycles), the functions of each resource in dependency order (external
-        resources skipped), then the outputs. Heat parses the outputs while it works
-        out the first resource's data, so their parse errors come before a cycle is
-        found, if any resource is free of it. Parameter values and groups are validated
-        where the parameters are built; properties by the resource plugins.
+        then cycles), the functions of each resource in dependency order, each followed
+        by its ``checks`` (external resources skipped), then the outputs. Heat parses
+        the outputs while it works out the first resource's data, so their parse errors
+        come before a cycle is found, if any resource is free of it. Parameter values
+        and groups are validated where the parameters are built.
         """
         self.template.validate_structure()
         self.conditions.validate()
