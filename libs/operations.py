@@ -17,17 +17,17 @@ import asyncpg
 from libs import plan_requests
 from libs.db import events, resources, stacks, templates
 from libs.db.pool import Connections
-from libs.engine import preview, status
+from libs.engine import desired, preview, status
 from libs.engine.step import RowState
 from libs.messaging.bus import Bus
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
+from libs.resources.validation import plugin_checks
 from libs.template import errors, request
 from libs.template.environment import Environment
 from libs.template.limits import Limits
-from libs.template.registry import ResourceRegistry
+from libs.template.parameters import check_immutable
 from libs.template.resolution import StackResolver, StaticResourceData
-from libs.template.stack import StackDefinition
 from libs.template.template import Template
 
 
@@ -46,23 +46,6 @@ class Options:
     tags: Sequence[str] = ()
 
 
-def check_properties(definition: StackDefinition, registry: Registry,
-                     environment: ResourceRegistry | None = None) -> None:
-    """Heat's create-time property validation: unknown names, and values that are known already.
-
-    Values that read other resources are not known before they exist; they
-    resolve to None here and are checked leniently (Heat checks them when
-    the resource's action runs, as Ember's worker does).
-    """
-    resolver = StackResolver(definition, StaticResourceData())
-    for name, resource in definition.resources.items():
-        try:
-            plugin = registry.implementing(resource.type, resource_name=name, environment=environment)
-        except KeyError:
-            continue  # a template resource (provider template): validated as its own stack
-        plugin.validate(resolver.properties(name), resource_name=name, strict_values=False)
-
-
 async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        stack_request: request.StackRequest, options: Options = Options(),
                        limits: Limits = request.DEFAULT_LIMITS,
@@ -78,9 +61,8 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
     """
     stack_id = uuid.uuid4()
     loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
-                          limits=limits, builtin_types=builtin_types, facade=facade)
-    if registry is not None:
-        check_properties(loaded.definition, registry, loaded.environment.registry)
+                          limits=limits, builtin_types=builtin_types, facade=facade,
+                          checks=plugin_checks(registry) if registry is not None else None)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
@@ -126,6 +108,18 @@ async def patched_request(pool: Connections, stack: stacks.StackRow, given: requ
     return request.StackRequest(template=template.raw, files=template.files, environment=env)
 
 
+async def check_immutable_parameters(pool: Connections, stack: stacks.StackRow,
+                                     loaded: request.LoadedStack) -> None:
+    """Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter."""
+    if stack.template_id is None:
+        return
+    async with pool.acquire() as conn:
+        stored = await templates.get(conn, stack.template_id)
+    old = desired.load(stored.template, stored.files, stored.environment, stack_name=stack.name,
+                       stack_id=str(stack.id), project_id=stack.project, facade=stored.facade)
+    check_immutable(old.parameters, loaded.parameters, loaded.environment.parameters)
+
+
 async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        stack_request: request.StackRequest, options: Options | None = None,
                        existing: bool = False, clear_parameters: Sequence[str] = (),
@@ -146,9 +140,9 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
         stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
     loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
                           project_id=stack.project, limits=limits, builtin_types=builtin_types,
-                          facade=facade)
-    if registry is not None:
-        check_properties(loaded.definition, registry, loaded.environment.registry)
+                          facade=facade, checks=plugin_checks(registry) if registry is not None else None,
+                          updating=True)
+    await check_immutable_parameters(pool, stack, loaded)
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
                                              loaded.environment.to_dict(), facade)
@@ -212,7 +206,9 @@ async def preview_update(pool: Connections, stack: stacks.StackRow, *,
     if existing:
         stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
     loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
-                          project_id=stack.project)
+                          project_id=stack.project, builtin_types=registry.types(),
+                          checks=plugin_checks(registry), updating=True)
+    await check_immutable_parameters(pool, stack, loaded)
     definition = loaded.definition
     async with pool.acquire() as conn:
         rows = {r.name: r for r in await resources.for_stack(conn, stack.id) if r.is_current}

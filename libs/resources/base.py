@@ -47,7 +47,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, Final
 
 from libs.resources.attributes import SHOW, AttrSchema, attributes_api
@@ -132,6 +132,11 @@ class ResourceType(abc.ABC):
     accepts_signals: ClassVar[bool] = False
     # The name of Heat's class for the type, where Ember's differs (Heat prints it in messages).
     heat_class: ClassVar[str | None] = None
+    # True: ``get_attr`` may name any attribute before the resource exists (Heat's plugins
+    # that compute their attributes themselves: groups, provider templates, OS::Heat::None).
+    attributes_open: ClassVar[bool] = False
+    # True: the type drops its properties unread, so nothing in them is validated.
+    ignores_properties: ClassVar[bool] = False
 
     def heat_class_name(self) -> str:
         return self.heat_class or type(self).__name__
@@ -147,8 +152,8 @@ class ResourceType(abc.ABC):
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
                  resource_section: str = "resources", properties_section: str = "properties",
-                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None
-                 ) -> dict[str, Any]:
+                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None,
+                 unchecked: Collection[str] = ()) -> dict[str, Any]:
         """The typed properties a step receives, or ``StackValidationFailed``.
 
         Values may hold :data:`~libs.resources.properties.UNKNOWN` while the
@@ -157,7 +162,8 @@ class ResourceType(abc.ABC):
         typed = validate_properties(
             self.properties_schema, values, resource_name=resource_name,
             resource_section=resource_section, properties_section=properties_section,
-            strict_values=strict_values, custom_constraints=custom_constraints)
+            strict_values=strict_values, custom_constraints=custom_constraints,
+            unchecked=unchecked)
         self.validate_typed(typed)
         return typed
 

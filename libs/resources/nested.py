@@ -18,8 +18,9 @@ import orjson
 
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
-from libs.resources.properties import PropSchema
+from libs.resources.properties import PropSchema, Unresolvable
 from libs.resources.steps import Action, Done, Failed, Nest, StepContext, StepResult, Wait
+from libs.template.errors import StackValidationFailed
 
 POLL_SECONDS = 0.5
 OUTPUTS_KEY = "outputs"
@@ -142,14 +143,24 @@ class TemplateResource(NestedStackType):
     type_name: ClassVar[str] = "<provider template>"
     description: ClassVar[str] = "A resource made from a template."
     inherits_environment: ClassVar[bool] = True
+    attributes_open: ClassVar[bool] = True
 
     def __init__(self, template_key: str, type_name: str) -> None:
         self.template_key = template_key
         self.resource_type_name = type_name
 
-    def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **_: Any) -> dict[str, Any]:
-        # The nested stack checks its parameters when it is made, with Heat's messages.
-        return dict(values or {})
+    def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
+                 resource_section: str = "resources", properties_section: str = "properties",
+                 **_: Any) -> dict[str, Any]:
+        # The nested stack checks its parameters when it is made, with Heat's messages;
+        # a value whose functions failed fails here, as any property's does.
+        given = dict(values or {})
+        for key, value in given.items():
+            if isinstance(value, Unresolvable):
+                raise StackValidationFailed(
+                    value.message, (resource_section, resource_name, properties_section, key, *value.path),
+                    error="Property error")
+        return given
 
     def needs_replace(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any]) -> bool:
         return False  # the nested stack is updated in place

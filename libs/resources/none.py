@@ -8,7 +8,7 @@ answer every attribute, and never update or replace whatever changes.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, Final
 
 from libs.resources.base import ResourceType, SupportStatus
@@ -29,11 +29,13 @@ class NoneResource(ResourceType):
         "it is never updated or replaced.")
     support_status: ClassVar[SupportStatus] = SupportStatus(version="5.0.0")
     never_updates: ClassVar[bool] = True
+    attributes_open: ClassVar[bool] = True
+    ignores_properties: ClassVar[bool] = True
 
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
                  resource_section: str = "resources", properties_section: str = "properties",
-                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None
-                 ) -> dict[str, Any]:
+                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None,
+                 unchecked: Collection[str] = ()) -> dict[str, Any]:
         # The stubbed type's properties are neither checked nor kept.
         return {}
 

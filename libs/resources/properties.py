@@ -23,7 +23,7 @@ not yet created, and it stays :data:`UNKNOWN` in the result.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar, Final, Literal
 
 from libs.template.constraints import (
@@ -88,6 +88,19 @@ class _Unknown:
 
 UNKNOWN: Final = _Unknown()
 """A property value not known until execution; validation passes over it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Unresolvable:
+    """A property value whose functions failed to resolve (a ``get_file`` of a missing file...).
+
+    Validation reports ``message`` as the property's error when it reads the
+    value, as Heat reports a resolver's failure; a value never read (a key the
+    schema does not know fails first, a type with no schema reads none) never fails.
+    """
+
+    message: str
+    path: tuple[PathItem, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,20 +169,23 @@ _VALUE_ERRORS = (ValueError, TypeError, ArithmeticError, UnhandledPythonError)
 def validate_properties(schema: Mapping[str, PropSchema], values: Mapping[str, Any] | None, *,
                         resource_name: str, resource_section: str = "resources",
                         properties_section: str = "properties", strict_values: bool = True,
-                        custom_constraints: CustomConstraints | None = None) -> dict[str, Any]:
+                        custom_constraints: CustomConstraints | None = None,
+                        unchecked: Collection[str] = ()) -> dict[str, Any]:
     """The typed, defaulted values of a resource's properties, or ``StackValidationFailed``.
 
     ``resource_section``/``properties_section`` are the template's spellings
     (``Resources``/``Properties`` in CFN templates). With ``strict_values``
     false (Heat's ``POST /validate``) only unknown names are errors; values
     are converted where they can be and kept as given where they cannot.
+    ``unchecked`` names the properties whose values read resources not yet
+    created: as Heat does, they are converted to their type but neither their
+    constraints nor the keys of their nested maps are checked.
     """
-    converter = _Converter(
-        custom_constraints if custom_constraints is not None else default_custom_constraints(),
-        strict_values)
+    custom = custom_constraints if custom_constraints is not None else default_custom_constraints()
+    converter = _Converter(custom, strict_values)
     try:
         if strict_values:
-            return converter.properties(schema, values or {})
+            return converter.properties(schema, values or {}, unchecked=frozenset(unchecked))
         return converter.lenient_properties(schema, values or {})
     except _Invalid as exc:
         raise StackValidationFailed(
@@ -182,13 +198,16 @@ class _Converter:
         self.custom = custom
         self.validate = validate
 
-    def properties(self, schema: Mapping[str, PropSchema], data: Mapping[Any, Any]) -> dict[str, Any]:
+    def properties(self, schema: Mapping[str, PropSchema], data: Mapping[Any, Any],
+                   unchecked: frozenset[str] = frozenset()) -> dict[str, Any]:
         """Heat's ``Properties.validate`` and reads in one pass, for one mapping level."""
         if self.validate:
             for key in data:
                 if key not in schema:
                     raise _Invalid(f"Unknown Property {key}")
-        return {key: self.property(key, prop, data) for key, prop in schema.items()}
+        loose = _Converter(self.custom, False) if unchecked else self
+        return {key: (loose if key in unchecked else self).property(key, prop, data)
+                for key, prop in schema.items()}
 
     def lenient_properties(self, schema: Mapping[str, PropSchema], data: Mapping[Any, Any]
                            ) -> dict[str, Any]:
@@ -206,6 +225,8 @@ class _Converter:
     def property(self, key: PathItem, prop: PropSchema, data: Mapping[Any, Any]) -> Any:
         if key in data:
             raw = data[key]
+            if isinstance(raw, Unresolvable):
+                raise _Invalid(raw.message, (key, *raw.path))
         elif prop.default is not None:
             raw = None  # converting None is how Heat applies a default
         elif prop.required:

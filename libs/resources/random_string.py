@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from libs.resources.attributes import AttrSchema
@@ -95,8 +95,8 @@ class RandomString(ResourceType):
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
                  resource_section: str = "resources", properties_section: str = "properties",
-                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None
-                 ) -> dict[str, Any]:
+                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None,
+                 unchecked: Collection[str] = ()) -> dict[str, Any]:
         given = dict(values or {})
         sequence = _as_text(given.get(SEQUENCE))
         added = {CLASS: sequence, MIN: 1}
@@ -113,7 +113,8 @@ class RandomString(ResourceType):
         typed = validate_properties(
             self.properties_schema, given, resource_name=resource_name,
             resource_section=resource_section, properties_section=properties_section,
-            strict_values=strict_values, custom_constraints=custom_constraints)
+            strict_values=strict_values, custom_constraints=custom_constraints,
+            unchecked=unchecked)
         if sequence and not classes_given:
             typed[CHARACTER_CLASSES] = [added]
         self.validate_typed(typed)

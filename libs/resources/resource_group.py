@@ -92,6 +92,7 @@ class MemberStack(NestedStackType):
     """A nested stack of numbered members, and the attributes Heat's groups show of them."""
 
     inherits_environment: ClassVar[bool] = True
+    attributes_open: ClassVar[bool] = True
 
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:

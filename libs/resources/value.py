@@ -10,7 +10,7 @@ to null is accepted: null is given, not missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, Final
 
 from libs.resources.attributes import AttrSchema
@@ -51,8 +51,8 @@ class Value(ResourceType):
 
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
                  resource_section: str = "resources", properties_section: str = "properties",
-                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None
-                 ) -> dict[str, Any]:
+                 strict_values: bool = True, custom_constraints: CustomConstraints | None = None,
+                 unchecked: Collection[str] = ()) -> dict[str, Any]:
         given = values or {}
         schema = self.properties_schema
         value_type = given.get(TYPE)
@@ -64,7 +64,7 @@ class Value(ResourceType):
         typed = validate_properties(
             schema, given, resource_name=resource_name, resource_section=resource_section,
             properties_section=properties_section, strict_values=strict_values,
-            custom_constraints=custom_constraints)
+            custom_constraints=custom_constraints, unchecked=unchecked)
         if VALUE in given:
             typed[VALUE] = given[VALUE]
         return typed

@@ -69,10 +69,7 @@ def _python_errors() -> Iterator[None]:
     try:
         yield
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
-        error = UnhandledPythonError(type(exc).__name__, str(exc))
-        if isinstance(exc, (AttributeError, ValueError)):
-            error.http_status = 400  # Heat's fault map also covers their subclasses
-        raise error from exc
+        raise UnhandledPythonError(type(exc).__name__, str(exc)) from exc
 
 
 def _check_event_sinks(sinks: Any, sink_types: Collection[str] | None) -> list[Any]:

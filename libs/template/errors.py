@@ -110,18 +110,18 @@ class InvalidTemplateReference(TemplateError):
 class InvalidTemplateAttribute(TemplateError):
     error_type = "InvalidTemplateAttribute"
 
-    def __init__(self, resource: str, key: str) -> None:
+    def __init__(self, resource: str, key: object) -> None:
         super().__init__(f"The Referenced Attribute ({resource} {key}) is incorrect.")
 
 
 class InvalidExternalResourceDependency(TemplateError):
     """An external resource (``external_id``) that says it depends on others.
 
-    Heat's API has no mapping for this exception, so it answers 500.
+    Heat's API has no mapping for this exception, so it answers 500; a template
+    is the client's error, so Ember answers 400 (no template may give a 5xx).
     """
 
     error_type = "InvalidExternalResourceDependency"
-    http_status = 500
 
     def __init__(self, resource_type: str, external_id: object) -> None:
         super().__init__(f"Invalid dependency with external {resource_type} resource: {external_id}")
@@ -204,14 +204,13 @@ class UnhandledPythonError(TemplateError):
     """A plain Python exception that Heat's engine lets escape (no HeatException around it).
 
     Heat's fault middleware names it by its class (``error.type`` is
-    ``ValueError``, ``TypeError``...) and answers 400 for ValueError and
-    AttributeError, 500 for anything else; the text is Python's. Seen with
-    malformed parameter schemas (``range: {min: abc}``) and groups.
+    ``ValueError``, ``TypeError``...) with Python's text, and answers 400 for
+    ValueError and AttributeError, 500 for anything else. Ember keeps the type
+    and text but always answers 400: what a template, parameter or environment
+    says is the client's error, never the server's. Seen with malformed
+    parameter schemas (``range: {min: abc}``), groups and environments.
     """
-
-    _BAD_REQUEST = ("ValueError", "AttributeError")
 
     def __init__(self, python_type: str, message: str) -> None:
         super().__init__(message)
         self.error_type = python_type
-        self.http_status = 400 if python_type in self._BAD_REQUEST else 500

@@ -9,7 +9,7 @@ parameters, definition) so the caller keeps what it stores.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from libs.template import errors, loader
@@ -17,7 +17,7 @@ from libs.template.environment import Environment, merge_environments
 from libs.template.limits import Limits
 from libs.template.parameter_groups import validate_parameter_groups
 from libs.template.parameters import Parameters, parse_cfn_parameters, parse_hot_parameters
-from libs.template.stack import StackDefinition
+from libs.template.stack import ResourceChecks, StackDefinition
 from libs.template.template import Template
 from libs.template.validation_output import validate_result
 
@@ -40,6 +40,10 @@ class LoadedStack:
 
 
 DEFAULT_LIMITS = Limits()
+
+# The resource plugins' checks for a stack with this environment
+# (``libs.resources.validation.plugin_checks``).
+ChecksFor = Callable[[Environment], ResourceChecks]
 
 
 class ValidateFailed(errors.TemplateError):
@@ -69,17 +73,40 @@ def environment_for(request: StackRequest, template: Template, *,
                                     {n: s.type for n, s in schemas.items()})
     else:
         merged = loader.with_missing_sections(loader.parse_environment(request.environment))
+        _check_parameter_sections(merged)
         merged["parameters"] = {**merged.get("parameters", {}), **request.parameters}
+    _check_parameter_sections(merged)
     return Environment.from_dict(merged, builtin_types=builtin_types)
+
+
+def _check_parameter_sections(environment: Mapping[str, Any]) -> None:
+    """Heat reads these sections' items and fails with Python's AttributeError (a 400) on others."""
+    for section in ("parameters", "parameter_defaults"):
+        value = environment.get(section)
+        if value is not None and not isinstance(value, Mapping):
+            raise errors.UnhandledPythonError(
+                "AttributeError", f"'{type(value).__name__}' object has no attribute 'items'")
 
 
 def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None, project_id: str,
          limits: Limits = DEFAULT_LIMITS, builtin_types: Collection[str] | None = None,
-         validate_values: bool = True, facade: Mapping[str, Any] | None = None) -> LoadedStack:
-    """Parse, merge and validate everything a stack operation needs (raises TemplateError)."""
+         validate_values: bool = True, facade: Mapping[str, Any] | None = None,
+         checks: ChecksFor | None = None, updating: bool = False) -> LoadedStack:
+    """Parse, merge and validate everything a stack operation needs (raises TemplateError).
+
+    With ``checks``, the resources are validated as Heat's engine does before it
+    stores anything (properties, attributes read). ``updating``: the template of
+    an update, whose structure errors keep their own type (a new stack's are
+    ``StackValidationFailed``, as Heat checks a new template first and wraps them).
+    """
     template = Template.load(request.template, request.files, max_size=limits.max_template_size)
     environment = environment_for(request, template, builtin_types=builtin_types or ())
-    template.validate_structure()
+    try:
+        template.validate_structure()
+    except errors.InvalidTemplateSection as exc:
+        if updating:
+            raise
+        raise errors.StackValidationFailed(str(exc)) from None
     limits.check_resource_count(len(template.resources_section))
     parameters = Parameters(parameter_schemas(template), dialect=template.version.kind,
                             user_params=environment.parameters,
@@ -89,20 +116,24 @@ def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None,
     if template.dialect.parameter_groups:
         validate_parameter_groups(template.raw.get(template.dialect.parameter_groups),
                                   parameters.template_names())
-    definition = StackDefinition(template, parameters, facade)
-    definition.validate()
+    definition = StackDefinition(template, parameters, facade,
+                                 checks(environment) if checks is not None else None)
+    # Heat makes the stack's resources (finding each type) before it validates them.
     if builtin_types is not None:
         for name, defn in definition.resources.items():
             environment.registry.check_type(name, defn.type)
+    definition.validate()
     return LoadedStack(template, environment, parameters, definition)
 
 
 def validate(request: StackRequest, *, project_id: str, limits: Limits = DEFAULT_LIMITS,
-             builtin_types: Collection[str] | None = None) -> dict[str, Any]:
+             builtin_types: Collection[str] | None = None, checks: ChecksFor | None = None
+             ) -> dict[str, Any]:
     """The body of Heat's ``POST /validate``.
 
-    Parameter values and resource properties are not checked (Heat does
-    neither here). Failures Heat reports as ``{"Error": ...}`` become
+    Parameter values and resource property values are not checked (Heat does
+    neither here); ``checks`` (names only) see to property names and the
+    attributes outputs read. Failures Heat reports as ``{"Error": ...}`` become
     :class:`ValidateFailed` (HTTPBadRequest); version, schema and parameter
     name errors keep their own types, as in Heat.
     """
@@ -123,7 +154,8 @@ def validate(request: StackRequest, *, project_id: str, limits: Limits = DEFAULT
         groups = template.raw.get(group_key) if group_key else None
         if groups is not None:
             validate_parameter_groups(groups, parameters.template_names())
-        definition = StackDefinition(template, parameters)
+        definition = StackDefinition(template, parameters, None,
+                                     checks(environment) if checks is not None else None)
         definition.validate()
     except errors.StackValidationFailed as exc:
         raise ValidateFailed(str(exc)) from None

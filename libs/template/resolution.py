@@ -22,7 +22,8 @@ class ResourceData(Protocol):
 
     def attribute(self, resource: str, attribute: str) -> Any: ...
 
-    def all_attributes(self, resource: str) -> dict[str, Any]: ...
+    def all_attributes(self, resource: str) -> dict[str, Any] | None:
+        """Every attribute of the resource; None while it does not exist (Heat's null)."""
 
 
 class StaticResourceData:
@@ -75,10 +76,13 @@ class StackResolver:
         self._known(resource)
         return select_path(self._data.attribute(resource, attribute), path)
 
-    def all_attributes(self, resource: str) -> dict[str, Any]:
+    def all_attributes(self, resource: str) -> Any:
         self._known(resource)
+        found = self._data.all_attributes(resource)
+        if found is None:
+            return None
         # Heat's FnGetAtts leaves out the "show" attribute (the whole API object).
-        return {k: v for k, v in self._data.all_attributes(resource).items() if k != "show"}
+        return {k: v for k, v in found.items() if k != "show"}
 
     def file(self, key: str) -> str | None:
         return self._files.get(key)

@@ -121,13 +121,34 @@ def _check_condition_type(name: str, definition: Any) -> None:
             error="Condition validation error")
 
 
+class ResourceChecks(Protocol):
+    """What validating a stack asks of the resource plugins, which this package does not know.
+
+    Given to a :class:`StackDefinition`, its validation is Heat's whole: the
+    attributes ``get_attr`` reads exist, each resource passes its plugin's checks
+    (properties) right after its functions, and a cycle names each resource as
+    Heat's class for it does. A type the checks do not know passes them all
+    (the unknown type is reported on its own).
+    """
+
+    def has_attribute(self, resource_type: str, resource_name: str, attribute: Any) -> bool:
+        """Whether ``get_attr`` may read the attribute of that resource."""
+
+    def class_name(self, resource_type: str, resource_name: str) -> str:
+        """Heat's plugin class for the resource (``NoneResource``)."""
+
+    def check(self, stack: StackDefinition, name: str) -> None:
+        """The resource's own validation (its properties); raises TemplateError."""
+
+
 class StackDefinition:
     def __init__(self, template: Template, parameters: ParameterValues,
-                 facade: Mapping[str, Any] | None = None) -> None:
+                 facade: Mapping[str, Any] | None = None, checks: ResourceChecks | None = None) -> None:
         self.template = template
         self.parameters = parameters
         # A provider template's parent resource, as resource_facade sees it (None at the top).
         self.facade = facade
+        self.checks = checks
         # Conditions are parsed before they exist, so they see parameters only;
         # resources and outputs are parsed with the conditions at hand. Nothing is
         # parsed until asked for, as in Heat, whose validation checks structure first.
@@ -157,6 +178,10 @@ class StackDefinition:
     def _has_resource(self, name: Any) -> bool:
         """Whether the stack has this resource enabled (Heat's ``stack[name]`` lookup)."""
         return name in self.resources
+
+    def _has_attribute(self, name: str, attribute: Any) -> bool:
+        assert self.checks is not None
+        return self.checks.has_attribute(self.resources[name].type, name, attribute)
 
     def all_resource_names(self) -> frozenset[str]:
         """Every resource the template names, enabled by its condition or not."""
@@ -199,10 +224,13 @@ class StackDefinition:
         t = self.template
         base_path = f"{d.resources}.{name}"
 
+        has_attribute = self._has_attribute if self.checks is not None else None
+
         def field(key: str | None, types: tuple[type, ...], typename: str, parse: bool = True) -> Any:
             if key is None or key not in data:
                 return None
-            value = (t.parse(data[key], f"{base_path}.{key}", self._resolver, has_resource=self._has_resource)
+            value = (t.parse(data[key], f"{base_path}.{key}", self._resolver, has_resource=self._has_resource,
+                             has_attribute=has_attribute)
                      if parse else data[key])
             if not isinstance(value, types):
                 raise errors.StackValidationFailed(f"Resource {name} {key} type must be {typename}")
@@ -223,6 +251,8 @@ class StackDefinition:
         policy_snippet = field(d.res_deletion_policy, (str, base.Function), "string")
         policy = base.resolve(policy_snippet, self._params_only) if policy_snippet is not None else None
         if policy is not None:
+            if isinstance(policy, (list, dict)):  # Heat looks it up in a dict: Python's TypeError
+                raise errors.StackValidationFailed(f"unhashable type: '{type(policy).__name__}'")
             if policy not in t.version.deletion_policies:
                 raise errors.StackValidationFailed(f'Invalid deletion policy "{policy}"')
             policy = t.version.deletion_policies[policy]
@@ -279,8 +309,25 @@ class StackDefinition:
         requires = {name: self.required(name) for name in self.resources}
         _, stuck = _heat_order(requires)
         if stuck:
-            raise _cycle_error(stuck)
+            raise self._cycle_error(stuck)
         return Graph(requires)
+
+    def _cycle_error(self, stuck: Mapping[str, set[str]]) -> errors.CircularDependencyException:
+        """Heat prints what its sort left: each resource with what it still requires.
+
+        Heat shows a resource as ``<PluginClass> "name"``; without checks that know
+        the plugins, as its name alone.
+        """
+        checks = self.checks
+
+        def shown(name: str) -> str:
+            if checks is None:
+                return name
+            return f'{checks.class_name(self.resources[name].type, name)} "{name}"'
+
+        rendered = ", ".join(f"{shown(n)}: {{{', '.join(shown(r) for r in sorted(needs))}}}"
+                             for n, needs in stuck.items())
+        return errors.CircularDependencyException("{" + rendered + "}")
 
     # ---- outputs -------------------------------------------------------------
     @property
@@ -314,19 +361,20 @@ class StackDefinition:
                     continue
             # Parsed once the resources are: a ``Ref`` names an enabled one, or a parameter.
             value = t.parse(val[d.out_value], f"{d.outputs}.{key}.{d.out_value}", self._resolver,
-                            resource_names=frozenset(self.resources), has_resource=self._has_resource)
+                            resource_names=frozenset(self.resources), has_resource=self._has_resource,
+                            has_attribute=self._has_attribute if self.checks is not None else None)
             yield str(key), OutputDefinition(str(key), value, description)
 
     # ---- validation, in Heat's order -----------------------------------------
     def validate(self) -> None:
-        """Heat's ``Stack.validate``, less what needs resource plugins.
+        """Heat's ``Stack.validate``; what needs resource plugins only with ``checks``.
 
         Structure, conditions, resources, duplicate names, dependencies (references,
-        then cycles), the functions of each resource in dependency order (external
-        resources skipped), then the outputs. Heat parses the outputs while it works
-        out the first resource's data, so their parse errors come before a cycle is
-        found, if any resource is free of it. Parameter values and groups are validated
-        where the parameters are built; properties by the resource plugins.
+        then cycles), the functions of each resource in dependency order, each followed
+        by its ``checks`` (external resources skipped), then the outputs. Heat parses
+        the outputs while it works out the first resource's data, so their parse errors
+        come before a cycle is found, if any resource is free of it. Parameter values
+        and groups are validated where the parameters are built.
         """
         self.template.validate_structure()
         self.conditions.validate()
@@ -338,7 +386,7 @@ class StackDefinition:
         if order:
             self._check_attribute_keys()
         if stuck:
-            raise _cycle_error(stuck)
+            raise self._cycle_error(stuck)
         d = self.template.dialect
         for name in order:
             defn = resources[name]
@@ -347,6 +395,8 @@ class StackDefinition:
             base.validate(defn.properties, (d.resources, name, d.res_properties))
             base.validate(defn.metadata, (d.resources, name, d.res_metadata))
             base.validate(defn.update_policy, (d.resources, name, d.res_update_policy))
+            if self.checks is not None:
+                self.checks.check(self, name)
         for key, output in self.outputs.items():
             # get_attr checks its resource here (InvalidTemplateReference "(in unknown)");
             # get_resource does not: an output naming no resource fails when resolved.
@@ -410,11 +460,6 @@ def _heat_order(requires: Mapping[str, set[str]]) -> tuple[list[str], dict[str, 
     return order, left
 
 
-def _cycle_error(stuck: Mapping[str, set[str]]) -> errors.CircularDependencyException:
-    # Heat prints what its sort left: each resource with what it still requires (Heat
-    # shows resources as ``<PluginClass> "name"``; the plugin classes are not known here).
-    rendered = ", ".join(f"{n}: {{{', '.join(sorted(needs))}}}" for n, needs in stuck.items())
-    return errors.CircularDependencyException("{" + rendered + "}")
 
 
 class _NoResources(ConditionResolver):

@@ -129,23 +129,26 @@ class Template:
 
     def parse_context(self, resolver: base.Resolver | None = None, *,
                       resource_names: frozenset[str] | None = None,
-                      has_resource: Callable[[str], bool] | None = None) -> base.ParseContext:
+                      has_resource: Callable[[str], bool] | None = None,
+                      has_attribute: Callable[[str, Any], bool] | None = None) -> base.ParseContext:
         """With a resolver, ``if`` picks its branch while parsing, as Heat's does.
 
-        ``resource_names`` (default: every resource of the template) and ``has_resource``
-        are the stack's, as ParseContext describes.
+        ``resource_names`` (default: every resource of the template), ``has_resource``
+        and ``has_attribute`` are the stack's, as ParseContext describes.
         """
         return base.ParseContext(
             functions=self.version.functions, condition_functions=self.version.condition_functions,
             version=self.version.full_name, resolver=resolver, mappings=self.mappings,
             parameter_names=self.parameter_names(),
             resource_names=self.resource_names() if resource_names is None else resource_names,
-            has_resource=has_resource)
+            has_resource=has_resource, has_attribute=has_attribute)
 
     def parse(self, snippet: Any, path: str, resolver: base.Resolver | None = None, *,
               resource_names: frozenset[str] | None = None,
-              has_resource: Callable[[str], bool] | None = None) -> Any:
-        ctx = self.parse_context(resolver, resource_names=resource_names, has_resource=has_resource)
+              has_resource: Callable[[str], bool] | None = None,
+              has_attribute: Callable[[str, Any], bool] | None = None) -> Any:
+        ctx = self.parse_context(resolver, resource_names=resource_names, has_resource=has_resource,
+                                 has_attribute=has_attribute)
         return base.parse(snippet, path, ctx)
 
     def parse_condition(self, snippet: Any, path: str, resolver: base.Resolver | None = None) -> Any:
@@ -156,8 +159,9 @@ class Template:
         for key in self.raw:
             if key not in self.version.sections:
                 raise errors.InvalidTemplateSection(str(key))
+        # Heat never checks the outputs' shapes here for a stack (only when it reads a
+        # provider template's outputs): the stack's own output validation words them.
         self._validate_resource_shapes()
-        self._validate_output_shapes()
 
     def _validate_resource_shapes(self) -> None:
         d = self.dialect
@@ -178,30 +182,11 @@ class Template:
             if self.version.kind == "hot":
                 for key in attrs:
                     if key not in allowed:
+                        # Heat's lazily translated message is formatted twice, and the second
+                        # formatting puts the key where the section's name was.
                         raise errors.StackValidationFailed(
-                            f'"{key}" is not a valid keyword inside a resource definition')
+                            f'"%s" is not a valid keyword inside a {key} definition')
             if d.res_type not in attrs:
                 raise errors.StackValidationFailed(f"Each resource must contain a {d.res_type} key.")
             if not attrs.get(d.res_type):
                 raise errors.StackValidationFailed("Each Resource must contain a Type key.")
-
-    def _validate_output_shapes(self) -> None:
-        if self.version.kind != "hot":
-            return
-        outputs = self.section(self.dialect.outputs)
-        if not isinstance(outputs, Mapping):
-            return
-        allowed = set(self.version.output_keys)
-        for name in sorted(outputs, key=str):
-            attrs = outputs[name]
-            if not attrs:
-                raise errors.StackValidationFailed("Each output must contain a value key.")
-            if not isinstance(attrs, Mapping):
-                raise errors.StackValidationFailed(
-                    f'"outputs" must contain a map of output maps. Found a [{type(attrs)}] instead')
-            for key in attrs:
-                if key not in allowed:
-                    raise errors.StackValidationFailed(
-                        f'"{key}" is not a valid keyword inside a output definition')
-            if "value" not in attrs:
-                raise errors.StackValidationFailed("Each output must contain a value key.")

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from libs import operations
+from libs.template import errors, loader
+from libs.template.limits import Limits
 from libs.template.request import StackRequest
 from services.api.http import BadRequest, parse_bool
+
+# What Heat answers (a bare webob HTTPBadRequest) to a body whose parts have the wrong JSON kind.
+MALFORMED = ("The server could not comply with the request since it is either malformed or otherwise "
+             "incorrect.")
 
 TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
                  "files_container")
@@ -33,9 +41,41 @@ def stack_request(body: Mapping[str, Any], *, template_required: bool = True) ->
     env_files = body.get("environment_files")
     if env_files is not None and not isinstance(env_files, list):
         raise BadRequest("environment_files: expected a list of file names")
+    if template is not None and not isinstance(template, (str, dict)):
+        raise BadRequest(MALFORMED)
+    environment = body.get("environment")
+    if environment is not None and not isinstance(environment, (str, dict)):
+        raise BadRequest(MALFORMED)
+    if not all(isinstance(v, str) for v in files.values()) or not all(
+            isinstance(n, str) for n in env_files or ()):
+        raise BadRequest(MALFORMED)
     return StackRequest(template=template, files={str(k): v for k, v in files.items()},
-                        environment=body.get("environment"), environment_files=env_files,
+                        environment=environment, environment_files=env_files,
                         parameters=parameters)
+
+
+def parsed(stack_request: StackRequest, limits: Limits) -> tuple[StackRequest, Limits]:
+    """The request with its template and environment texts parsed, as Heat's API parses them,
+    and the limits for checking the top template.
+
+    Heat measures a text template once, as text; the engine's check measures a
+    map template's ``str()``, so it is lifted for a template already measured.
+    """
+    template = stack_request.template
+    if isinstance(template, (str, bytes)):
+        try:
+            template = loader.parse_template(template, max_size=limits.max_template_size)
+        except errors.TemplateParseError as exc:
+            raise BadRequest(f"Template not in valid format: {exc}") from None
+        limits = dataclasses.replace(limits, max_template_size=sys.maxsize)
+    environment = stack_request.environment
+    # With environment_files, Heat's API never reads the body's environment.
+    if environment is not None and not stack_request.environment_files:
+        try:
+            environment = loader.parse_environment(environment)
+        except errors.InvalidEnvironment as exc:
+            raise BadRequest(f"Environment not in valid format: {exc}") from None
+    return dataclasses.replace(stack_request, template=template, environment=environment), limits
 
 
 def _tags(value: Any) -> list[str]:

@@ -13,6 +13,7 @@ from aiohttp import web
 from libs import operations
 from libs.db import stacks, templates
 from libs.engine import desired, preview
+from libs.resources.validation import plugin_checks
 from libs.template import errors
 from libs.template import request as stack_request_lib
 from libs.template.limits import Limits
@@ -118,9 +119,10 @@ async def create(request: web.Request) -> web.Response:
         # Heat adopts with the abandoned stack's own template and environment unless given.
         body = {"template": adopt.get("template"), "environment": adopt.get("environment"),
                 "files": adopt.get("files") or {}, **{k: v for k, v in body.items() if v is not None}}
+    stack_request, limits = bodies.parsed(bodies.stack_request(body), limits_of(request))
     row = await operations.create_stack(
-        rt.pool, rt.bus, project=ctx.project, name=name, stack_request=bodies.stack_request(body),
-        options=bodies.options(body), limits=limits_of(request),
+        rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
+        options=bodies.options(body), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt)
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
@@ -131,10 +133,11 @@ async def preview_create(request: web.Request) -> web.Response:
     body = await json_body(request)
     name = bodies.stack_name(body)
     ctx = context(request)
-    loaded = stack_request_lib.load(bodies.stack_request(body), stack_name=name, stack_id="None",
-                                    project_id=ctx.project, limits=limits_of(request),
-                                    builtin_types=request.app[REGISTRY].types())
-    operations.check_properties(loaded.definition, request.app[REGISTRY], loaded.environment.registry)
+    registry = request.app[REGISTRY]
+    stack_request, limits = bodies.parsed(bodies.stack_request(body), limits_of(request))
+    loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
+                                    project_id=ctx.project, limits=limits, builtin_types=registry.types(),
+                                    checks=plugin_checks(registry))
     planned = preview.create_preview(loaded.definition)
     needed_by: dict[str, list[str]] = {}
     for res in planned:
@@ -251,10 +254,12 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     clear = body.get("clear_parameters") or []
     if not isinstance(clear, list):
         raise BadRequest("clear_parameters: expected a list of parameter names")
+    stack_request, limits = bodies.parsed(bodies.stack_request(body, template_required=not existing),
+                                          limits_of(request))
     await operations.update_stack(
-        rt.pool, rt.bus, row, stack_request=bodies.stack_request(body, template_required=not existing),
+        rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
-        converge=parse_bool("converge", body.get("converge", False)), limits=limits_of(request),
+        converge=parse_bool("converge", body.get("converge", False)), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY])
     return web.Response(status=202)
 
@@ -270,9 +275,10 @@ async def update_patch(request: web.Request) -> web.Response:
 async def _preview_update(request: web.Request, *, existing: bool) -> web.Response:
     row = await lookup.stack_of(request)
     body = await json_body(request)
+    stack_request, _ = bodies.parsed(bodies.stack_request(body, template_required=not existing),
+                                     limits_of(request))
     changes = await operations.preview_update(
-        request.app[RUNTIME].pool, row,
-        stack_request=bodies.stack_request(body, template_required=not existing),
+        request.app[RUNTIME].pool, row, stack_request=stack_request,
         registry=request.app[REGISTRY], existing=existing,
         clear_parameters=body.get("clear_parameters") or [])
     async with request.app[RUNTIME].pool.acquire() as conn:

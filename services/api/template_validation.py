@@ -10,14 +10,12 @@ not in valid format: "`` prefix; everything else is the engine's validation
 
 from __future__ import annotations
 
-import dataclasses
-import sys
 from typing import Any
 
 from aiohttp import web
 
-from libs.template import errors, loader, request
-from libs.template.limits import Limits
+from libs.resources.validation import plugin_checks
+from libs.template import request
 from services.api import bodies
 from services.api.context import context
 from services.api.http import BadRequest, json_body, json_response, query_bool
@@ -39,40 +37,17 @@ def _check_ignorable(req: web.Request) -> None:
         raise BadRequest(f"Invalid codes in ignore_errors : {invalid}")
 
 
-def _parsed(stack_request: request.StackRequest, limits: Limits) -> tuple[request.StackRequest, Limits]:
-    """The request with its template and environment texts parsed, as Heat's API parses them,
-    and the limits for checking the top template.
-
-    Heat measures a text template once, as text; the engine's check measures a
-    map template's ``str()``, so it is lifted for a template already measured.
-    """
-    template = stack_request.template
-    if isinstance(template, (str, bytes)):
-        try:
-            template = loader.parse_template(template, max_size=limits.max_template_size)
-        except errors.TemplateParseError as exc:
-            raise BadRequest(f"Template not in valid format: {exc}") from None
-        limits = dataclasses.replace(limits, max_template_size=sys.maxsize)
-    environment = stack_request.environment
-    # With environment_files, Heat's API never reads the body's environment.
-    if environment is not None and not stack_request.environment_files:
-        try:
-            environment = loader.parse_environment(environment)
-        except errors.InvalidEnvironment as exc:
-            raise BadRequest(f"Environment not in valid format: {exc}") from None
-    return dataclasses.replace(stack_request, template=template, environment=environment), limits
-
-
 async def validate(req: web.Request) -> web.Response:
     body = await json_body(req)
     show_nested = query_bool(req, "show_nested")
     limits = limits_of(req)
-    stack_request, top_limits = _parsed(bodies.stack_request(body), limits)
+    stack_request, top_limits = bodies.parsed(bodies.stack_request(body), limits)
     _check_ignorable(req)
     registry = req.app[REGISTRY]
     project = context(req).project
     result: dict[str, Any] = request.validate(stack_request, project_id=project, limits=top_limits,
-                                              builtin_types=registry.types())
+                                              builtin_types=registry.types(),
+                                              checks=plugin_checks(registry, with_values=False))
     if show_nested:
         loaded = request.load(stack_request, stack_name="dummy", stack_id=None, project_id=project,
                               limits=top_limits, builtin_types=registry.types(), validate_values=False)

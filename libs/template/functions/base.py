@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from libs.template.errors import (
+    InvalidTemplateAttribute,
     InvalidTemplateReference,
     PathItem,
     StackValidationFailed,
@@ -102,6 +103,9 @@ class ParseContext:
     # InvalidTemplateReference; given the stack's lookup (enabled resources, asked only
     # when validating), validation does the same. Without it, that is left to resolving.
     has_resource: Callable[[str], bool] | None = dataclasses.field(default=None, compare=False)
+    # Whether the named (enabled) resource may give the attribute, as the stack's resource
+    # plugins know; without it, any attribute passes validation.
+    has_attribute: Callable[[str, Any], bool] | None = dataclasses.field(default=None, compare=False)
 
     def table(self) -> Mapping[str, type[Function]]:
         return self.condition_functions if self.in_condition else self.functions
@@ -235,13 +239,15 @@ def reference(fn: Function, name: Any, path: str | None) -> Reference:
 
 
 def check_get_attr(fn: Function, resource: Any, attribute: Any, *, all_attributes: bool = False) -> None:
-    """Heat's ``get_attr`` validation, less the attribute schema (the resource plugin's).
+    """Heat's ``get_attr`` validation.
 
     Only when the parse context knows the stack's resources (``has_resource``): the
     resource must be there (InvalidTemplateReference), then the attribute is resolved
     (its failures are the validation's) and looked up among the resource's attribute
-    names, which fails for a list or a map (TypeError: unhashable type). Functions are
-    resolved with the parse-time resolver, as Heat resolves them with its stack.
+    names, which fails for a list or a map (TypeError: unhashable type) and, where the
+    context knows the plugins (``has_attribute``), for a name the resource does not
+    give (InvalidTemplateAttribute). Functions are resolved with the parse-time
+    resolver, as Heat resolves them with its stack.
     ``all_attributes``: a missing attribute means all of them, and is not looked up.
     """
     has_resource = fn.ctx.has_resource
@@ -264,8 +270,13 @@ def check_get_attr(fn: Function, resource: Any, attribute: Any, *, all_attribute
     if all_attributes and attribute is None:
         return
     attribute = value(attribute)
-    if attribute is not unknown:
-        hash(attribute)
+    if attribute is unknown:
+        return
+    hash(attribute)
+    if fn.ctx.has_attribute is not None and not fn.ctx.has_attribute(name, attribute):
+        # Heat names the resource as the template wrote it, the attribute as resolved.
+        shown = resource if isinstance(resource, str) else name
+        raise InvalidTemplateAttribute(str(shown), attribute)
 
 
 def condition_holds(value: Any, resolver: Resolver) -> bool:

@@ -134,7 +134,7 @@ def test_non_string_constraint_descriptions_break_heat() -> None:
     params = hot("p: {type: string, constraints: [{length: {min: 1}, description: 5}]}")
     with pytest.raises(UnhandledPythonError) as err:
         describe_parameter(params, "p")
-    assert (err.value.error_type, err.value.http_status) == ("TypeError", 500)
+    assert (err.value.error_type, err.value.http_status) == ("TypeError", 400)
     assert str(err.value) == "sequence item 0: expected str instance, int found"
 
 
