@@ -10,8 +10,7 @@ nothing and answers the capacity the group has.
 from __future__ import annotations
 
 import dataclasses
-import secrets
-import string
+import random
 import time
 import uuid
 from typing import Any
@@ -30,6 +29,7 @@ from libs.template.request import StackRequest
 
 # The nested template is made here, and grows with the group: no request limit applies.
 GENERATED = Limits(max_resources_per_stack=-1, max_template_size=2**31)
+_RNG = random.SystemRandom()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +72,7 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
                                         min_adjustment_step=change.min_adjustment_step)
     if capacity == current or group.status == "IN_PROGRESS":
         return current
-    members = autoscaling.next_names(names, capacity, _short_id)
+    members = autoscaling.next_names(names, capacity, lambda: autoscaling.member_name(_RNG))
     async with pool.acquire() as conn:
         raw = await templates.get(conn, stack.template_id) if stack.template_id else None
         child = await stacks.get(conn, uuid.UUID(group.physical_id or str(uuid.UUID(int=0))))
@@ -95,6 +95,3 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
         builtin_types=registry.types(), registry=registry)
     return capacity
 
-
-def _short_id() -> str:
-    return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(12))
