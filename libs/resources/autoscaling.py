@@ -6,7 +6,9 @@ members. Its capacity comes from the template (``desired_capacity``, else
 ``min_size``) when the template changes it, and otherwise stays where
 scaling left it. A policy's signal (``signal_url``, ``alarm_url``, or a NATS
 request on ``ember.scale.<project>.<stack>.<group>``) changes the capacity
-by :func:`new_capacity`, at most once per cooldown.
+by :func:`new_capacity`. The group's cooldown starts when its create or update
+completes and after each scaling (the policy's ``cooldown``, else the group's);
+until it ends, scaling changes nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from libs.template.errors import InvalidTemplateAttribute
 from libs.template.functions.hot_refs import select_path
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
-CAPACITY_KEY, NAMES_KEY, SCALED_AT_KEY = "capacity", "member_names", "scaled_at"
+CAPACITY_KEY, NAMES_KEY, COOLDOWN_END_KEY = "capacity", "member_names", "cooldown_end"
 MEMBER_ALPHABET = string.ascii_lowercase + "234567"
 
 
@@ -49,6 +51,15 @@ def new_capacity(current: int, *, adjustment_type: str, adjustment: float, min_s
     else:
         wanted = current + int(adjustment)
     return max(min_size, min(max_size, wanted))
+
+
+def cooldown_end(data: Mapping[str, str], now: float, cooldown: Any) -> float:
+    """Until when the group refuses to scale after something changed its size now.
+
+    As Heat's: ``cooldown`` seconds (none below zero) from now, never earlier than an
+    end already set.
+    """
+    return max(float(data.get(COOLDOWN_END_KEY) or 0), now + max(float(cooldown or 0), 0.0))
 
 
 def member_name(rng: random.Random) -> str:
@@ -154,9 +165,10 @@ class AutoScalingGroup(ResourceGroup):
             names = list(ctx.child.outputs_by_key.get(MEMBERS_KEY) or {})
             ordered = [n for n in orjson.loads(ctx.data.get(NAMES_KEY) or "[]") if n in names]
             ordered += [n for n in names if n not in ordered]
-            return Done(physical_id=result.physical_id, data={
-                **result.data, NAMES_KEY: orjson.dumps(ordered).decode(),
-                CAPACITY_KEY: str(len(ordered))})
+            data = {**result.data, NAMES_KEY: orjson.dumps(ordered).decode(), CAPACITY_KEY: str(len(ordered))}
+            if action is not Action.ADOPT:  # Heat's cooldown starts when a create or update completes
+                data[COOLDOWN_END_KEY] = str(cooldown_end(ctx.data, ctx.now, ctx.properties.get("cooldown")))
+            return Done(physical_id=result.physical_id, data=data)
         return result
 
     def ordered(self, data: Mapping[str, str]) -> list[str]:

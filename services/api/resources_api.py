@@ -127,7 +127,7 @@ async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
                                                    f"{props.get('scaling_adjustment')}")
     if group is None:
         raise NotFound("Resource", str(props.get("auto_scaling_group_id")))
-    await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group, policy=policy,
+    await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group,
                         change=scaling.Adjustment(
                             adjustment_type=str(props["adjustment_type"]),
                             adjustment=float(props["scaling_adjustment"]),
