@@ -55,12 +55,21 @@ def check_properties(definition: StackDefinition, registry: Registry,
     the resource's action runs, as Ember's worker does).
     """
     resolver = StackResolver(definition, StaticResourceData())
+
+    def heat_class_of(name: str) -> str:
+        try:
+            return registry.implementing(definition.resources[name].type, resource_name=name,
+                                         environment=environment).heat_class_name()
+        except KeyError:
+            return "TemplateResource"
+
     for name, resource in definition.resources.items():
         try:
             plugin = registry.implementing(resource.type, resource_name=name, environment=environment)
         except KeyError:
             continue  # a template resource (provider template): validated as its own stack
         plugin.validate(resolver.properties(name), resource_name=name, strict_values=False)
+        plugin.validate_in_stack(name, definition, heat_class_of)
 
 
 async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,

@@ -47,8 +47,8 @@ from __future__ import annotations
 import abc
 import dataclasses
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from libs.resources.attributes import SHOW, AttrSchema, attributes_api
 from libs.resources.properties import PropSchema, SupportStatusName, schema_api, validate_properties
@@ -57,6 +57,9 @@ from libs.template import attribute_store
 from libs.template.constraints import CustomConstraints
 from libs.template.errors import NotSupported
 from libs.template.functions.hot_refs import select_path
+
+if TYPE_CHECKING:
+    from libs.template.stack import StackDefinition
 
 PHYSICAL_NAME_LIMIT: Final = 255
 
@@ -169,6 +172,15 @@ class ResourceType(abc.ABC):
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         """The type's own rules over its typed properties (Heat's plugin ``validate``)."""
         return  # most types have none beyond their schema
+
+    def validate_in_stack(self, name: str, definition: StackDefinition,
+                          heat_class_of: Callable[[str], str]) -> None:
+        """The type's own rules about the other resources of its stack, before anything is stored.
+
+        ``heat_class_of`` names Heat's class of another resource (Heat's messages print it).
+        Raise ``StackValidationFailed`` as :meth:`validate` does.
+        """
+        return  # most types look at nothing but their own properties
 
     # ---- steps --------------------------------------------------------------------------------
     def start(self, action: Action, ctx: StepContext) -> StepResult:
