@@ -169,7 +169,7 @@ async def test_validate_accepts_heats_one_ignorable_code(api: Client) -> None:
 # ---- /resource_types ---------------------------------------------------------------------------
 
 BUILTIN = [f"OS::Heat::{name}" for name in (
-    "AutoScalingGroup", "None", "RandomString", "ResourceChain", "ResourceGroup", "ScalingPolicy", "Stack",
+    "AutoScalingGroup", "InstanceGroup", "None", "RandomString", "ResourceChain", "ResourceGroup", "ScalingPolicy", "Stack",
     "TestResource", "Value", "WaitCondition", "WaitConditionHandle")]
 
 
