@@ -177,6 +177,7 @@ class TemplateResource(NestedStackType):
     type_name: ClassVar[str] = "<provider template>"
     description: ClassVar[str] = "A resource made from a template."
     inherits_environment: ClassVar[bool] = True
+    answers_reads: ClassVar[bool] = True
 
     def __init__(self, template_key: str, type_name: str) -> None:
         self.template_key = template_key
@@ -194,8 +195,6 @@ class TemplateResource(NestedStackType):
 
     def start_create(self, ctx: StepContext) -> StepResult:
         return self.child_request(ctx)
-
-    answers_reads: ClassVar[bool] = True
 
     def has_attribute(self, name: str) -> bool:
         return True  # any output of the nested template

@@ -79,12 +79,12 @@ class Node:
             return await traversals.ready_successors(conn, trav.id, node.node) if self.current else []
         if node.waiting_on > 0:
             raise Retry(0.2, "predecessors not finished")
-        if self.current and trav.deadline is not None and _now() > trav.deadline:
-            await self.fail_stack(status.TIMED_OUT)
-            self.current = False  # and abandon this node's action below, as a stale one
         self.want: desired.Desired | None = None
         if trav.template_id is not None:
             self.want = await self.s.cache.get(conn, stack, trav.template_id)
+        if self.current and trav.deadline is not None and _now() > trav.deadline:
+            await self.fail_stack(status.TIMED_OUT)
+            self.current = False  # and abandon this node's action below, as a stale one
         row = await self._target_row()
         if row is None:  # already forgotten by an earlier delivery of this node
             return await self.finish(None)
@@ -468,8 +468,9 @@ class Node:
 
     def _reads(self, name: str) -> frozenset[tuple[Any, ...]]:
         """What the template reads of the resource (for types that answer reads themselves)."""
-        return self.want.definition.attribute_reads.get(name, frozenset()) if self.want is not None else (
-            frozenset())
+        if self.want is None:
+            return frozenset()
+        return self.want.definition.attribute_reads.get(name, frozenset())
 
     def _deletion_policy(self, name: str) -> str:
         return rows.deletion_policy(self.want, name)
