@@ -10,8 +10,7 @@ nothing and answers the capacity the group has.
 from __future__ import annotations
 
 import dataclasses
-import secrets
-import string
+import random
 import time
 import uuid
 from typing import Any
@@ -30,6 +29,7 @@ from libs.template.request import StackRequest
 
 # The nested template is made here, and grows with the group: no request limit applies.
 GENERATED = Limits(max_resources_per_stack=-1, max_template_size=2**31)
+_RNG = random.SystemRandom()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,26 +45,24 @@ async def find_group(conn: Any, stack_id: uuid.UUID, name_or_id: str) -> resourc
     return next((r for r in rows if name_or_id in (r.name, r.physical_id, r.reference)), None)
 
 
-def _cooling(row: resources.ResourceRow | None, cooldown: Any) -> bool:
-    if row is None or not cooldown:
-        return False
-    return time.time() < float(row.data.get(autoscaling.SCALED_AT_KEY) or 0) + float(cooldown)
+def _cooling(group: resources.ResourceRow) -> bool:
+    return time.time() < float(group.data.get(autoscaling.COOLDOWN_END_KEY) or 0)
 
 
 async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.StackRow, *,
-                group: resources.ResourceRow, change: Adjustment,
-                policy: resources.ResourceRow | None = None) -> int:
+                group: resources.ResourceRow, change: Adjustment) -> int:
     """Apply ``change`` to ``group``; returns the capacity the group now has (or keeps).
 
-    As in Heat, the group's ``cooldown`` follows its last scaling whoever asked,
-    and a policy's ``cooldown`` follows that policy's last scaling.
+    As in Heat, nothing changes while the group's cooldown lasts (from its last
+    create, update or scaling) or while it is being resized; a scaling starts a
+    cooldown of the policy's ``cooldown``, else the group's.
     """
     plugin = registry.get(autoscaling.AutoScalingGroup.type_name)
     assert isinstance(plugin, autoscaling.AutoScalingGroup)
     props = group.properties or {}
     names = orjson.loads(group.data.get(autoscaling.NAMES_KEY) or "[]")
     current = len(names)
-    if _cooling(group, props.get("cooldown")) or _cooling(policy, change.cooldown):
+    if _cooling(group):
         return current
     capacity = autoscaling.new_capacity(current, adjustment_type=change.adjustment_type,
                                         adjustment=change.adjustment, min_size=int(props["min_size"]),
@@ -72,18 +70,19 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
                                         min_adjustment_step=change.min_adjustment_step)
     if capacity == current or group.status == "IN_PROGRESS":
         return current
-    members = autoscaling.next_names(names, capacity, _short_id)
+    members = autoscaling.next_names(names, capacity, lambda: autoscaling.member_name(_RNG))
     async with pool.acquire() as conn:
         raw = await templates.get(conn, stack.template_id) if stack.template_id else None
         child = await stacks.get(conn, uuid.UUID(group.physical_id or str(uuid.UUID(int=0))))
+        if child is None or child.status == "IN_PROGRESS":
+            return current  # not made yet, or being resized (Heat's "scaling activity")
+        cooldown = change.cooldown if change.cooldown is not None else props.get("cooldown")
         written = await resources.write(conn, group, data={
             **group.data, autoscaling.NAMES_KEY: orjson.dumps(members).decode(),
-            autoscaling.CAPACITY_KEY: str(capacity), autoscaling.SCALED_AT_KEY: str(time.time())})
-        if written is None or child is None:
-            return current  # changed meanwhile, or not made yet: the caller may try again
-        if policy is not None:
-            await resources.write(conn, policy, data={**policy.data,
-                                                      autoscaling.SCALED_AT_KEY: str(time.time())})
+            autoscaling.CAPACITY_KEY: str(capacity),
+            autoscaling.COOLDOWN_END_KEY: str(autoscaling.cooldown_end(group.data, time.time(), cooldown))})
+        if written is None:
+            return current  # changed meanwhile: the caller may try again
         await events.add(conn, stack_id=stack.id, resource_name=group.name,
                          physical_resource_id=group.physical_id, resource_type=group.type, action="SIGNAL",
                          status="COMPLETE", reason=f"Scaling from {current} to {capacity}")
@@ -95,6 +94,3 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
         builtin_types=registry.types(), registry=registry)
     return capacity
 
-
-def _short_id() -> str:
-    return "".join(secrets.choice(string.ascii_lowercase + string.digits) for _ in range(12))

@@ -44,6 +44,13 @@ class ResourceRow:
     updated_at: datetime.datetime | None
     external_id: str | None = None
 
+    def known_reference(self) -> Any:
+        """What ``get_resource`` gives of it: the reference its last completed action recorded,
+        else (never completed) its physical id or, with none, its name, as Heat's reference."""
+        if self.reference is not None:
+            return self.reference
+        return self.physical_id or self.name
+
     def state(self) -> RowState:
         """What :func:`libs.engine.step.decide` needs to know of this row."""
         return RowState(id=self.id, name=self.name, type=self.type, action=self.action, status=self.status,

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from libs.engine.step import RowState, decide
+from libs.template.attribute_store import AttributeFailed
 from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.stack import StackDefinition
 
@@ -34,8 +35,13 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
         if row is None or row.action == "INIT":
             out.added.append(name)
             continue
+        try:
+            properties = new_properties(name)
+        except AttributeFailed:  # it reads an attribute that failed: an update would start there
+            out.updated.append(name)
+            continue
         verb = decide("u", "UPDATE", "preview", "preview", row, in_template=True,
-                      new_type=new_types[name], new_properties=new_properties(name),
+                      new_type=new_types[name], new_properties=properties,
                       needs_replace=needs_replace(name), never_updates=never_updates(name)).verb
         {"replace": out.replaced, "update": out.updated}.get(verb, out.unchanged).append(name)
     out.deleted.extend(n for n in current if n not in new_types)

@@ -6,12 +6,15 @@ members. Its capacity comes from the template (``desired_capacity``, else
 ``min_size``) when the template changes it, and otherwise stays where
 scaling left it. A policy's signal (``signal_url``, ``alarm_url``, or a NATS
 request on ``ember.scale.<project>.<stack>.<group>``) changes the capacity
-by :func:`new_capacity`, at most once per cooldown.
+by :func:`new_capacity`. The group's cooldown starts when its create or update
+completes and after each scaling (the policy's ``cooldown``, else the group's);
+until it ends, scaling changes nothing.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import string
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -20,13 +23,18 @@ import orjson
 
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
+from libs.resources.nested import member_not_found
 from libs.resources.properties import PropSchema
 from libs.resources.resource_group import MEMBERS_KEY, ResourceGroup, members_template
 from libs.resources.steps import Action, Done, Nest, StepContext, StepResult
+from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Range
+from libs.template.errors import InvalidTemplateAttribute
+from libs.template.functions.hot_refs import select_path
 
 ADJUSTMENT_TYPES = ("change_in_capacity", "exact_capacity", "percent_change_in_capacity")
-CAPACITY_KEY, NAMES_KEY, SCALED_AT_KEY = "capacity", "member_names", "scaled_at"
+CAPACITY_KEY, NAMES_KEY, COOLDOWN_END_KEY = "capacity", "member_names", "cooldown_end"
+MEMBER_ALPHABET = string.ascii_lowercase + "234567"
 
 
 def new_capacity(current: int, *, adjustment_type: str, adjustment: float, min_size: int, max_size: int,
@@ -43,6 +51,20 @@ def new_capacity(current: int, *, adjustment_type: str, adjustment: float, min_s
     else:
         wanted = current + int(adjustment)
     return max(min_size, min(max_size, wanted))
+
+
+def cooldown_end(data: Mapping[str, str], now: float, cooldown: Any) -> float:
+    """Until when the group refuses to scale after something changed its size now.
+
+    As Heat's: ``cooldown`` seconds (none below zero) from now, never earlier than an
+    end already set.
+    """
+    return max(float(data.get(COOLDOWN_END_KEY) or 0), now + max(float(cooldown or 0), 0.0))
+
+
+def member_name(rng: random.Random) -> str:
+    """A new member's name: 12 characters of lowercase base32, as Heat's short ids."""
+    return "".join(rng.choice(MEMBER_ALPHABET) for _ in range(12))
 
 
 def next_names(existing: Sequence[str], capacity: int, fresh: Any) -> list[str]:
@@ -107,9 +129,8 @@ class AutoScalingGroup(ResourceGroup):
 
     def child_request(self, ctx: StepContext) -> Nest:
         existing = orjson.loads(ctx.data.get(NAMES_KEY) or "[]")
-        alphabet = string.ascii_lowercase + string.digits
         names = next_names(existing, self.capacity(ctx.properties, ctx.old_properties, ctx.data),
-                           lambda: "".join(ctx.rng.choice(alphabet) for _ in range(12)))
+                           lambda: member_name(ctx.rng))
         return Nest("create", template=self.template_for(ctx.properties, names))
 
     def start_create(self, ctx: StepContext) -> StepResult:
@@ -129,8 +150,7 @@ class AutoScalingGroup(ResourceGroup):
 
     def names_for(self, ctx: StepContext, capacity: int, state: Mapping[str, Any]) -> list[str]:
         existing = state.get("names") or orjson.loads(ctx.data.get(NAMES_KEY) or "[]")
-        alphabet = string.ascii_lowercase + string.digits
-        return next_names(existing, capacity, lambda: "".join(ctx.rng.choice(alphabet) for _ in range(12)))
+        return next_names(existing, capacity, lambda: member_name(ctx.rng))
 
     def members_for(self, ctx: StepContext, names: list[str], keep_old: set[str]) -> dict[str, Any]:
         old = ctx.old_properties or ctx.properties
@@ -145,20 +165,52 @@ class AutoScalingGroup(ResourceGroup):
             names = list(ctx.child.outputs_by_key.get(MEMBERS_KEY) or {})
             ordered = [n for n in orjson.loads(ctx.data.get(NAMES_KEY) or "[]") if n in names]
             ordered += [n for n in names if n not in ordered]
-            return Done(physical_id=result.physical_id, data={
-                **result.data, NAMES_KEY: orjson.dumps(ordered).decode(),
-                CAPACITY_KEY: str(len(ordered))})
+            data = {**result.data, NAMES_KEY: orjson.dumps(ordered).decode(), CAPACITY_KEY: str(len(ordered))}
+            if action is not Action.ADOPT:  # Heat's cooldown starts when a create or update completes
+                data[COOLDOWN_END_KEY] = str(cooldown_end(ctx.data, ctx.now, ctx.properties.get("cooldown")))
+            return Done(physical_id=result.physical_id, data=data)
         return result
+
+    def ordered(self, data: Mapping[str, str]) -> list[str]:
+        """The members' names, oldest first: ``resource.<n>`` takes n as an index into these."""
+        present = self.members(data)
+        return [n for n in orjson.loads(data.get(NAMES_KEY) or "[]") if n in present]
 
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
-        shown = super().all_attributes(physical_id, data, properties)
-        order = orjson.loads(data.get(NAMES_KEY) or "[]")
-        by_attribute: dict[str, dict[str, Any]] = shown.get("attributes") or {}
-        return {**shown, "current_size": len(shown.get("refs_map") or {}),
-                "refs": [shown["refs_map"].get(n) for n in order if n in shown["refs_map"]],
-                "outputs": by_attribute,
-                "outputs_list": {k: [v.get(n) for n in order if n in v] for k, v in by_attribute.items()}}
+        # Heat's get_attr of the group alone: its attributes that need no path.
+        return {name: self.read(name, (), physical_id, data, properties, resource_name="")
+                for name in ("current_size", "refs", "refs_map")}
+
+    def has_attribute(self, name: str) -> bool:
+        return ResourceType.has_attribute(self, name) or name.startswith("resource.")
+
+    def read(self, name: str, path: Sequence[Any], physical_id: str | None, data: Mapping[str, str],
+             properties: Mapping[str, Any], *, resource_name: str) -> Any:
+        names = self.ordered(data)
+        refs_map = self.outputs(data).get("refs_map") or {}
+        # Heat answers these whatever the path.
+        if name == "current_size":
+            return len(names)
+        if name == "refs":
+            return [refs_map.get(n) for n in names]
+        if name == "refs_map":
+            return {n: refs_map.get(n) for n in names}
+        members = self.members(data)
+        if name in ("outputs", "outputs_list") and path:
+            values = {n: select_path(members[n].get(path[0]), path[1:]) for n in names}
+            return values if name == "outputs" else list(values.values())
+        if name.startswith("resource."):
+            parts: list[Any] = [*name.split(".", 2)[1:], *path]
+            index, rest = str(parts[0]), parts[1:]
+            try:
+                member = names[int(index)]
+            except IndexError:
+                raise member_not_found(index, resource_name) from None
+            except ValueError as exc:  # Heat lets int() fail on a name that is not an index
+                raise AttributeFailed(str(exc)) from None
+            return select_path(members[member].get(rest[0]), rest[1:]) if rest else refs_map.get(member)
+        raise AttributeFailed(str(InvalidTemplateAttribute(resource_name, name)))
 
 
 class ScalingPolicy(ResourceType):

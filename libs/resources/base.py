@@ -47,14 +47,19 @@ from __future__ import annotations
 import abc
 import dataclasses
 import uuid
-from collections.abc import Collection, Mapping
-from typing import Any, ClassVar, Final
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from libs.resources.attributes import SHOW, AttrSchema, attributes_api
 from libs.resources.properties import PropSchema, SupportStatusName, schema_api, validate_properties
 from libs.resources.steps import Action, Done, Observed, StepContext, StepResult
+from libs.template import attribute_store
 from libs.template.constraints import CustomConstraints
 from libs.template.errors import NotSupported
+from libs.template.functions.hot_refs import select_path
+
+if TYPE_CHECKING:
+    from libs.template.stack import StackDefinition
 
 PHYSICAL_NAME_LIMIT: Final = 255
 
@@ -137,6 +142,9 @@ class ResourceType(abc.ABC):
     attributes_open: ClassVar[bool] = False
     # True: the type drops its properties unread, so nothing in them is validated.
     ignores_properties: ClassVar[bool] = False
+    # True for types that answer a ``get_attr`` read as a whole, path included (groups, template
+    # resources): what the template reads of them is answered when they complete (see :meth:`read`).
+    answers_reads: ClassVar[bool] = False
 
     def heat_class_name(self) -> str:
         return self.heat_class or type(self).__name__
@@ -170,6 +178,15 @@ class ResourceType(abc.ABC):
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         """The type's own rules over its typed properties (Heat's plugin ``validate``)."""
         return  # most types have none beyond their schema
+
+    def validate_in_stack(self, name: str, definition: StackDefinition,
+                          heat_class_of: Callable[[str], str]) -> None:
+        """The type's own rules about the other resources of its stack, before anything is stored.
+
+        ``heat_class_of`` names Heat's class of another resource (Heat's messages print it).
+        Raise ``StackValidationFailed`` as :meth:`validate` does.
+        """
+        return  # most types look at nothing but their own properties
 
     # ---- steps --------------------------------------------------------------------------------
     def start(self, action: Action, ctx: StepContext) -> StepResult:
@@ -295,6 +312,32 @@ class ResourceType(abc.ABC):
         """``get_attr: [res]``: every declared attribute but ``show``."""
         return {name: self.attribute(name, physical_id, data, properties)
                 for name in self.attributes_schema if name != SHOW}
+
+    def read(self, name: str, path: Sequence[Any], physical_id: str | None, data: Mapping[str, str],
+             properties: Mapping[str, Any], *, resource_name: str) -> Any:
+        """``get_attr: [res, name, *path]`` as a type that :attr:`answers_reads` answers it.
+
+        Raise :class:`~libs.template.attribute_store.AttributeFailed` with Heat's
+        message where Heat's resource raises (an output that reads it shows it).
+        """
+        return select_path(self.attribute(name, physical_id, data, properties), path)
+
+    def stored_attributes(self, reads: Iterable[tuple[Any, ...]], physical_id: str | None,
+                          data: Mapping[str, str], properties: Mapping[str, Any], *,
+                          resource_name: str) -> dict[str, Any]:
+        """What the row keeps once an action completes: :meth:`all_attributes` and, for a
+        type that :attr:`answers_reads`, the template's ``reads`` of it answered."""
+        attributes = self.all_attributes(physical_id, data, properties)
+        if not self.answers_reads:
+            return attributes
+        answered: dict[str, Any] = {}
+        for name, *path in reads:
+            try:
+                value = self.read(name, path, physical_id, data, properties, resource_name=resource_name)
+            except attribute_store.AttributeFailed as exc:
+                value = attribute_store.failure(str(exc))
+            answered[attribute_store.read_key(name, path)] = value
+        return attribute_store.stored(attributes, answered)
 
     # ---- names and the API --------------------------------------------------------------------
     def physical_resource_name(self, ctx: StepContext) -> str:

@@ -5,13 +5,14 @@ first step asks the worker to act on the child (:class:`Nest`), and every
 later step looks at the child (``ctx.child``) until that action has ended. The
 child is a real stack (its own events, listed with ``show_nested``) driven by
 the same planner and workers; its id is the resource's physical id and its
-outputs are the resource's attributes.
+outputs are the resource's attributes. An output the child could not resolve
+is kept as Heat's ``TemplateOutputError`` ("Error in <res> output <key>: ...").
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -19,11 +20,18 @@ import orjson
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema, Unresolvable
-from libs.resources.steps import Action, Done, Failed, Nest, StepContext, StepResult, Wait
-from libs.template.errors import StackValidationFailed
+from libs.resources.steps import Action, ChildStack, Done, Failed, Nest, StepContext, StepResult, Wait
+from libs.template import attribute_store
+from libs.template.errors import InvalidTemplateAttribute, StackValidationFailed
+from libs.template.functions.hot_refs import select_path
 
 POLL_SECONDS = 0.5
 OUTPUTS_KEY = "outputs"
+# The outputs the child could not resolve: key -> Heat's message for a read of it.
+OUTPUT_ERRORS_KEY = "output_errors"
+# The nested stack's ARN (Heat's stack identifier), and the nested resources read through this one.
+ARN_KEY, NESTED_KEY = "stack_arn", "nested_resources"
+STACK_ID_OUTPUT = "OS::stack_id"
 # Where an adopted resource keeps its nested stack's abandon data until the nested stack is made.
 ADOPT_NESTED_KEY = "adopt_nested"
 
@@ -78,13 +86,39 @@ class NestedStackType(ResourceType):
             return Wait(POLL_SECONDS)
         if child.status == "FAILED":
             return Failed(f"{child.status_reason}", error="Error")
-        outputs = {o["output_key"]: o.get("output_value") for o in child.outputs}
-        return Done(physical_id=child.id, data={OUTPUTS_KEY: orjson.dumps(outputs).decode(),
-                                                "stack_name": child.name})
+        return Done(physical_id=child.id, data=settled_data(ctx.resource_name, child))
 
     def outputs(self, data: Mapping[str, str]) -> dict[str, Any]:
         raw = data.get(OUTPUTS_KEY)
         return dict(orjson.loads(raw)) if raw else {}
+
+    def output_errors(self, data: Mapping[str, str]) -> dict[str, str]:
+        raw = data.get(OUTPUT_ERRORS_KEY)
+        return dict(orjson.loads(raw)) if raw else {}
+
+    def nested_reads(self, reads: Iterable[tuple[Any, ...]]) -> frozenset[str]:
+        """The nested resources whose reference and attributes ``reads`` (of this resource) need."""
+        return frozenset()
+
+
+def member_not_found(member: str, resource_name: str) -> attribute_store.AttributeFailed:
+    """Heat's failure for ``resource.<member>`` naming nothing in a group or nested stack."""
+    message = f"Member '{member}' not found in group resource '{resource_name}'."
+    return attribute_store.AttributeFailed(message)
+
+
+def settled_data(resource_name: str, child: ChildStack) -> dict[str, str | None]:
+    """What the resource keeps of its settled child: outputs (and their errors), name, ARN, what is read."""
+    outputs = {o["output_key"]: o.get("output_value") for o in child.outputs}
+    errors = {o["output_key"]: f"Error in {resource_name} output {o['output_key']}: {o['output_error']}"
+              for o in child.outputs if o.get("output_error") is not None}
+    # Heat URL-quotes each part; stack names and ids never need it.
+    arn = f"arn:openstack:heat::{child.project}:stacks/{child.name}/{child.id}"
+    nested = {name: [ref, dict(kept)] for name, (ref, kept) in child.resources.items()}
+    return {OUTPUTS_KEY: orjson.dumps(outputs).decode(), "stack_name": child.name,
+            OUTPUT_ERRORS_KEY: orjson.dumps(errors).decode() if errors else None,
+            ARN_KEY: arn if child.project else None,
+            NESTED_KEY: orjson.dumps(nested).decode() if nested else None}
 
 
 class StackResource(NestedStackType):
@@ -144,6 +178,7 @@ class TemplateResource(NestedStackType):
     description: ClassVar[str] = "A resource made from a template."
     inherits_environment: ClassVar[bool] = True
     attributes_open: ClassVar[bool] = True
+    answers_reads: ClassVar[bool] = True
 
     def __init__(self, template_key: str, type_name: str) -> None:
         self.template_key = template_key
@@ -174,10 +209,48 @@ class TemplateResource(NestedStackType):
     def has_attribute(self, name: str) -> bool:
         return True  # any output of the nested template
 
+    def nested_reads(self, reads: Iterable[tuple[Any, ...]]) -> frozenset[str]:
+        return frozenset(name.split(".", 2)[1] for name, *_ in reads if name.startswith("resource."))
+
+    def reference_id(self, physical_id: str | None, data: Mapping[str, str], *, resource_name: str) -> Any:
+        """Heat's: the nested template's ``OS::stack_id`` output if it has one, else the stack's ARN."""
+        if physical_id is None:
+            return resource_name
+        outputs = self.outputs(data)
+        if STACK_ID_OUTPUT in outputs and STACK_ID_OUTPUT not in self.output_errors(data):
+            return outputs[STACK_ID_OUTPUT]
+        return data.get(ARN_KEY) or physical_id
+
+    def kept_outputs(self, data: Mapping[str, str]) -> dict[str, Any]:
+        """The nested outputs, a failed one as the failure a read of it raises."""
+        errors = self.output_errors(data)
+        return {key: attribute_store.failure(errors[key]) if key in errors else value
+                for key, value in self.outputs(data).items()}
+
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
-        return {**self.outputs(data), "OS::stack_id": physical_id}
+        return self.kept_outputs(data)
 
     def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
                           properties: Mapping[str, Any]) -> Any:
-        return self.all_attributes(physical_id, data, properties).get(name)
+        return self.kept_outputs(data).get(name)
+
+    def read(self, name: str, path: Sequence[Any], physical_id: str | None, data: Mapping[str, str],
+             properties: Mapping[str, Any], *, resource_name: str) -> Any:
+        if physical_id is None:
+            return None
+        if name.startswith("resource."):
+            # resource.<r>, resource.<r>.<attr> and resource.<r> with a path: a nested resource.
+            parts: list[Any] = [*name.split(".", 2)[1:], *path]
+            target, rest = str(parts[0]), parts[1:]
+            nested = orjson.loads(data.get(NESTED_KEY) or "{}")
+            if target not in nested:
+                raise member_not_found(target, resource_name)
+            reference, kept = nested[target]
+            return attribute_store.read(kept, rest[0], rest[1:]) if rest else reference
+        outputs = self.kept_outputs(data)
+        if name in outputs:
+            return select_path(attribute_store.checked(outputs[name]), path)
+        if name == STACK_ID_OUTPUT:
+            return select_path(self.reference_id(physical_id, data, resource_name=resource_name), path)
+        raise attribute_store.AttributeFailed(str(InvalidTemplateAttribute(resource_name, name)))

@@ -56,6 +56,7 @@ class Registry:
 def default_registry() -> Registry:
     """A registry of the built-in types that need no cloud."""
     from libs.resources.autoscaling import AutoScalingGroup, ScalingPolicy
+    from libs.resources.instance_group import InstanceGroup
     from libs.resources.nested import StackResource
     from libs.resources.none import NoneResource
     from libs.resources.random_string import RandomString
@@ -67,6 +68,7 @@ def default_registry() -> Registry:
 
     registry = Registry()
     for cls in (NoneResource, TestResource, RandomString, Value, StackResource, ResourceGroup,
-                ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy):
+                ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy,
+                InstanceGroup):
         registry.register(cls)
     return registry

@@ -12,7 +12,7 @@ removal policy lists, which are then never used again).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -20,10 +20,13 @@ import orjson
 from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
-from libs.resources.nested import NestedStackType
+from libs.resources.nested import NestedStackType, member_not_found
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Action, Done, Nest, StepContext, StepResult, Wait
+from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Length, Range
+from libs.template.errors import InvalidTemplateAttribute
+from libs.template.functions.hot_refs import select_path
 
 COUNT, INDEX_VAR, RESOURCE_DEF = "count", "index_var", "resource_def"
 REMOVAL_POLICIES, REMOVAL_MODE = "removal_policies", "removal_policies_mode"
@@ -89,37 +92,54 @@ def members_template(resources: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class MemberStack(NestedStackType):
-    """A nested stack of numbered members, and the attributes Heat's groups show of them."""
+    """A nested stack of numbered members, and the attributes Heat's groups answer of them.
+
+    A read names the group's own attribute (``refs``, ``refs_map``), ``attributes``
+    with the member attribute as its path, ``resource.<n>`` (a member's reference;
+    with ``.<attr>`` or a path, its attribute), or else a member attribute, read of
+    every member in index order with the path applied to each member's value.
+    """
 
     inherits_environment: ClassVar[bool] = True
     attributes_open: ClassVar[bool] = True
+    answers_reads: ClassVar[bool] = True
+
+    def members(self, data: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+        """Each member's attributes by name, in index order."""
+        members: dict[str, Any] = self.outputs(data).get(MEMBERS_KEY) or {}
+        return {name: dict(members[name] or {}) for name in sorted(members, key=_index)}
 
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
+        # Heat's get_attr of the group alone: its attributes that need no path.
         outputs = self.outputs(data)
-        members: dict[str, Any] = outputs.get(MEMBERS_KEY) or {}
-        names = sorted(members, key=_index)
-        by_attribute: dict[str, dict[str, Any]] = {}
-        for name in names:
-            for attr, value in (members[name] or {}).items():
-                by_attribute.setdefault(attr, {})[name] = value
-        shown: dict[str, Any] = {
-            "refs": outputs.get("refs") or [],
-            "refs_map": outputs.get("refs_map") or {},
-            "attributes": by_attribute,
-        }
-        for name in names:
-            shown[f"resource.{name}"] = members[name]
-            for attr, value in (members[name] or {}).items():
-                shown[f"resource.{name}.{attr}"] = value
-        return shown
+        return {"refs": outputs.get("refs") or [], "refs_map": outputs.get("refs_map") or {}}
 
     def has_attribute(self, name: str) -> bool:
-        return super().has_attribute(name) or name.startswith("resource.")
+        return True  # any attribute of the members
 
-    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
-                          properties: Mapping[str, Any]) -> Any:
-        return self.all_attributes(physical_id, data, properties).get(name)
+    def read(self, name: str, path: Sequence[Any], physical_id: str | None, data: Mapping[str, str],
+             properties: Mapping[str, Any], *, resource_name: str) -> Any:
+        if physical_id is None:
+            return None
+        members = self.members(data)
+        if name.startswith("resource."):
+            parts: list[Any] = [*name.split(".", 2)[1:], *path]
+            target, rest = str(parts[0]), parts[1:]
+            if target not in members:
+                raise member_not_found(target, resource_name)
+            if not rest:
+                return (self.outputs(data).get("refs_map") or {}).get(target)
+            return select_path(members[target].get(rest[0]), rest[1:])
+        if name == "refs":
+            return select_path(self.outputs(data).get("refs") or [], path)
+        if name == "refs_map":
+            return self.outputs(data).get("refs_map") or {}
+        if name == "attributes":
+            if not path:
+                raise AttributeFailed(str(InvalidTemplateAttribute(resource_name, name)))
+            return {n: select_path(member.get(path[0]), path[1:]) for n, member in members.items()}
+        return [select_path(member.get(name), path) for member in members.values()]
 
 
 class ResourceGroup(MemberStack):
@@ -305,3 +325,9 @@ class ResourceGroup(MemberStack):
                        properties: Mapping[str, Any]) -> dict[str, Any]:
         return {**super().all_attributes(physical_id, data, properties),
                 "removed_rsrc_list": orjson.loads(data.get(REMOVED_KEY) or "[]")}
+
+    def read(self, name: str, path: Sequence[Any], physical_id: str | None, data: Mapping[str, str],
+             properties: Mapping[str, Any], *, resource_name: str) -> Any:
+        if name == "removed_rsrc_list":  # Heat gives the whole list, whatever the path
+            return orjson.loads(data.get(REMOVED_KEY) or "[]")
+        return super().read(name, path, physical_id, data, properties, resource_name=resource_name)

@@ -140,7 +140,7 @@ def _failure_text(error: str, path: Sequence[PathItem], message: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class ChildStack:
-    """What a nesting type may know of its nested stack: Heat's status and the outputs."""
+    """What a nesting type may know of its nested stack: its status, outputs, and what is read of it."""
 
     id: str
     name: str
@@ -149,6 +149,10 @@ class ChildStack:
     status_reason: str
     outputs: tuple[Mapping[str, Any], ...] = ()
     deleted: bool = False
+    project: str = ""
+    # The nested resources the parent's template reads through this one (``resource.<r>``):
+    # name -> (reference, attributes as kept), given once the child has settled.
+    resources: Mapping[str, tuple[Any, Mapping[str, Any]]] = dataclasses.field(default_factory=dict)
 
     @property
     def outputs_by_key(self) -> dict[str, Any]:

@@ -18,7 +18,7 @@ a stack of their own (nested stacks).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from libs.resources.attributes import SHOW
@@ -48,7 +48,7 @@ class NotYetCreated:
     def reference(self, resource: str) -> Any:
         return resource
 
-    def attribute(self, resource: str, attribute: str) -> Any:
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any]) -> Any:
         return None
 
     def all_attributes(self, resource: str) -> dict[str, Any] | None:
@@ -191,6 +191,8 @@ class PluginChecks:
                          properties_section=d.res_properties, with_values=self._with_values)
         if self._with_values:
             self._check_facade(stack, definition)
+            plugin.validate_in_stack(name, stack, lambda other: self.class_name(
+                stack.resources[other].type, other))
 
     def _check_facade(self, stack: StackDefinition, definition: ResourceDefinition) -> None:
         """A provider template of a type something else provides too must offer its interface."""

@@ -1,9 +1,10 @@
 """Resolving a stack's snippets against known resource data: properties and outputs.
 
 The engine knows each resource's reference id and attributes (from the
-database); validation and preview know none (they resolve what they can and
-treat the rest as unknown). :class:`ResourceData` is that knowledge; the
-:class:`StackResolver` joins it with parameters, conditions and files.
+database, kept as :mod:`libs.template.attribute_store` says); validation and
+preview know none (they resolve what they can and treat the rest as unknown).
+:class:`ResourceData` is that knowledge; the :class:`StackResolver` joins it
+with parameters, conditions and files.
 """
 
 from __future__ import annotations
@@ -11,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from libs.template import errors
+from libs.template import attribute_store, errors
 from libs.template.functions import base
-from libs.template.functions.hot_refs import select_path
 from libs.template.stack import StackDefinition
 
 
 class ResourceData(Protocol):
     def reference(self, resource: str) -> Any: ...
 
-    def attribute(self, resource: str, attribute: str) -> Any: ...
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any]) -> Any: ...
 
     def all_attributes(self, resource: str) -> dict[str, Any] | None:
         """Every attribute of the resource; None while it does not exist (Heat's null)."""
@@ -37,11 +37,11 @@ class StaticResourceData:
     def reference(self, resource: str) -> Any:
         return self._references.get(resource)
 
-    def attribute(self, resource: str, attribute: str) -> Any:
-        return self._attributes.get(resource, {}).get(attribute)
+    def attribute(self, resource: str, attribute: str, path: Sequence[Any]) -> Any:
+        return attribute_store.read(self._attributes.get(resource, {}), attribute, path)
 
     def all_attributes(self, resource: str) -> dict[str, Any]:
-        return dict(self._attributes.get(resource, {}))
+        return attribute_store.read_all(self._attributes.get(resource, {}))
 
 
 class StackResolver:
@@ -74,7 +74,7 @@ class StackResolver:
 
     def attribute(self, resource: str, attribute: str, path: Sequence[Any]) -> Any:
         self._known(resource)
-        return select_path(self._data.attribute(resource, attribute), path)
+        return self._data.attribute(resource, attribute, path)
 
     def all_attributes(self, resource: str) -> Any:
         self._known(resource)

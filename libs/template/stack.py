@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from libs.graph.dag import Graph
-from libs.template import errors
+from libs.template import attribute_store, errors
 from libs.template.definitions import DELETE, RETAIN, OutputDefinition, ResourceDefinition
 from libs.template.functions import base
 from libs.template.template import Template
@@ -364,6 +364,12 @@ class StackDefinition:
                             resource_names=frozenset(self.resources), has_resource=self._has_resource,
                             has_attribute=self._has_attribute if self.checks is not None else None)
             yield str(key), OutputDefinition(str(key), value, description)
+
+    @functools.cached_property
+    def attribute_reads(self) -> dict[str, frozenset[tuple[Any, ...]]]:
+        """What the resources and outputs read of each resource (see :func:`attribute_store.reads_in`)."""
+        snippets = [s for defn in self.resources.values() for s in (defn.properties, defn.metadata)]
+        return attribute_store.reads_in([*snippets, *(o.value for o in self.outputs.values() if o.enabled)])
 
     # ---- validation, in Heat's order -----------------------------------------
     def validate(self) -> None:

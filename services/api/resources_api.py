@@ -10,7 +10,7 @@ from aiohttp import web
 from libs import operations, scaling
 from libs.db import Conn, events, resources, stacks, templates
 from libs.resources import autoscaling
-from libs.template import errors
+from libs.template import attribute_store, errors
 from libs.template.environment import Environment
 from services.api import breakpoints_api, hook_clearing, lookup, views
 from services.api.http import (
@@ -97,7 +97,7 @@ async def _resource(request: web.Request) -> tuple[stacks.StackRow, resources.Re
 
 async def show_resource(request: web.Request) -> web.Response:
     stack, row, needed = await _resource(request)
-    attributes = dict(row.attributes)
+    attributes = attribute_store.shown(row.attributes)
     for name in request.query.getall("with_attr", []):
         attributes.setdefault(name, None)
     async with request.app[RUNTIME].pool.acquire() as conn:
@@ -127,7 +127,7 @@ async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
                                                    f"{props.get('scaling_adjustment')}")
     if group is None:
         raise NotFound("Resource", str(props.get("auto_scaling_group_id")))
-    await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group, policy=policy,
+    await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group,
                         change=scaling.Adjustment(
                             adjustment_type=str(props["adjustment_type"]),
                             adjustment=float(props["scaling_adjustment"]),

@@ -21,10 +21,11 @@ from libs.engine import desired, plan, status, unchanged
 from libs.errors import Permanent
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import PlanRequest, WorkItem
-from libs.resources.nested import ADOPT_NESTED_KEY
+from libs.resources.nested import ADOPT_NESTED_KEY, NestedStackType
 from libs.resources.registry import Registry, default_registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
+from libs.template import attribute_store
 from libs.template.errors import TemplateError
 from libs.template.resolution import StaticResourceData
 
@@ -107,7 +108,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         outputs = None
         if action != "DELETE":
             outputs = [] if want is None else desired.outputs_over(want.definition, {
-                r.name: (r.reference, r.attributes) for r in await resources.for_stack(conn, stack.id)
+                r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack.id)
                 if r.is_current})
         await _complete_empty(conn, stack, traversal_id, action, outputs)
     return traversal_id, graph.ready()
@@ -142,8 +143,9 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
                             held: frozenset[str] = frozenset()) -> frozenset[int]:
     """Record the new template on every row the update leaves alone; their ids need no node."""
     current = {r.name: r for r in rows if r.is_current}
+    answered = _answered_again(want, current, registry)
     data = StaticResourceData({n: r.reference for n, r in current.items()},
-                              {n: r.attributes for n, r in current.items()})
+                              {n: answered.get(n, r.attributes) for n, r in current.items()})
 
     def rules(resource_name: str, type_name: str) -> unchanged.TypeRules:
         plugin = registry.implementing(type_name, resource_name=resource_name,
@@ -157,7 +159,8 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost)
         written = await resources.write_many(conn, [
             (current[n], {"template_id": template_id,
-                          "deletion_policy": want.definition.resources[n].deletion_policy})
+                          "deletion_policy": want.definition.resources[n].deletion_policy,
+                          **({"attributes": answered[n]} if n in answered else {})})
             for n in names if n not in lost])
         missed = {n for n in names if current[n].id not in written and n not in lost}
         if not missed:
@@ -167,6 +170,32 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
         current.update({n: r for n, r in ((r.name, r) for r in written.values())})
         states = {n: r.state() for n, r in current.items()}
     return frozenset()
+
+
+def _answered_again(want: desired.Desired, current: dict[str, resources.ResourceRow],
+                    registry: Registry) -> dict[str, dict[str, Any]]:
+    """Attributes of completed resources that answer reads themselves, answered again where the
+    new template reads them in ways they have not answered yet (an unchanged resource runs no step).
+
+    Reads that need the nested stack's resources wait for the resource's next step.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for name, reads in want.definition.attribute_reads.items():
+        row = current.get(name)
+        if row is None or row.status != status.COMPLETE or name not in want.definition.resources:
+            continue
+        try:
+            plugin = registry.implementing(want.definition.resources[name].type, resource_name=name,
+                                           environment=want.environment.registry)
+        except KeyError:
+            continue
+        kept = row.attributes.get(attribute_store.READS) or {}
+        if not plugin.answers_reads or all(attribute_store.read_key(n, p) in kept for n, *p in reads) or (
+                isinstance(plugin, NestedStackType) and plugin.nested_reads(reads)):
+            continue
+        found[name] = plugin.stored_attributes(reads, row.physical_id, row.data, row.properties or {},
+                                               resource_name=name)
+    return found
 
 
 async def _complete_empty(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: str,

@@ -130,7 +130,7 @@ async def step_batch(ctx: WorkerContext, items: list[WorkItem]) -> BatchResult:
                 if group.failure is not None:
                     current = group.stack.current_traversal == group.trav.id
                     await stack_end.fail(conn, ctx.bus, group.stack, group.trav, group.failure,
-                                         current=current)
+                                         current=current, want=group.want)
         finally:
             await locks.unlock_resources(conn, sorted(held))
     return BatchResult(results, ready, released_by)

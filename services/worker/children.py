@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Collection
+from typing import Any
 
 import asyncpg
 import nats.errors
@@ -47,19 +49,25 @@ def child_name(parent: stacks.StackRow, row: resources.ResourceRow, short_id: st
 
 
 async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRow,
-                  short_id: str) -> ChildStack | None:
+                  short_id: str, reads: Collection[str] = ()) -> ChildStack | None:
     """The child stack of ``row``, or None before there is one.
 
     Found by the row's physical id, or by its name when the step that made it
     died before recording that id: the next step must see the child, not wait
-    for one that will never be made.
+    for one that will never be made. Once it has settled, it carries the
+    current resources named in ``reads`` (those the parent's template reads
+    through ``row``).
     """
     child = await _child_of(conn, parent, row, short_id)
     if child is None:
         return None
+    read: dict[str, tuple[Any, dict[str, Any]]] = {}
+    if reads and child.status != "IN_PROGRESS":
+        found = await resources.current_by_names(conn, child.id, reads)
+        read = {name: (r.known_reference(), r.attributes) for name, r in found.items()}
     return ChildStack(id=str(child.id), name=child.name, action=child.action, status=child.status,
                       status_reason=child.status_reason, outputs=tuple(child.outputs or ()),
-                      deleted=child.deleted_at is not None)
+                      deleted=child.deleted_at is not None, project=child.project, resources=read)
 
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,

@@ -26,6 +26,7 @@ from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType, TemplateResource
 from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
 from libs.telemetry import logs
+from libs.template.attribute_store import AttributeFailed
 from libs.template.errors import TemplateError
 from libs.template.functions.base import resolve as base_resolve
 from libs.template.registry import ResourceRegistry
@@ -78,12 +79,12 @@ class Node:
             return await traversals.ready_successors(conn, trav.id, node.node) if self.current else []
         if node.waiting_on > 0:
             raise Retry(0.2, "predecessors not finished")
-        if self.current and trav.deadline is not None and _now() > trav.deadline:
-            await self.fail_stack(status.TIMED_OUT)
-            self.current = False  # and abandon this node's action below, as a stale one
         self.want: desired.Desired | None = None
         if trav.template_id is not None:
             self.want = await self.s.cache.get(conn, stack, trav.template_id)
+        if self.current and trav.deadline is not None and _now() > trav.deadline:
+            await self.fail_stack(status.TIMED_OUT)
+            self.current = False  # and abandon this node's action below, as a stale one
         row = await self._target_row()
         if row is None:  # already forgotten by an earlier delivery of this node
             return await self.finish(None)
@@ -132,6 +133,11 @@ class Node:
             try:
                 external_id = StackResolver(self.want.definition, StaticResourceData()).external_id(row.name)
                 new_props = await self.properties(row.name, plugin)
+            except AttributeFailed as exc:
+                # An attribute it reads failed (a nested output): Heat fails the stack with that
+                # error when it passes the attribute on, and never starts this resource.
+                await self.fail_stack(str(exc))
+                return []
             except Exception as exc:  # property errors fail the resource, as in Heat
                 await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
                 return []
@@ -245,7 +251,8 @@ class Node:
                                         result=Done(physical_id=row.external_id), propagate=propagate)
         ctx = self._context(row, props)
         if plugin.nests:
-            child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
+            reads = plugin.nested_reads(self._reads(row.name)) if isinstance(plugin, NestedStackType) else ()
+            child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads)
             if child is not None and row.physical_id != child.id and not child.deleted:
                 # Made by a step that died before it could record the child.
                 found = await self._write(row, physical_id=child.id)
@@ -408,7 +415,8 @@ class Node:
                     status.STATE_CHANGED, physical_id=physical_id, data=data,
                     properties=props if action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
                     reference=plugin.reference_id(physical_id, data, resource_name=row.name),
-                    attributes=plugin.all_attributes(physical_id, data, props),
+                    attributes=plugin.stored_attributes(self._reads(row.name), physical_id, data, props,
+                                                        resource_name=row.name),
                     template_id=self.trav.template_id or row.template_id, requires=requires,
                     deletion_policy=self._deletion_policy(row.name))
                 if done is None:
@@ -461,7 +469,8 @@ class Node:
         await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry)
 
     async def fail_stack(self, reason: str) -> None:
-        await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current)
+        await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current,
+                             want=self.want)
 
     async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
         """An update Heat refuses: the resource keeps its state, at most an event says why."""
@@ -479,6 +488,12 @@ class Node:
             await self.event(row, action, status.FAILED, reason)
         if self.current:
             await self.fail_stack(status.resource_failed(action, reason))
+
+    def _reads(self, name: str) -> frozenset[tuple[Any, ...]]:
+        """What the template reads of the resource (for types that answer reads themselves)."""
+        if self.want is None:
+            return frozenset()
+        return self.want.definition.attribute_reads.get(name, frozenset())
 
     def _deletion_policy(self, name: str) -> str:
         return rows.deletion_policy(self.want, name)

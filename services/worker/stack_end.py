@@ -30,7 +30,7 @@ async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUI
 async def outputs_of(conn: Conn, stack_id: uuid.UUID, want: desired.Desired) -> list[dict[str, Any]]:
     """The template's outputs over the stack's current rows (``output_error`` where one fails)."""
     rows = await resources.for_stack(conn, stack_id)
-    return desired.outputs_over(want.definition, {r.name: (r.reference, r.attributes)
+    return desired.outputs_over(want.definition, {r.name: (r.known_reference(), r.attributes)
                                                   for r in rows if r.is_current})
 
 
@@ -68,30 +68,40 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
         plugin = registry.get(row.type)
     except KeyError:
         return  # a provider template: its attributes are its outputs, refreshed by its next step
+    parent = await stacks.get(conn, child.parent_id)
+    want = None
+    if parent is not None and parent.template_id is not None:
+        raw = await templates.get(conn, parent.template_id)
+        want = desired.load(raw.template, raw.files, raw.environment, stack_name=parent.name,
+                            stack_id=str(parent.id), project_id=parent.project, facade=raw.facade)
     data = {**row.data, "outputs": orjson.dumps({o["output_key"]: o.get("output_value")
                                                   for o in outputs}).decode()}
-    attributes = plugin.all_attributes(row.physical_id, data, row.properties or {})
+    reads = want.definition.attribute_reads.get(row.name, frozenset()) if want is not None else frozenset()
+    attributes = plugin.stored_attributes(reads, row.physical_id, data, row.properties or {},
+                                          resource_name=row.name)
     if await resources.write(conn, row, data=data, attributes=attributes) is None:
         return
-    parent = await stacks.get(conn, child.parent_id)
-    if parent is None or parent.status == status.IN_PROGRESS or parent.template_id is None:
+    if parent is None or parent.status == status.IN_PROGRESS or want is None:
         return
-    raw = await templates.get(conn, parent.template_id)
-    want = desired.load(raw.template, raw.files, raw.environment, stack_name=parent.name,
-                        stack_id=str(parent.id), project_id=parent.project, facade=raw.facade)
     await conn.execute("UPDATE stacks SET outputs = $2 WHERE id = $1", parent.id,
                        await outputs_of(conn, parent.id, want))
 
 
 async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.TraversalRow, reason: str,
-               *, current: bool) -> None:
-    """The first failure of a traversal fails the stack and, unless disabled, asks for a rollback."""
+               *, current: bool, want: desired.Desired | None = None) -> None:
+    """The first failure of a traversal fails the stack and, unless disabled, asks for a rollback.
+
+    With the traversal's desired state at hand, the stack's outputs are resolved as
+    far as its resources allow, as Heat lists a failed stack's outputs.
+    """
     action = trav.action
     async with conn.transaction():
         if not await traversals.mark_failed(conn, trav.id):
             return
         rollback = not stack.disable_rollback and action in ("CREATE", "UPDATE") and current
-        if not await stacks.settle(conn, stack.id, trav.id, status=status.FAILED, reason=reason):
+        outputs = await outputs_of(conn, stack.id, want) if want is not None and action != "DELETE" else None
+        if not await stacks.settle(conn, stack.id, trav.id, status=status.FAILED, reason=reason,
+                                   outputs=outputs):
             return
         await stack_event(conn, stack, trav.id, action=action, state=status.FAILED, reason=reason)
         if rollback:

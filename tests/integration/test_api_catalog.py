@@ -169,8 +169,8 @@ async def test_validate_accepts_heats_one_ignorable_code(api: Client) -> None:
 # ---- /resource_types ---------------------------------------------------------------------------
 
 BUILTIN = [f"OS::Heat::{name}" for name in (
-    "AutoScalingGroup", "None", "RandomString", "ResourceChain", "ResourceGroup", "ScalingPolicy", "Stack",
-    "TestResource", "Value", "WaitCondition", "WaitConditionHandle")]
+    "AutoScalingGroup", "InstanceGroup", "None", "RandomString", "ResourceChain", "ResourceGroup",
+    "ScalingPolicy", "Stack", "TestResource", "Value", "WaitCondition", "WaitConditionHandle")]
 
 
 @pytest.mark.parametrize(("query", "expected"), [

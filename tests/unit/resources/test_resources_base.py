@@ -201,7 +201,8 @@ def test_physical_resource_name_from_context() -> None:
 
 def test_default_registry() -> None:
     registry = default_registry()
-    assert registry.types() == ["OS::Heat::AutoScalingGroup", "OS::Heat::None", "OS::Heat::RandomString",
+    assert registry.types() == ["OS::Heat::AutoScalingGroup", "OS::Heat::InstanceGroup", "OS::Heat::None",
+                                "OS::Heat::RandomString",
                                 "OS::Heat::ResourceChain",
                                 "OS::Heat::ResourceGroup", "OS::Heat::ScalingPolicy", "OS::Heat::Stack",
                                 "OS::Heat::TestResource",
