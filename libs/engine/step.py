@@ -46,7 +46,7 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
            row: RowState, *, in_template: bool, new_type: str | None = None,
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
-           never_updates: bool = False) -> Decision:
+           never_updates: bool = False, always_updates: bool = False) -> Decision:
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
             return Decision("continue", action=row.action)
@@ -74,7 +74,7 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
     if new_type is not None and new_type != row.type:
         return Decision("replace")
     changed = changed_properties(row.properties, new_properties)
-    if not changed:
+    if not changed and not always_updates:
         return Decision("noop")
     if needs_replace is not None and needs_replace(row.properties or {}, new_properties):
         return Decision("replace")

@@ -241,7 +241,8 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
                               rowkit.state(row), in_template=in_template, new_type=new_type,
                               new_properties=job.props,
                               needs_replace=plugin.needs_replace if plugin is not None else None,
-                              never_updates=plugin is not None and plugin.never_updates)
+                              never_updates=plugin is not None and plugin.never_updates,
+                              always_updates=plugin is not None and plugin.always_updates)
             if decision.verb == "wait":
                 results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
                                                 " still under way")
