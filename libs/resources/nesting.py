@@ -320,8 +320,9 @@ def check(stack: StackParts, how: Expansion, *, stack_name: str, depth: int = 0)
         if request is not None and plugin.checks_member_types:
             # A group resolves its members' types itself: no nested path in front.
             members = request.template.get("resources") if isinstance(request.template, Mapping) else None
+            types = stack.environment.registry.with_builtin_types(how.builtin_types)
             for member, definition in (members or {}).items():
-                stack.environment.registry.check_type(
+                types.check_type(
                     member, definition.get("type") if isinstance(definition, Mapping) else None)
         try:
             nested = expand(stack, name, plugin, properties, stack_name=stack_name, how=sized, depth=depth)
