@@ -66,6 +66,8 @@ async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_req
         stack_request = await operations.patched_request(pool, stack, stack_request, clear_parameters)
     loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
                           project_id=stack.project)
+    if stack.parent_id is None:
+        operations.check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
     how = nesting.Expansion(registry, stack.project)
     out: Changes = {key: [] for key in KEYS}
     async with pool.acquire() as conn:

@@ -107,12 +107,19 @@ def _delimited(value: list[Any]) -> str:
     return ",".join("" if item is None else str(item) for item in value)
 
 
-def _provider_template(parent: StackParts, plugin: TemplateResource, *,
-                       max_size: int = DEFAULT_LIMITS.max_template_size) -> Template | None:
+def _provider_template(parent: StackParts, plugin: TemplateResource) -> Template | None:
+    """The provider template, or None when it is not there to read.
+
+    A URL (Ember fetches none) or text that does not parse: the nested stack
+    fails to load with Heat's message where it is loaded.
+    """
     text = parent.template.files.get(plugin.template_key)
     if text is None:
-        return None  # a URL: Ember fetches none, the nested stack fails to load when it is made
-    return Template.load(text, parent.template.files, max_size=max_size)
+        return None
+    try:
+        return Template.load(text, parent.template.files, max_size=NESTED_LIMITS.max_template_size)
+    except errors.TemplateError:
+        return None
 
 
 # ---- the child's request --------------------------------------------------------------------------
@@ -133,8 +140,12 @@ def provided(plugin: ResourceType, name: str, request: Nest, parent: StackParts)
         return dataclasses.replace(request, files=files, environment=env, parameters={}, facade=None)
     template = _provider_template(parent, plugin)
     params = dict(request.parameters)
-    if template is not None:
-        params = provider_parameters(provider_schema(template, parent.environment.parameter_defaults), params)
+    try:
+        if template is not None:
+            params = provider_parameters(provider_schema(template, parent.environment.parameter_defaults),
+                                         params)
+    except errors.TemplateError:
+        pass  # parameters that do not parse: the nested stack fails to load with Heat's message
     resolved = parent.environment.registry.resolve(name, plugin.resource_type_name)
     env = parent.environment.child_environment(name, params, remove=resolved).to_dict()
     definition = parent.definition.resources[name]
@@ -302,7 +313,7 @@ def check(stack: StackParts, how: Expansion, *, stack_name: str, depth: int = 0)
             continue
         strict = depth == 0
         if isinstance(plugin, TemplateResource):
-            template = _provider_template(stack, plugin, max_size=how.limits.max_template_size)
+            template = _provider_template(stack, plugin)
             if template is not None:
                 schema = provider_schema(template, stack.environment.parameter_defaults)
                 values = _known(stack, name, resolver) if strict else resolver.properties(name)

@@ -55,7 +55,11 @@ class NestedParameters:
         plugin = nesting.plugin_of(self.registry, stack, name)
         if plugin is None or not nesting.expands(plugin):
             return None
-        properties = nesting.typed_properties(plugin, stack, name, resolver)
+        try:
+            properties = nesting.typed_properties(plugin, stack, name, resolver)
+        except errors.StackValidationFailed:
+            # /validate checks no property (Heat's does not): the child gets them as given.
+            properties = dict(resolver.properties(name) or {})
         # The request the worker would make, with a group of one member (Heat's size-1 group here).
         request = nesting.child_request(plugin, stack, name, properties, stack_name="dummy", one_member=True)
         if request is None or request.template is None:
