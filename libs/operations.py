@@ -9,25 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import asyncpg
 
 from libs import plan_requests
-from libs.db import events, resources, stacks, templates
+from libs.db import events, stacks, templates
 from libs.db.pool import Connections
-from libs.engine import desired, preview, status
-from libs.engine.step import RowState
+from libs.engine import desired, status
 from libs.messaging.bus import Bus
-from libs.resources.base import ResourceType
+from libs.resources import nesting
 from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import errors, request
 from libs.template.environment import Environment
 from libs.template.limits import Limits
 from libs.template.parameters import check_immutable
-from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.template import Template
 
 
@@ -44,6 +42,12 @@ class Options:
     disable_rollback: bool = True  # Heat's engine default
     timeout_mins: int | None = None
     tags: Sequence[str] = ()
+
+
+def check_nested(loaded: request.LoadedStack, registry: Registry, *, project: str, stack_name: str) -> None:
+    """Heat's validation of the nested stacks of a top stack before it is stored (a nested stack's
+    own were checked with its top stack's)."""
+    nesting.check(loaded, nesting.Expansion(registry, project), stack_name=stack_name)
 
 
 async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
@@ -63,6 +67,8 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
     loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
                           limits=limits, builtin_types=builtin_types, facade=facade,
                           checks=plugin_checks(registry) if registry is not None else None)
+    if registry is not None and parent is None:
+        check_nested(loaded, registry, project=project, stack_name=name)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
@@ -143,6 +149,8 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                           facade=facade, checks=plugin_checks(registry) if registry is not None else None,
                           updating=True)
     await check_immutable_parameters(pool, stack, loaded)
+    if registry is not None and stack.parent_id is None:
+        check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
                                              loaded.environment.to_dict(), facade)
@@ -197,38 +205,3 @@ async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, 
         await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                          physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack",
                          action=stack.action, status="FAILED", reason=reason)
-
-
-async def preview_update(pool: Connections, stack: stacks.StackRow, *,
-                         stack_request: request.StackRequest, registry: Registry, existing: bool = False,
-                         clear_parameters: Sequence[str] = ()) -> preview.Changes:
-    """Heat's update preview: the same decisions as the worker would make now, nothing written."""
-    if existing:
-        stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
-    loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
-                          project_id=stack.project, builtin_types=registry.types(),
-                          checks=plugin_checks(registry), updating=True)
-    await check_immutable_parameters(pool, stack, loaded)
-    definition = loaded.definition
-    async with pool.acquire() as conn:
-        rows = {r.name: r for r in await resources.for_stack(conn, stack.id) if r.is_current}
-    data = StaticResourceData({n: r.reference for n, r in rows.items()},
-                              {n: r.attributes for n, r in rows.items()})
-    resolver = StackResolver(definition, data)
-
-    env = loaded.environment.registry
-
-    def plugin_of(name: str) -> ResourceType:
-        return registry.implementing(definition.resources[name].type, resource_name=name, environment=env)
-
-    def props(name: str) -> Mapping[str, Any]:
-        return plugin_of(name).validate(resolver.properties(name), resource_name=name)
-
-    def replace_rule(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
-        return plugin_of(name).needs_replace
-
-    current = {n: RowState(id=r.id, name=n, type=r.type, action=r.action, status=r.status,
-                           is_current=True, traversal_id=None, template_id=None, properties=r.properties)
-               for n, r in rows.items()}
-    return preview.changes(current, {n: d.type for n, d in definition.resources.items()}, props,
-                           replace_rule, lambda n: plugin_of(n).never_updates)

@@ -61,6 +61,16 @@ class ResourceRow:
                         external_id=self.external_id)
 
 
+def required_by(rows: Iterable[ResourceRow]) -> dict[int, list[str]]:
+    """Row id -> names of the current resources that need it."""
+    out: dict[int, list[str]] = {}
+    for row in rows:
+        if row.is_current:
+            for needed in row.requires:
+                out.setdefault(needed, []).append(row.name)
+    return out
+
+
 async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM resources WHERE stack_id = $1 ORDER BY id", stack_id)
     return [ResourceRow(**dict(r)) for r in rows]

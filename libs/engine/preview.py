@@ -1,19 +1,28 @@
-"""Preview of an update: which resources would be added, deleted, replaced, updated or kept.
+"""Previews: what a create would make, and what an update would add, delete, replace or keep.
 
-The same decision the worker makes (:func:`libs.engine.step.decide`), asked of
-every resource at once with the data the stack has now, and nothing written.
+A create preview plans every resource, nesting ones with the nested stack the
+worker would make for them (:mod:`libs.resources.nesting`). An update preview
+asks the worker's own decision (:func:`libs.engine.step.decide`) of every
+resource at once with the data the stack has now. Nothing is written.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from libs.engine.step import RowState, decide
+from libs.resources import nesting
+from libs.resources.attributes import SHOW
+from libs.resources.base import ResourceType
+from libs.resources.nesting import StackParts
+from libs.resources.registry import Registry
+from libs.template import errors
 from libs.template.attribute_store import AttributeFailed
+from libs.template.functions.base import resolve as base_resolve
+from libs.template.request import LoadedStack
 from libs.template.resolution import StackResolver, StaticResourceData
-from libs.template.stack import StackDefinition
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,8 +36,8 @@ class Changes:
 
 def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
             new_properties: Callable[[str], Mapping[str, Any]],
-            needs_replace: Callable[[str], Callable[[Mapping[str, Any], Mapping[str, Any]], bool]],
-            never_updates: Callable[[str], bool]) -> Changes:
+            needs_replace: Callable[[str], Callable[[Mapping[str, Any], Mapping[str, Any]], bool]], *,
+            never_updates: Callable[[str], bool], always_updates: Callable[[str], bool]) -> Changes:
     out = Changes()
     for name in new_types:
         row = current.get(name)
@@ -42,7 +51,8 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
             continue
         verb = decide("u", "UPDATE", "preview", "preview", row, in_template=True,
                       new_type=new_types[name], new_properties=properties,
-                      needs_replace=needs_replace(name), never_updates=never_updates(name)).verb
+                      needs_replace=needs_replace(name), never_updates=never_updates(name),
+                      always_updates=always_updates(name)).verb
         {"replace": out.replaced, "update": out.updated}.get(verb, out.unchanged).append(name)
     out.deleted.extend(n for n in current if n not in new_types)
     return out
@@ -50,19 +60,132 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
 
 @dataclasses.dataclass(frozen=True)
 class PlannedResource:
+    """A resource as a create would make it, in Heat's preview detail.
+
+    ``properties`` holds every property of the type's schema (defaults filled
+    in), ``attributes`` every attribute key, resolved as far as they can be
+    before the resource exists. A nesting resource has its ``nested`` stack.
+    """
+
     name: str
     type: str
     properties: Mapping[str, Any]
+    attributes: Mapping[str, Any]
     requires: tuple[str, ...]
+    required_by: tuple[str, ...]
+    description: str
+    metadata: Any
+    nested: PlannedStack | None = None
 
 
-def create_preview(definition: StackDefinition) -> list[PlannedResource]:
-    """What a create would make, in creation order, properties resolved as far as they can be.
+@dataclasses.dataclass(frozen=True)
+class PlannedStack:
+    """A stack a create would make: named ``<parent>-<resource>`` when nested, as in Heat's preview."""
 
-    Nothing exists yet: references and attributes of other resources resolve to
-    None, as in Heat's preview.
-    """
-    resolver = StackResolver(definition, StaticResourceData())
+    name: str
+    parent_resource: str | None
+    resources: tuple[PlannedResource, ...]
+
+    def flattened(self) -> Iterator[tuple[PlannedStack, PlannedResource]]:
+        """Every resource, nesting ones too, each followed by those of its nested stack."""
+        for resource in self.resources:
+            yield self, resource
+            if resource.nested is not None:
+                yield from resource.nested.flattened()
+
+
+def preview_data(stack: StackParts, registry: Registry) -> StaticResourceData:
+    """Resource data before anything exists: each reference is what the type gives without a
+    physical resource (its name, mostly), every attribute None."""
+    refs: dict[str, Any] = {}
+    for name in stack.definition.resources:
+        plugin = nesting.plugin_of(registry, stack, name)
+        refs[name] = plugin.reference_id(None, {}, resource_name=name) if plugin is not None else name
+    return StaticResourceData(refs)
+
+
+def _attributes(plugin: ResourceType | None, properties: Mapping[str, Any]) -> dict[str, Any]:
+    if plugin is None:
+        return {}
+    shown: dict[str, Any] = {}
+    for name in plugin.attributes_schema:
+        if name == SHOW:
+            continue  # nothing to show before the resource exists, and Heat then leaves it out
+        try:
+            shown[name] = plugin.attribute(name, None, {}, properties)
+        except Exception:  # as Heat's preview, an attribute that cannot resolve yet is null
+            shown[name] = None
+    return shown
+
+
+def planned_resources(stack: StackParts, registry: Registry, data: StaticResourceData | None = None
+                      ) -> dict[str, PlannedResource]:
+    """Each resource of ``stack`` as a create would make it (no nested stacks), in creation order."""
+    data = data if data is not None else preview_data(stack, registry)
+    definition = stack.definition
+    resolver = StackResolver(definition, data)
     order = definition.graph().topological_order()
-    return [PlannedResource(name, definition.resources[name].type, resolver.properties(name),
-                            tuple(sorted(definition.required(name)))) for name in order]
+    requires = {name: tuple(sorted(definition.required(name))) for name in order}
+    needed_by: dict[str, list[str]] = {}
+    for name in order:
+        for other in requires[name]:
+            needed_by.setdefault(other, []).append(name)
+    planned: dict[str, PlannedResource] = {}
+    for name in order:
+        defn = definition.resources[name]
+        plugin = nesting.plugin_of(registry, stack, name)
+        properties = _shown_properties(plugin, stack, name, resolver)
+        planned[name] = PlannedResource(
+            name=name, type=defn.type, properties=properties, attributes=_attributes(plugin, properties),
+            requires=requires[name], required_by=tuple(sorted(needed_by.get(name, []))),
+            description=defn.description or "", metadata=base_resolve(defn.metadata, resolver) or {})
+    return planned
+
+
+def _shown_properties(plugin: ResourceType | None, stack: StackParts, name: str,
+                      resolver: StackResolver) -> dict[str, Any]:
+    """Typed as the action would get them where they can be; as given where they cannot."""
+    try:
+        if plugin is not None:
+            return nesting.typed_properties(plugin, stack, name, resolver)
+    except errors.TemplateError:
+        pass
+    except AttributeFailed:
+        return {}  # it reads an attribute that failed: nothing to show before it runs
+    try:
+        return dict(resolver.properties(name) or {})
+    except AttributeFailed:
+        return {}
+
+
+def create_preview(stack: LoadedStack, how: nesting.Expansion, *, stack_name: str,
+                   parent_resource: str | None = None, depth: int = 0) -> PlannedStack:
+    """What a create would make, nested stacks included, in creation order.
+
+    Nothing exists yet: references are what each type gives before it has a
+    physical resource and attributes are None, as in Heat's preview.
+    """
+    resources: list[PlannedResource] = []
+    for name, planned in planned_resources(stack, how.registry).items():
+        plugin = nesting.plugin_of(how.registry, stack, name)
+        nested = None if plugin is None else nested_stack(stack, name, plugin, planned.properties,
+                                                          stack_name=stack_name, how=how, depth=depth)
+        if nested is None:
+            resources.append(planned)
+            continue
+        inner = create_preview(nested.stack, how, stack_name=nested.name, parent_resource=name,
+                               depth=depth + 1)
+        resources.append(dataclasses.replace(planned, nested=inner))
+    return PlannedStack(stack_name, parent_resource, tuple(resources))
+
+
+def nested_stack(stack: StackParts, name: str, plugin: ResourceType, properties: Mapping[str, Any], *,
+                 stack_name: str, how: nesting.Expansion, depth: int,
+                 data: Mapping[str, str] | None = None, old_properties: Mapping[str, Any] | None = None
+                 ) -> nesting.NestedStack | None:
+    """:func:`libs.resources.nesting.expand`, a failure inside reported with the resource's path."""
+    try:
+        return nesting.expand(stack, name, plugin, properties, stack_name=stack_name, how=how, depth=depth,
+                              data=data, old_properties=old_properties)
+    except errors.TemplateError as exc:
+        raise nesting.inside(nesting.where(name, plugin), exc) from None

@@ -64,12 +64,13 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
            row: RowState, *, in_template: bool, new_type: str | None = None,
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
-           never_updates: bool = False, external_id: str | None = None,
+           never_updates: bool = False, always_updates: bool = False, external_id: str | None = None,
            restricted: Collection[str] = ()) -> Decision:
     """What the node does now.
 
-    ``external_id`` is the template's for the resource (resolved); ``restricted``
-    the environment's ``restricted_actions`` for it (``update``, ``replace``).
+    ``always_updates``: the type updates even with nothing changed (a nested stack, whose own
+    resources decide); ``external_id`` is the template's for the resource (resolved);
+    ``restricted`` the environment's ``restricted_actions`` for it (``update``, ``replace``).
     """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
@@ -112,7 +113,7 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
         return _restricted("replace", restricted) or Decision("replace")
     assert new_properties is not None
     changed = changed_properties(row.properties, new_properties)
-    if not changed:
+    if not changed and not always_updates:
         return Decision("noop")
     if needs_replace is not None and needs_replace(row.properties or {}, new_properties):
         return _restricted("replace", restricted) or Decision("replace")

@@ -25,6 +25,7 @@ class TypeRules(NamedTuple):
     never_updates: bool
     needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
     validate: Callable[[Mapping[str, Any], str], Mapping[str, Any]]
+    always_updates: bool = False
 
 
 def unchanged(definition: StackDefinition, action: str, current: Mapping[str, RowState],
@@ -32,8 +33,8 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
               exclude: frozenset[str] = frozenset()) -> list[str]:
     """Names whose update node would be a ``noop``, in dependency order.
 
-    ``rules(name, type)`` gives the type's ``never_updates``, its replace rule and its
-    property validation. A resource whose properties cannot be resolved or
+    ``rules(name, type)`` gives the type's ``never_updates`` and ``always_updates``, its
+    replace rule and its property validation. A resource whose properties cannot be resolved or
     validated is not settled here: its node fails it with Heat's reason.
     """
     resolver = StackResolver(definition, data)
@@ -46,7 +47,7 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
         if not definition.required(name) <= done:
             continue
         new_type = definition.resources[name].type
-        never_updates, needs_replace, validate = rules(name, new_type)
+        never_updates, needs_replace, validate, always_updates = rules(name, new_type)
         props: Mapping[str, Any] | None = None
         try:
             external_id = resolver.external_id(name)
@@ -56,7 +57,7 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
             continue
         verb = decide("u", action, "planning", "planning", row, in_template=True, new_type=new_type,
                       new_properties=props, needs_replace=needs_replace, never_updates=never_updates,
-                      external_id=external_id).verb
+                      always_updates=always_updates, external_id=external_id).verb
         if verb == "noop":
             settled.append(name)
             done.add(name)

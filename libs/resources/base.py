@@ -128,6 +128,9 @@ class ResourceType(abc.ABC):
     # True: an update leaves the resource alone whatever its state, even *_FAILED
     # (Heat's OS::Heat::None skips the replace-failed rule too).
     never_updates: ClassVar[bool] = False
+    # True: an update always runs, changed or not (Heat's nested stack resources: the nested
+    # stack is updated and its own resources decide, so a changed nested template is seen).
+    always_updates: ClassVar[bool] = False
     # True for types whose resource is a nested stack (its steps answer ``Nest``).
     nests: ClassVar[bool] = False
     # The property that names another resource of the stack whose data the steps read

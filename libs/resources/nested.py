@@ -43,6 +43,8 @@ class NestedStackType(ResourceType):
     # True: the nested stack gets the parent's files and child environment (Heat's
     # get_child_environment), as provider templates and groups do.
     inherits_environment: ClassVar[bool] = False
+    # True for a group that resolves its members' types itself when it is validated.
+    checks_member_types: ClassVar[bool] = False
 
     def child_request(self, ctx: StepContext) -> Nest:
         """The template, files, environment and parameters of the child, for create and update."""
@@ -179,6 +181,7 @@ class TemplateResource(NestedStackType):
     inherits_environment: ClassVar[bool] = True
     attributes_open: ClassVar[bool] = True
     answers_reads: ClassVar[bool] = True
+    always_updates: ClassVar[bool] = True
 
     def __init__(self, template_key: str, type_name: str) -> None:
         self.template_key = template_key

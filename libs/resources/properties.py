@@ -23,6 +23,7 @@ not yet created, and it stays :data:`UNKNOWN` in the result.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar, Final, Literal
 
@@ -120,6 +121,9 @@ class PropSchema:
     immutable: bool = False
     schema: PropSchema | Mapping[str, PropSchema] | None = None
     support_status: SupportStatusName = "SUPPORTED"
+    # A provider template's property made from a json or comma_delimited_list parameter
+    # takes what that parameter takes: a map property JSON text or a list, a list property text.
+    allow_conversion: bool = False
 
     def __post_init__(self) -> None:
         # Heat checks a schema when it is declared; these are plugin bugs, raised at import.
@@ -292,6 +296,10 @@ class _Converter:
         if raw is None:
             raw = prop.default if prop.default is not None else {}
         if not isinstance(raw, Mapping):
+            if prop.allow_conversion and isinstance(raw, str):
+                return raw
+            if prop.allow_conversion and isinstance(raw, Sequence):
+                return json.dumps(raw)
             raise TypeError(f'"{raw}" is not a map')
         if isinstance(prop.schema, Mapping):
             return self.properties(prop.schema, raw)
@@ -300,6 +308,8 @@ class _Converter:
     def to_list(self, prop: PropSchema, raw: Any) -> Any:
         if raw is None:
             raw = prop.default or []
+        if prop.allow_conversion and isinstance(raw, str):
+            raw = raw.split(",") if raw else []
         if not isinstance(raw, Sequence) or isinstance(raw, str):
             raise TypeError(f'"{raw!r}" is not a list')
         item = prop.schema

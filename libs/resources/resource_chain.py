@@ -26,6 +26,7 @@ class ResourceChain(MemberStack):
         "Makes one resource of each listed type in a nested stack, each after the one before "
         "unless concurrent, all with the same properties.")
     support_status: ClassVar[SupportStatus] = SupportStatus(version="6.0.0")
+    checks_member_types: ClassVar[bool] = True
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         "resources": PropSchema("list", "The types of the resources, in order.", required=True,
                                 update_allowed=True, schema=PropSchema("string", "A resource type.")),

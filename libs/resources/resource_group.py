@@ -103,11 +103,16 @@ class MemberStack(NestedStackType):
     inherits_environment: ClassVar[bool] = True
     attributes_open: ClassVar[bool] = True
     answers_reads: ClassVar[bool] = True
+    always_updates: ClassVar[bool] = True
 
     def members(self, data: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         """Each member's attributes by name, in index order."""
         members: dict[str, Any] = self.outputs(data).get(MEMBERS_KEY) or {}
         return {name: dict(members[name] or {}) for name in sorted(members, key=_index)}
+
+    def has_members(self, properties: Mapping[str, Any]) -> bool:
+        """Whether the group has any member to validate (Heat validates none of an empty group)."""
+        return True
 
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -150,6 +155,7 @@ class ResourceGroup(MemberStack):
         "Makes a number of identical resources from one definition, in a nested stack, each "
         "with its own index.")
     support_status: ClassVar[SupportStatus] = SupportStatus(version="2014.1")
+    checks_member_types: ClassVar[bool] = True
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         COUNT: PropSchema("integer", "How many resources to make.", default=1,
                           constraints=(Range(min=0),), update_allowed=True),
@@ -174,6 +180,12 @@ class ResourceGroup(MemberStack):
         "attributes": AttrSchema("An attribute of every resource, by name (get_attr with a path).", "map"),
         "removed_rsrc_list": AttrSchema("The names of the resources removal_policies removed.", "list"),
     }
+
+    def has_members(self, properties: Mapping[str, Any]) -> bool:
+        try:
+            return int(properties.get(COUNT) or 0) > 0
+        except (TypeError, ValueError):
+            return True  # its own validation reports the count
 
     def removed(self, ctx: StepContext) -> set[str]:
         """Names removal policies took out: these and earlier ones (append), or these only (update)."""

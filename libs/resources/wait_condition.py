@@ -82,6 +82,8 @@ class WaitConditionHandle(ResourceType):
     def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
                           properties: Mapping[str, Any]) -> Any:
         token, endpoint = data.get("token"), data.get("endpoint")
+        if physical_id is None:
+            return None  # no handle yet (a preview): Heat resolves none of them
         if name == "token":
             return token
         if name == "endpoint":

@@ -21,6 +21,11 @@ class Limits:
     max_nested_stack_depth: int = 5
     max_events_per_stack: int = 1000
 
+    def nested(self) -> Limits:
+        """The limits of a nested stack: no per-request limit (the top stack's request had them;
+        a group's generated template grows with its size), the same depth."""
+        return dataclasses.replace(self, max_resources_per_stack=-1, max_template_size=2**31)
+
     def check_resource_count(self, count: int) -> None:
         """Resources in one stack, or in a whole nested tree (``count`` is the caller's sum)."""
         if self.max_resources_per_stack != -1 and count > self.max_resources_per_stack:

@@ -92,8 +92,9 @@ class Template:
 
     @property
     def description(self) -> str:
+        """What stack show and previews say: Heat's "No description" for none, an empty or a null one."""
         value = self.raw.get(self.dialect.description)
-        return value if isinstance(value, str) else "No description"
+        return str(value) if value else "No description"
 
     @property
     def resources_section(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -10,13 +11,15 @@ from typing import Any, NamedTuple, TypeAlias
 
 from aiohttp import web
 
-from libs import operations
+from libs import operations, update_preview
 from libs.db import stacks, templates
 from libs.engine import desired, preview
+from libs.resources import nesting
 from libs.resources.validation import plugin_checks
 from libs.template import errors
 from libs.template import request as stack_request_lib
 from libs.template.limits import Limits
+from libs.template.resolution import StackResolver
 from services.api import (
     bodies,
     breakpoints_api,
@@ -130,6 +133,7 @@ async def create(request: web.Request) -> web.Response:
 
 
 async def preview_create(request: web.Request) -> web.Response:
+    """Heat's create preview: the stack as it would be made, each nesting resource as its nested stack."""
     body = await json_body(request)
     name = bodies.stack_name(body)
     ctx = context(request)
@@ -138,27 +142,20 @@ async def preview_create(request: web.Request) -> web.Response:
     loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
                                     project_id=ctx.project, limits=limits, builtin_types=registry.types(),
                                     checks=plugin_checks(registry))
-    planned = preview.create_preview(loaded.definition)
-    needed_by: dict[str, list[str]] = {}
-    for res in planned:
-        for other in res.requires:
-            needed_by.setdefault(other, []).append(res.name)
-    description = str(loaded.template.raw.get(loaded.template.dialect.description or "description", ""))
+    operations.check_nested(loaded, registry, project=ctx.project, stack_name=name)
+    planned = preview.create_preview(loaded, nesting.Expansion(registry, ctx.project), stack_name=name)
+    options = bodies.options(body)
+    resolver = StackResolver(loaded.definition, preview.preview_data(loaded, registry))
     stack: dict[str, Any] = {
-        "id": "None", "stack_name": name, "description": description,
-        "template_description": description, "stack_status": "", "stack_status_reason": "",
-        "creation_time": None, "updated_time": None, "deletion_time": None, "stack_owner": None,
-        "parent": None, "stack_user_project_id": ctx.project, "tags": None,
-        "parameters": loaded.parameters.display(), "disable_rollback": True, "timeout_mins": None,
-        "capabilities": [], "notification_topics": [], "links": [],
-        "resources": [{
-            "resource_name": r.name, "resource_type": r.type, "resource_action": "INIT",
-            "resource_status": "COMPLETE", "resource_status_reason": "", "physical_resource_id": "",
-            "logical_resource_id": r.name, "description": "", "metadata": {},
-            "properties": dict(r.properties), "required_by": sorted(needed_by.get(r.name, [])),
-            "stack_name": name, "resource_identity": {"stack_name": name, "stack_id": "None",
-                                                      "tenant": ctx.project, "path": f"/resources/{r.name}"},
-        } for r in planned],
+        "id": "None", "stack_name": name,
+        "links": [{"href": f"{lookup.base_url(request)}/stacks/{name}/None", "rel": "self"}],
+        "description": loaded.template.description, "template_description": loaded.template.description,
+        "creation_time": views.isotime(datetime.datetime.now(datetime.UTC)), "updated_time": None,
+        "deletion_time": None, "stack_owner": None, "parent": None, "stack_user_project_id": ctx.project,
+        "tags": list(options.tags), "parameters": loaded.parameters.display(),
+        "disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
+        "capabilities": [], "notification_topics": [], "outputs": resolver.outputs(),
+        "resources": views.preview_resources(ctx.project, planned),
     }
     return json_response({"stack": stack})
 
@@ -211,11 +208,10 @@ async def _summary(request: web.Request, row: stacks.StackRow, template_id: uuid
     try:
         want = desired.load(raw.template, raw.files, raw.environment, stack_name=row.name,
                             stack_id=str(row.id), project_id=row.project, facade=raw.facade)
-        summary = TemplateSummary(
-            str(want.template.raw.get(want.template.dialect.description or "description", "")),
-            MappingProxyType(want.parameters.display()))
+        summary = TemplateSummary(want.template.description, MappingProxyType(want.parameters.display()))
     except Exception:  # a stored template that no longer loads still shows its stack
-        summary = TemplateSummary(str(raw.template.get("description", "")), MappingProxyType({}))
+        described = raw.template.get("description") or "No description"
+        summary = TemplateSummary(str(described), MappingProxyType({}))
     # Loading is a pure function of the key's parts, so its failure is as lasting as its success.
     cache.put(key, summary)
     return summary
@@ -277,24 +273,21 @@ async def _preview_update(request: web.Request, *, existing: bool) -> web.Respon
     body = await json_body(request)
     stack_request, _ = bodies.parsed(bodies.stack_request(body, template_required=not existing),
                                      limits_of(request))
-    changes = await operations.preview_update(
+    changes = await update_preview.preview_update(
         request.app[RUNTIME].pool, row, stack_request=stack_request,
         registry=request.app[REGISTRY], existing=existing,
-        clear_parameters=body.get("clear_parameters") or [])
-    async with request.app[RUNTIME].pool.acquire() as conn:
-        rows = {r.name: r for r in await resources_api.current_rows(conn, row.id)}
-    needed = views.required_by(rows.values())
-    base = lookup.base_url(request)
+        clear_parameters=body.get("clear_parameters") or [],
+        show_nested=query_bool(request, "show_nested"))
 
-    def shown(name: str) -> dict[str, Any]:
-        if name in rows:
-            return views.resource(base, row, rows[name], needed_by=needed.get(rows[name].id, []))
-        return {"resource_name": name, "logical_resource_id": name, "resource_action": "INIT",
-                "resource_status": "COMPLETE", "physical_resource_id": "", "required_by": []}
+    def shown(entry: update_preview.Entry) -> dict[str, Any]:
+        if isinstance(entry, update_preview.Existing):
+            return views.existing_resource(row.project, entry.stack, entry.row, needed_by=entry.needed_by,
+                                           parent_resource=entry.parent_resource, nested=entry.nested)
+        return views.planned_resource(row.project, entry.stack_name, entry.stack_id, entry.resource,
+                                      parent_resource=entry.parent_resource, with_properties=False)
 
-    return json_response({"resource_changes": {
-        key: [shown(n) for n in getattr(changes, key)]
-        for key in ("added", "deleted", "replaced", "updated", "unchanged")}})
+    return json_response({"resource_changes": {key: [shown(e) for e in changes[key]]
+                                               for key in update_preview.KEYS}})
 
 
 async def preview_put(request: web.Request) -> web.Response:

@@ -6,10 +6,11 @@ Pure functions from rows to dicts; the handlers add nothing but the base URL.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from libs.db import events, resources, stacks
+from libs.engine import preview
 
 
 def isotime(at: datetime.datetime | None) -> str | None:
@@ -66,14 +67,7 @@ def stack_detail(base: str, stack: stacks.StackRow, *, description: str, paramet
     return body
 
 
-def required_by(rows: Iterable[resources.ResourceRow]) -> dict[int, list[str]]:
-    """Row id -> names of the current resources that need it."""
-    out: dict[int, list[str]] = {}
-    for row in rows:
-        if row.is_current:
-            for needed in row.requires:
-                out.setdefault(needed, []).append(row.name)
-    return out
+required_by = resources.required_by
 
 
 def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, needed_by: list[str],
@@ -101,6 +95,59 @@ def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, n
         body["parent_resource"] = None
     if attributes is not None:
         body["attributes"] = dict(attributes)
+    return body
+
+
+def _identity(project: str, stack_name: str, stack_id: str, path: str = "") -> dict[str, str]:
+    return {"tenant": project, "stack_name": stack_name, "stack_id": stack_id, "path": path}
+
+
+def planned_resource(project: str, stack_name: str, stack_id: str, planned: preview.PlannedResource, *,
+                     parent_resource: str | None, with_properties: bool) -> dict[str, Any]:
+    """A resource not made yet, as Heat's engine formats it in previews (``format_stack_resource``)."""
+    body: dict[str, Any] = {
+        "updated_time": None, "creation_time": None, "resource_name": planned.name,
+        "physical_resource_id": "", "resource_action": "INIT", "resource_status": "COMPLETE",
+        "resource_status_reason": "", "resource_type": planned.type,
+        "resource_identity": _identity(project, stack_name, stack_id, f"/resources/{planned.name}"),
+        "stack_identity": _identity(project, stack_name, stack_id), "stack_name": stack_name,
+        "required_by": list(planned.required_by),
+    }
+    if parent_resource is not None:
+        body["parent_resource"] = parent_resource
+    body.update(description=planned.description, metadata=planned.metadata,
+                attributes=dict(planned.attributes))
+    if with_properties:
+        body["properties"] = dict(planned.properties)
+    return body
+
+
+def preview_resources(project: str, stack: preview.PlannedStack, stack_id: str = "None") -> list[Any]:
+    """A create preview's ``resources``: a nesting resource is the list of its nested stack's."""
+    return [preview_resources(project, r.nested) if r.nested is not None
+            else planned_resource(project, stack.name, stack_id, r, parent_resource=stack.parent_resource,
+                                  with_properties=True)
+            for r in stack.resources]
+
+
+def existing_resource(project: str, stack: stacks.StackRow, row: resources.ResourceRow, *,
+                      needed_by: list[str], parent_resource: str | None,
+                      nested: stacks.StackRow | None) -> dict[str, Any]:
+    """A resource as it is, as Heat's engine formats it in an update preview."""
+    body: dict[str, Any] = {
+        "updated_time": isotime(row.updated_at or row.created_at), "creation_time": isotime(row.created_at),
+        "resource_name": row.name, "physical_resource_id": row.physical_id or "",
+        "resource_action": row.action, "resource_status": row.status,
+        "resource_status_reason": row.status_reason, "resource_type": row.type,
+        "resource_identity": _identity(project, stack.name, str(stack.id), f"/resources/{row.name}"),
+        "stack_identity": _identity(project, stack.name, str(stack.id)), "stack_name": stack.name,
+        "required_by": sorted(needed_by),
+    }
+    if nested is not None:
+        body["nested_stack_id"] = _identity(project, nested.name, str(nested.id))
+    if parent_resource is not None:
+        body["parent_resource"] = parent_resource
+    body.update(description="", metadata={}, attributes=dict(row.attributes))
     return body
 
 

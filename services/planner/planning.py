@@ -151,7 +151,8 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
         plugin = registry.implementing(type_name, resource_name=resource_name,
                                        environment=want.environment.registry)
         return unchanged.TypeRules(plugin.never_updates, plugin.needs_replace,
-                                   lambda values, name: plugin.validate(values, resource_name=name))
+                                   lambda values, name: plugin.validate(values, resource_name=name),
+                                   plugin.always_updates)
 
     states = {n: r.state() for n, r in current.items()}
     lost: frozenset[str] = held

@@ -245,6 +245,7 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
                               new_properties=job.props,
                               needs_replace=plugin.needs_replace if plugin is not None else None,
                               never_updates=plugin is not None and plugin.never_updates,
+                              always_updates=plugin is not None and plugin.always_updates,
                               external_id=external_id,
                               restricted=want.environment.registry.restricted_actions(row.name)
                               if want is not None else ())

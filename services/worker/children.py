@@ -28,9 +28,7 @@ from libs.resources.steps import ChildStack, Nest
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
 
-# A nested stack counts against no per-request limit of the api (the parent did), and
-# a group's generated template grows with its size.
-CHILD_LIMITS = Limits(max_resources_per_stack=-1, max_template_size=2**31)
+CHILD_LIMITS = Limits().nested()
 
 
 # Failures of the machinery rather than of the request: the step runs again.

@@ -22,13 +22,13 @@ from libs.engine import hooks as rules
 from libs.engine.step import Decision, Refusal, decide
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import HookNotice, WorkItem
+from libs.resources import nesting
 from libs.resources.base import ResourceType
-from libs.resources.nested import NestedStackType, TemplateResource
+from libs.resources.nested import NestedStackType
 from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.attribute_store import AttributeFailed
 from libs.template.errors import TemplateError
-from libs.template.functions.base import resolve as base_resolve
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import children, rows, stack_end
@@ -157,6 +157,7 @@ class Node:
                           new_properties=new_props,
                           needs_replace=plugin.needs_replace if plugin is not None else None,
                           never_updates=plugin is not None and plugin.never_updates,
+                          always_updates=plugin is not None and plugin.always_updates,
                           external_id=external_id, restricted=restricted)
         return await self.carry_out(row, decision, new_props)
 
@@ -338,28 +339,10 @@ class Node:
             rng=self.s.rng)
 
     def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
-        """What only the parent's desired state has: its files and the child environment.
-
-        A provider template's text is one of those files, and its properties are
-        the child's parameters, carried in the child environment as Heat does.
-        """
-        if (not isinstance(plugin, NestedStackType) or not plugin.inherits_environment
-                or request.operation not in ("create", "update") or self.want is None):
+        """What only the parent's desired state has: its files and the child environment."""
+        if self.want is None:
             return request
-        files = dict(self.want.template.files)
-        params = dict(request.parameters) if isinstance(plugin, TemplateResource) else None
-        env = self.want.environment.child_environment(name, params).to_dict()
-        template = request.template
-        facade = None
-        if isinstance(plugin, TemplateResource):
-            template = files.get(plugin.template_key)
-            definition = self.want.definition.resources[name]
-            resolver = StackResolver(self.want.definition, StaticResourceData())
-            facade = {"metadata": base_resolve(definition.metadata, resolver) or {},
-                      "deletion_policy": definition.deletion_policy,
-                      "update_policy": resolver.update_policy(name)}
-        return dataclasses.replace(request, template=template, files=files, environment=env, parameters={},
-                                   facade=facade)
+        return nesting.provided(plugin, name, request, self.want)
 
     async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
         """Act on the nested stack, record it as the physical id, and look again after a delay."""

@@ -17,7 +17,8 @@ A step::
       save: {child: body.resources.0.physical_resource_id}
       check: [status, body.error]   # the parts compared (default: status and the whole body)
       ignore: [body.stack.parameters]          # parts neither side is compared on
-      sort: {body.resources: resource_name}    # lists compared in this key's order
+      sort: {body.resources: resource_name}    # lists compared in this key's order ("a,b": a, then b;
+                                               # lists inside the list are sorted too)
       ordered: true                 # maps compared in key order too (a template as the user wrote it)
       known_difference: "why Ember answers otherwise, listed in the README"
 
@@ -164,13 +165,29 @@ def drop_path(answer: Any, path: str) -> None:
             del answer[key]
 
 
+def _sort_key(item: Any, fields: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(item, dict):
+        return tuple(str(item.get(f)) for f in fields)
+    if isinstance(item, list) and item and isinstance(item[0], dict | list):
+        return _sort_key(item[0], fields)  # a nested list, sorted already: by its first item
+    return (str(item),)
+
+
+def _sort(items: list[Any], fields: Sequence[str]) -> None:
+    for item in items:
+        if isinstance(item, list) and item and isinstance(item[0], dict | list):
+            _sort(item, fields)  # a preview's nested stacks are lists inside the list
+    items.sort(key=lambda item: _sort_key(item, fields))
+
+
 def sort_at(answer: Any, path: str, key: str) -> None:
+    """Sort the list at ``path`` by ``key`` (``a,b``: by a, then b), lists of dicts inside it too."""
     try:
         found = get_path(answer, path)
     except (KeyError, IndexError, ValueError):
         return
     if isinstance(found, list):
-        found.sort(key=lambda item: str(item.get(key)) if isinstance(item, dict) else str(item))
+        _sort(found, key.split(","))
 
 
 def shaped(step: Step, answer: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from libs import operations
+from libs import operations, update_preview
 from libs.config import Settings
 from libs.resources.registry import default_registry
 from libs.template.request import StackRequest
@@ -63,11 +63,13 @@ async def test_update_preview_buckets(settings: Settings) -> None:
             "swap": {"type": "OS::Heat::TestResource", "properties": {"update_replace_value": "2"}},
             "fresh": {"type": "OS::Heat::None"},
         }}
-        changes = await operations.preview_update(api.pool, await stack_row(api.pool, created.id),
-                                                  stack_request=StackRequest(template=new),
-                                                  registry=default_registry())
-        assert (changes.added, changes.deleted, changes.replaced, changes.updated, changes.unchanged) == (
-            ["fresh"], ["old"], ["swap"], ["msg"], ["stay"])
+        changes = await update_preview.preview_update(api.pool, await stack_row(api.pool, created.id),
+                                                      stack_request=StackRequest(template=new),
+                                                      registry=default_registry())
+        names = {key: [e.row.name if isinstance(e, update_preview.Existing) else e.resource.name
+                       for e in entries] for key, entries in changes.items()}
+        assert names == {"added": ["fresh"], "deleted": ["old"], "replaced": ["swap"], "updated": ["msg"],
+                         "unchanged": ["stay"]}
         # Nothing was written: the stack is as it was.
         after = await stack_row(api.pool, created.id)
         assert after.stack_status == "CREATE_COMPLETE" and after.template_id == created.template_id

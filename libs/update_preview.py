@@ -1,0 +1,195 @@
+"""Heat's update preview: what an update would add, delete, replace, update or leave, nothing written.
+
+Each resource gets the decision the worker would make now
+(:func:`libs.engine.preview.changes`). With ``show_nested`` the preview goes
+down into nested stacks as Heat's does: a nesting resource that is updated
+compares its nested stack as it is with the one the update would give it (and
+so on down); one that is deleted or replaced lists everything under it as
+deleted, and one that is added or replaced everything its new nested stack
+would hold as added. A resource that exists is shown as it is
+(:class:`Existing`), one of the new template as it would be made
+(:class:`Planned`), as Heat shows them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from libs import operations
+from libs.db import Conn, resources, stacks
+from libs.db.pool import Connections
+from libs.engine import preview
+from libs.engine.step import RowState
+from libs.resources import nesting
+from libs.resources.base import ResourceType
+from libs.resources.registry import Registry
+from libs.resources.validation import plugin_checks
+from libs.template import request
+from libs.template.request import LoadedStack
+from libs.template.resolution import StackResolver, StaticResourceData
+
+KEYS = ("added", "deleted", "replaced", "updated", "unchanged")
+
+
+@dataclasses.dataclass(frozen=True)
+class Existing:
+    """A resource as it is now; ``nested`` is the stack it nests, if any."""
+
+    stack: stacks.StackRow
+    row: resources.ResourceRow
+    needed_by: list[str]
+    parent_resource: str | None
+    nested: stacks.StackRow | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """A resource as the new template would make it, in the stack named and identified so."""
+
+    resource: preview.PlannedResource
+    stack_name: str
+    stack_id: str
+    parent_resource: str | None
+
+
+Entry = Existing | Planned
+Changes = dict[str, list[Entry]]
+
+
+async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_request: request.StackRequest,
+                         registry: Registry, existing: bool = False, clear_parameters: Sequence[str] = (),
+                         show_nested: bool = False) -> Changes:
+    """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``."""
+    if existing:
+        stack_request = await operations.patched_request(pool, stack, stack_request, clear_parameters)
+    loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
+                          project_id=stack.project, builtin_types=registry.types(),
+                          checks=plugin_checks(registry), updating=True)
+    await operations.check_immutable_parameters(pool, stack, loaded)
+    if stack.parent_id is None:
+        operations.check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
+    how = nesting.Expansion(registry, stack.project)
+    out: Changes = {key: [] for key in KEYS}
+    async with pool.acquire() as conn:
+        await _compare(conn, stack, loaded, out, how, new_name=stack.name, new_id=str(stack.id),
+                       parent_resource=None, show_nested=show_nested, depth=0)
+    return out
+
+
+class _Current:
+    """One existing stack's current resources, and what the preview shows of each."""
+
+    def __init__(self, stack: stacks.StackRow, rows: list[resources.ResourceRow],
+                 children: Mapping[uuid.UUID, stacks.StackRow], parent_resource: str | None) -> None:
+        self.stack = stack
+        self.rows = {r.name: r for r in rows if r.is_current}
+        self.needed = resources.required_by(self.rows.values())
+        self.children = children
+        self.parent_resource = parent_resource
+
+    @classmethod
+    async def load(cls, conn: Conn, stack: stacks.StackRow, parent_resource: str | None) -> _Current:
+        rows = await resources.for_stack(conn, stack.id)
+        children = await stacks.get_many(conn, list(await stacks.children(conn, stack.id)))
+        return cls(stack, rows, {k: v for k, v in children.items() if v.deleted_at is None}, parent_resource)
+
+    def child_of(self, name: str) -> stacks.StackRow | None:
+        row = self.rows.get(name)
+        if row is None or not row.physical_id:
+            return None
+        try:
+            return self.children.get(uuid.UUID(row.physical_id))
+        except ValueError:
+            return None
+
+    def entry(self, name: str) -> Existing:
+        row = self.rows[name]
+        return Existing(self.stack, row, self.needed.get(row.id, []), self.parent_resource,
+                        self.child_of(name))
+
+
+def _decisions(current: _Current, new: LoadedStack, registry: Registry) -> preview.Changes:
+    rows = current.rows
+    resolver = StackResolver(new.definition, StaticResourceData({n: r.reference for n, r in rows.items()},
+                                                                {n: r.attributes for n, r in rows.items()}))
+    env = new.environment.registry
+
+    def plugin_of(name: str) -> ResourceType:
+        return registry.implementing(new.definition.resources[name].type, resource_name=name, environment=env)
+
+    def props(name: str) -> Mapping[str, Any]:
+        return plugin_of(name).validate(resolver.properties(name), resource_name=name)
+
+    def replace_rule(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
+        return plugin_of(name).needs_replace
+
+    states = {n: RowState(id=r.id, name=n, type=r.type, action=r.action, status=r.status,
+                          is_current=True, traversal_id=None, template_id=None, properties=r.properties)
+              for n, r in rows.items()}
+    return preview.changes(states, {n: d.type for n, d in new.definition.resources.items()}, props,
+                           replace_rule, never_updates=lambda n: plugin_of(n).never_updates,
+                           always_updates=lambda n: plugin_of(n).always_updates)
+
+
+async def _compare(conn: Conn, stack: stacks.StackRow, new: LoadedStack, out: Changes, how: nesting.Expansion,
+                   *, new_name: str, new_id: str, parent_resource: str | None, show_nested: bool,
+                   depth: int) -> None:
+    """The changes of ``stack`` (as it is) to ``new``, added to ``out``; nested ones with ``show_nested``."""
+    current = await _Current.load(conn, stack, parent_resource)
+    decided = _decisions(current, new, how.registry)
+    rows = current.rows
+    data = StaticResourceData({n: r.reference for n, r in rows.items()},
+                              {n: r.attributes for n, r in rows.items()})
+    planned = preview.planned_resources(new, how.registry, data)
+
+    def shown_new(name: str) -> Planned:
+        return Planned(planned[name], new_name, new_id, parent_resource)
+
+    out["unchanged"].extend(shown_new(n) for n in decided.unchanged)
+    out["updated"].extend(current.entry(n) for n in decided.updated)
+    out["replaced"].extend(shown_new(n) for n in decided.replaced)
+    out["added"].extend(shown_new(n) for n in decided.added)
+    out["deleted"].extend(current.entry(n) for n in decided.deleted)
+    if not show_nested:
+        return
+    for name in [*decided.deleted, *decided.replaced]:
+        child = current.child_of(name)
+        if child is not None:
+            await _all_deleted(conn, child, name, out)
+    for name in [*decided.added, *decided.replaced]:
+        nested = _new_nested(new, name, planned[name], how, stack_name=new_name, depth=depth)
+        if nested is not None:
+            inner = preview.create_preview(nested.stack, how, stack_name=nested.name, parent_resource=name,
+                                           depth=depth + 1)
+            out["added"].extend(Planned(r, s.name, "None", s.parent_resource) for s, r in inner.flattened())
+    for name in decided.updated:
+        child = current.child_of(name)
+        row = rows[name]
+        nested = _new_nested(new, name, planned[name], how, stack_name=new_name, depth=depth,
+                             data=row.data, old_properties=row.properties)
+        if child is not None and nested is not None:
+            await _compare(conn, child, nested.stack, out, how, new_name=nested.name, new_id="None",
+                           parent_resource=name, show_nested=True, depth=depth + 1)
+
+
+def _new_nested(new: LoadedStack, name: str, planned: preview.PlannedResource, how: nesting.Expansion, *,
+                stack_name: str, depth: int, data: Mapping[str, str] | None = None,
+                old_properties: Mapping[str, Any] | None = None) -> nesting.NestedStack | None:
+    plugin = nesting.plugin_of(how.registry, new, name)
+    if plugin is None:
+        return None
+    return preview.nested_stack(new, name, plugin, planned.properties, stack_name=stack_name, how=how,
+                                depth=depth, data=data, old_properties=old_properties)
+
+
+async def _all_deleted(conn: Conn, stack: stacks.StackRow, parent_resource: str, out: Changes) -> None:
+    """Every resource of an existing nested stack, and of the stacks nested in it, as deleted."""
+    current = await _Current.load(conn, stack, parent_resource)
+    for name in current.rows:
+        out["deleted"].append(current.entry(name))
+        child = current.child_of(name)
+        if child is not None:
+            await _all_deleted(conn, child, name, out)
