@@ -26,6 +26,7 @@ class RowState:
     template_id: str | None
     properties: Mapping[str, Any] | None
     deletion_policy: str = "Delete"
+    physical_id: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +47,15 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
            row: RowState, *, in_template: bool, new_type: str | None = None,
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
-           never_updates: bool = False) -> Decision:
+           never_updates: bool = False, same_implementation: bool | None = None,
+           nests: bool = False) -> Decision:
+    """What the node does to the row.
+
+    ``same_implementation``: whether the new type resolves to the plugin the
+    row's type resolved to (Heat compares the classes, not the names; without
+    it, the names are compared). ``nests``: the new type's resource is a nested
+    stack, which every update reaches so that its own resources decide.
+    """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
             return Decision("continue", action=row.action)
@@ -65,20 +74,25 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
         return Decision("resume" if row.action == "SUSPEND" else "noop")
     if row.action == "INIT":
         return Decision("adopt" if traversal_action == "ADOPT" else "create")
-    if never_updates and new_type == row.type:
+    same = same_implementation if same_implementation is not None else new_type in (None, row.type)
+    if never_updates and same:
         return Decision("noop")  # OS::Heat::None: not even a failed one is replaced
-    if row.status == "FAILED" or (row.action == "DELETE"):
-        # Heat replaces any failed resource on the next update (needs_replace_failed).
+    # Heat replaces any failed resource on the next update (needs_replace_failed), but a
+    # nested stack that exists is updated, and its failed resources are replaced inside it;
+    # one marked unhealthy (CHECK_FAILED) is replaced whole.
+    failed = row.status == "FAILED" and not (nests and row.physical_id is not None and row.action != "CHECK")
+    if failed or row.action == "DELETE":
         return Decision("replace")
     assert new_properties is not None
-    if new_type is not None and new_type != row.type:
+    if not same:
         return Decision("replace")
     changed = changed_properties(row.properties, new_properties)
-    if not changed:
-        return Decision("noop")
-    if needs_replace is not None and needs_replace(row.properties or {}, new_properties):
+    if changed and needs_replace is not None and needs_replace(row.properties or {}, new_properties):
         return Decision("replace")
-    return Decision("update", changed=changed)
+    if changed or nests or (new_type is not None and new_type != row.type):
+        # Another name of the same implementation is a changed definition: an update in place.
+        return Decision("update", changed=changed)
+    return Decision("noop")
 
 
 def _cleanup(traversal_action: str, row: RowState, in_template: bool) -> Decision:

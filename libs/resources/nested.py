@@ -20,11 +20,29 @@ from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Action, Done, Failed, Nest, StepContext, StepResult, Wait
+from libs.template.registry import ResolvedType
 
 POLL_SECONDS = 0.5
 OUTPUTS_KEY = "outputs"
 # Where an adopted resource keeps its nested stack's abandon data until the nested stack is made.
 ADOPT_NESTED_KEY = "adopt_nested"
+
+
+def nested_failure(reason: str, action: str) -> Failed:
+    """The failure of a resource whose nested stack's ``action`` failed with ``reason``.
+
+    Heat reads the error, the path and the message back out of the nested
+    stack's ``Resource <ACTION> failed: <error>: <path>: <message>`` (split at
+    every colon, so colons in the message come back as ``": "``) and puts the
+    resource's own path in front of the nested path; any other reason is the
+    message as it stands.
+    """
+    if f"Resource {action.upper()} failed: " not in reason:
+        return Failed(reason, error="")
+    parts = [part.strip() for part in reason.split(":")]
+    if len(parts) < 4:
+        return Failed(reason, error="")
+    return Failed(": ".join(parts[3:]), error=parts[1], inner_path=tuple(parts[2].split(".")))
 
 
 class NestedStackType(ResourceType):
@@ -76,7 +94,7 @@ class NestedStackType(ResourceType):
         if child.action != child_action or child.status == "IN_PROGRESS":
             return Wait(POLL_SECONDS)
         if child.status == "FAILED":
-            return Failed(f"{child.status_reason}", error="Error")
+            return nested_failure(child.status_reason, child_action)
         outputs = {o["output_key"]: o.get("output_value") for o in child.outputs}
         return Done(physical_id=child.id, data={OUTPUTS_KEY: orjson.dumps(outputs).decode(),
                                                 "stack_name": child.name})
@@ -143,9 +161,12 @@ class TemplateResource(NestedStackType):
     description: ClassVar[str] = "A resource made from a template."
     inherits_environment: ClassVar[bool] = True
 
-    def __init__(self, template_key: str, type_name: str) -> None:
+    def __init__(self, template_key: str, type_name: str, resolved: ResolvedType | None = None) -> None:
         self.template_key = template_key
         self.resource_type_name = type_name
+        # The registry entry that made the type a template: the nested stack's environment goes
+        # without it, so inside the template the same name means what it meant before (a builtin).
+        self.resolved = resolved
 
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **_: Any) -> dict[str, Any]:
         # The nested stack checks its parameters when it is made, with Heat's messages.
