@@ -48,13 +48,14 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
            never_updates: bool = False, same_implementation: bool | None = None,
-           nests: bool = False) -> Decision:
+           nests: bool = False, nested_check_failed: bool = False) -> Decision:
     """What the node does to the row.
 
     ``same_implementation``: whether the new type resolves to the plugin the
     row's type resolved to (Heat compares the classes, not the names; without
     it, the names are compared). ``nests``: the new type's resource is a nested
-    stack, which every update reaches so that its own resources decide.
+    stack, which every update reaches so that its own resources decide;
+    ``nested_check_failed``: that nested stack's CHECK failed.
     """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
@@ -79,8 +80,9 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
         return Decision("noop")  # OS::Heat::None: not even a failed one is replaced
     # Heat replaces any failed resource on the next update (needs_replace_failed), but a
     # nested stack that exists is updated, and its failed resources are replaced inside it;
-    # one marked unhealthy (CHECK_FAILED) is replaced whole.
-    failed = row.status == "FAILED" and not (nests and row.physical_id is not None and row.action != "CHECK")
+    # one marked unhealthy (CHECK_FAILED while its nested stack is not) is replaced whole.
+    updated_inside = nests and row.physical_id is not None and (row.action != "CHECK" or nested_check_failed)
+    failed = row.status == "FAILED" and not updated_inside
     if failed or row.action == "DELETE":
         return Decision("replace")
     assert new_properties is not None

@@ -144,17 +144,23 @@ class Node:
                 live = {k: observed.properties[k] for k in applied if k in observed.properties}
                 state = dataclasses.replace(state, properties={**applied, **live})
         same: bool | None = None
+        nested_check_failed = False
         if plugin is not None and row.action != "INIT":
             # Heat compares what the names resolve to, each through its own environment.
             same = type(plugin) is self.s.registry.implementation(
                 row.type, resource_name=row.name, environment=await self._row_environment(row))
+            if plugin.nests and (row.action, row.status) == ("CHECK", status.FAILED):
+                child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
+                nested_check_failed = child is not None and (child.action, child.status) == (
+                    "CHECK", status.FAILED)
         decision = decide(self.kind, self.trav.action, str(self.trav.id),
                           str(self.trav.template_id) if self.trav.template_id else None,
                           state, in_template=in_template, new_type=new_type,
                           new_properties=new_props,
                           needs_replace=plugin.needs_replace if plugin is not None else None,
                           never_updates=plugin is not None and plugin.never_updates,
-                          same_implementation=same, nests=plugin is not None and plugin.nests)
+                          same_implementation=same, nests=plugin is not None and plugin.nests,
+                          nested_check_failed=nested_check_failed)
         return await self.carry_out(row, decision, new_props)
 
     async def _row_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:

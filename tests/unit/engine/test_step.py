@@ -71,6 +71,8 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
      Decision("replace")),
     ("u", "UPDATE", dict(status="FAILED", action="CHECK", physical_id="child"),
      dict(new_properties={"value": "a"}, nests=True), Decision("replace")),
+    ("u", "UPDATE", dict(status="FAILED", action="CHECK", physical_id="child"),
+     dict(new_properties={"value": "a"}, nests=True, nested_check_failed=True), Decision("update")),
 ]
 
 
