@@ -90,7 +90,7 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
     await operations.update_stack(
         pool, bus, child, stack_request=StackRequest(template=plugin.template_for(props, members),
                                                      files=raw.files if raw else {}, environment=env),
-        options=operations.Options(disable_rollback=True), limits=GENERATED,
+        options=operations.Options(disable_rollback=True, timeout_mins=stack.timeout_mins), limits=GENERATED,
         builtin_types=registry.types(), registry=registry)
     return capacity
 

@@ -19,15 +19,16 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from libs import operations
-from libs.db import Conn, resources, stacks
+from libs.db import Conn, resources, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import preview
-from libs.engine.step import RowState
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import request
+from libs.template.environment import Environment
+from libs.template.registry import ResourceRegistry
 from libs.template.request import LoadedStack
 from libs.template.resolution import StackResolver, StaticResourceData
 
@@ -111,7 +112,8 @@ class _Current:
                         self.child_of(name))
 
 
-def _decisions(current: _Current, new: LoadedStack, registry: Registry) -> preview.Changes:
+def _decisions(current: _Current, new: LoadedStack, registry: Registry,
+               old_environments: Mapping[uuid.UUID, ResourceRegistry]) -> preview.Changes:
     rows = current.rows
     resolver = StackResolver(new.definition, StaticResourceData({n: r.reference for n, r in rows.items()},
                                                                 {n: r.attributes for n, r in rows.items()}))
@@ -126,12 +128,17 @@ def _decisions(current: _Current, new: LoadedStack, registry: Registry) -> previ
     def replace_rule(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool]:
         return plugin_of(name).needs_replace
 
-    states = {n: RowState(id=r.id, name=n, type=r.type, action=r.action, status=r.status,
-                          is_current=True, traversal_id=None, template_id=None, properties=r.properties)
-              for n, r in rows.items()}
-    return preview.changes(states, {n: d.type for n, d in new.definition.resources.items()}, props,
+    def same_implementation(name: str) -> bool:
+        row = rows[name]
+        was = old_environments.get(row.template_id) if row.template_id else None
+        return type(plugin_of(name)) is registry.implementation(row.type, resource_name=name,
+                                                                environment=env if was is None else was)
+
+    return preview.changes({n: r.state() for n, r in rows.items()},
+                           {n: d.type for n, d in new.definition.resources.items()}, props,
                            replace_rule, never_updates=lambda n: plugin_of(n).never_updates,
-                           always_updates=lambda n: plugin_of(n).always_updates)
+                           always_updates=lambda n: plugin_of(n).always_updates,
+                           same_implementation=same_implementation, external_id=resolver.external_id)
 
 
 async def _compare(conn: Conn, stack: stacks.StackRow, new: LoadedStack, out: Changes, how: nesting.Expansion,
@@ -139,7 +146,10 @@ async def _compare(conn: Conn, stack: stacks.StackRow, new: LoadedStack, out: Ch
                    depth: int) -> None:
     """The changes of ``stack`` (as it is) to ``new``, added to ``out``; nested ones with ``show_nested``."""
     current = await _Current.load(conn, stack, parent_resource)
-    decided = _decisions(current, new, how.registry)
+    old_ids = [r.template_id for r in current.rows.values() if r.template_id is not None]
+    old_environments = {tid: Environment.from_dict(raw).registry
+                        for tid, raw in (await templates.environments(conn, old_ids)).items()}
+    decided = _decisions(current, new, how.registry, old_environments)
     rows = current.rows
     data = StaticResourceData({n: r.reference for n, r in rows.items()},
                               {n: r.attributes for n, r in rows.items()})

@@ -58,7 +58,7 @@ class ResourceRow:
                         traversal_id=str(self.traversal_id) if self.traversal_id else None,
                         template_id=str(self.template_id) if self.template_id else None,
                         properties=self.properties, deletion_policy=self.deletion_policy,
-                        external_id=self.external_id)
+                        external_id=self.external_id, physical_id=self.physical_id)
 
 
 def required_by(rows: Iterable[ResourceRow]) -> dict[int, list[str]]:
@@ -149,7 +149,8 @@ async def write(conn: Conn, row: ResourceRow, **changes: Any) -> ResourceRow | N
 _TYPES = {"action": "text", "status": "text", "status_reason": "text", "physical_id": "text",
           "template_id": "uuid", "traversal_id": "uuid", "action_started": "timestamptz",
           "properties": "json", "reference": "jsonb", "attributes": "json", "data": "jsonb",
-          "requires": "bigint[]", "deletion_policy": "text", "is_current": "boolean", "external_id": "text"}
+          "requires": "bigint[]", "deletion_policy": "text", "is_current": "boolean", "external_id": "text",
+          "type": "text"}
 
 
 def _param(column: str, value: Any) -> Any:
@@ -205,3 +206,15 @@ async def remove(conn: Conn, resource_id: int) -> None:
 
 def as_mapping(rows: Iterable[ResourceRow]) -> Mapping[str, ResourceRow]:
     return {r.name: r for r in rows if r.is_current}
+
+
+async def nesting_name(conn: Conn, parent_id: uuid.UUID | None, stack_id: uuid.UUID) -> str | None:
+    """The name of the resource of stack ``parent_id`` whose nested stack is ``stack_id`` (None at the top).
+
+    Heat shows it as ``parent_resource`` on every resource of a nested stack.
+    """
+    if parent_id is None:
+        return None
+    found = await conn.fetchval("SELECT name FROM resources WHERE stack_id = $1 AND physical_id = $2"
+                                " ORDER BY is_current DESC, id DESC LIMIT 1", parent_id, str(stack_id))
+    return str(found) if found is not None else None

@@ -35,3 +35,10 @@ async def get(conn: Conn, template_id: uuid.UUID) -> RawTemplate:
     if row is None:
         raise LookupError(f"raw template {template_id} not found")
     return RawTemplate(**dict(row))
+
+
+async def environments(conn: Conn, template_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
+    """The stored environments of these desired states (without their templates, which may be large)."""
+    rows = await conn.fetch("SELECT id, environment FROM raw_templates WHERE id = ANY($1::uuid[])",
+                            template_ids)
+    return {r["id"]: r["environment"] for r in rows}

@@ -37,7 +37,10 @@ class Changes:
 def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
             new_properties: Callable[[str], Mapping[str, Any]],
             needs_replace: Callable[[str], Callable[[Mapping[str, Any], Mapping[str, Any]], bool]], *,
-            never_updates: Callable[[str], bool], always_updates: Callable[[str], bool]) -> Changes:
+            never_updates: Callable[[str], bool], always_updates: Callable[[str], bool],
+            same_implementation: Callable[[str], bool | None] = lambda _: None,
+            external_id: Callable[[str], str | None] = lambda _: None) -> Changes:
+    """The worker's decision for every resource; see :func:`~libs.engine.step.decide` for the rules."""
     out = Changes()
     for name in new_types:
         row = current.get(name)
@@ -52,7 +55,8 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
         verb = decide("u", "UPDATE", "preview", "preview", row, in_template=True,
                       new_type=new_types[name], new_properties=properties,
                       needs_replace=needs_replace(name), never_updates=never_updates(name),
-                      always_updates=always_updates(name)).verb
+                      always_updates=always_updates(name), same_implementation=same_implementation(name),
+                      external_id=external_id(name)).verb
         {"replace": out.replaced, "update": out.updated}.get(verb, out.unchanged).append(name)
     out.deleted.extend(n for n in current if n not in new_types)
     return out

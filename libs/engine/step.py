@@ -28,6 +28,7 @@ class RowState:
     deletion_policy: str = "Delete"
     # The id of the resource taken over (``external_id``), which Ember did not make.
     external_id: str | None = None
+    physical_id: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,13 +65,19 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
            row: RowState, *, in_template: bool, new_type: str | None = None,
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
-           never_updates: bool = False, always_updates: bool = False, external_id: str | None = None,
-           restricted: Collection[str] = ()) -> Decision:
-    """What the node does now.
+           never_updates: bool = False, always_updates: bool = False,
+           same_implementation: bool | None = None, nested_check_failed: bool = False,
+           external_id: str | None = None, restricted: Collection[str] = ()) -> Decision:
+    """What the node does to the row.
 
-    ``always_updates``: the type updates even with nothing changed (a nested stack, whose own
-    resources decide); ``external_id`` is the template's for the resource (resolved);
-    ``restricted`` the environment's ``restricted_actions`` for it (``update``, ``replace``).
+    ``same_implementation``: whether the new type resolves to the plugin the
+    row's type resolved to (Heat compares the classes, not the names; without
+    it, the names are compared). ``always_updates``: the type's resource is a
+    nested stack (Heat's stack resources: templates, groups), which every update
+    reaches so that its own resources decide; ``nested_check_failed``: that
+    nested stack's CHECK failed. ``external_id`` is the template's for the
+    resource (resolved); ``restricted`` the environment's ``restricted_actions``
+    for it (``update``, ``replace``).
     """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
@@ -97,8 +104,9 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
         if external_id is not None:
             return Decision("external", external_id=external_id)  # not made: taken over
         return Decision("create")
-    if new_type is not None and new_type != row.type:
-        # Heat decides a change of type before anything else of the update.
+    same = same_implementation if same_implementation is not None else new_type in (None, row.type)
+    if not same:
+        # Heat decides a change of implementation before anything else of the update.
         return _restricted("replace", restricted, hooked=False) or Decision("replace")
     if external_id != row.external_id:
         return Decision("refuse", hooked=False, refusal=Refusal(
@@ -106,18 +114,23 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
             event=False))
     if external_id is not None:
         return Decision("noop", hooked=False)  # an external resource is never updated
-    if never_updates and new_type == row.type:
+    if never_updates:
         return Decision("noop")  # OS::Heat::None: not even a failed one is replaced
-    if row.status == "FAILED" or (row.action == "DELETE"):
-        # Heat replaces any failed resource on the next update (needs_replace_failed).
+    # Heat replaces any failed resource on the next update (needs_replace_failed), but a
+    # nested stack that exists is updated, and its failed resources are replaced inside it;
+    # one marked unhealthy (CHECK_FAILED while its nested stack is not) is replaced whole.
+    updated_inside = always_updates and row.physical_id is not None and (
+        row.action != "CHECK" or nested_check_failed)
+    if (row.status == "FAILED" and not updated_inside) or row.action == "DELETE":
         return _restricted("replace", restricted) or Decision("replace")
     assert new_properties is not None
     changed = changed_properties(row.properties, new_properties)
-    if not changed and not always_updates:
-        return Decision("noop")
-    if needs_replace is not None and needs_replace(row.properties or {}, new_properties):
+    if changed and needs_replace is not None and needs_replace(row.properties or {}, new_properties):
         return _restricted("replace", restricted) or Decision("replace")
-    return _restricted("update", restricted) or Decision("update", changed=changed)
+    if changed or always_updates or (new_type is not None and new_type != row.type):
+        # Another name of the same implementation is a changed definition: an update in place.
+        return _restricted("update", restricted) or Decision("update", changed=changed)
+    return Decision("noop")
 
 
 def _restricted(verb: str, restricted: Collection[str], *, hooked: bool = True) -> Decision | None:

@@ -25,17 +25,23 @@ class TypeRules(NamedTuple):
     never_updates: bool
     needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool]
     validate: Callable[[Mapping[str, Any], str], Mapping[str, Any]]
+    # A nested stack: every update reaches it, so it is never settled here.
     always_updates: bool = False
+    # What the type resolves to (the plugin's class), compared with the row's.
+    implementation: object = None
 
 
 def unchanged(definition: StackDefinition, action: str, current: Mapping[str, RowState],
               data: StaticResourceData, rules: Callable[[str, str], TypeRules], *,
-              exclude: frozenset[str] = frozenset()) -> list[str]:
+              exclude: frozenset[str] = frozenset(),
+              implementation_of: Callable[[RowState], object] | None = None) -> list[str]:
     """Names whose update node would be a ``noop``, in dependency order.
 
-    ``rules(name, type)`` gives the type's ``never_updates`` and ``always_updates``, its
-    replace rule and its property validation. A resource whose properties cannot be resolved or
-    validated is not settled here: its node fails it with Heat's reason.
+    ``rules(name, type)`` gives the type's rules (:class:`TypeRules`). A resource whose
+    properties cannot be resolved or validated is not settled here: its node fails it
+    with Heat's reason.
+    ``implementation_of(row)`` is what the row's type resolved to when it was
+    last converged (without it, a changed type name is a changed implementation).
     """
     resolver = StackResolver(definition, data)
     settled: list[str] = []
@@ -47,17 +53,23 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
         if not definition.required(name) <= done:
             continue
         new_type = definition.resources[name].type
-        never_updates, needs_replace, validate, always_updates = rules(name, new_type)
+        rule = rules(name, new_type)
+        if rule.always_updates:
+            continue
+        same = new_type == row.type
+        if implementation_of is not None:
+            same = rule.implementation is not None and implementation_of(row) is rule.implementation
         props: Mapping[str, Any] | None = None
         try:
             external_id = resolver.external_id(name)
-            if not (never_updates and new_type == row.type):
-                props = validate(resolver.properties(name), name)
+            if not (rule.never_updates and same):
+                props = rule.validate(resolver.properties(name), name)
         except Exception:
             continue
         verb = decide("u", action, "planning", "planning", row, in_template=True, new_type=new_type,
-                      new_properties=props, needs_replace=needs_replace, never_updates=never_updates,
-                      always_updates=always_updates, external_id=external_id).verb
+                      new_properties=props, needs_replace=rule.needs_replace,
+                      never_updates=rule.never_updates, same_implementation=same,
+                      external_id=external_id).verb
         if verb == "noop":
             settled.append(name)
             done.add(name)

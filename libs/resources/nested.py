@@ -24,6 +24,7 @@ from libs.resources.steps import Action, ChildStack, Done, Failed, Nest, StepCon
 from libs.template import attribute_store
 from libs.template.errors import InvalidTemplateAttribute, StackValidationFailed
 from libs.template.functions.hot_refs import select_path
+from libs.template.registry import ResolvedType
 
 POLL_SECONDS = 0.5
 OUTPUTS_KEY = "outputs"
@@ -34,6 +35,23 @@ ARN_KEY, NESTED_KEY = "stack_arn", "nested_resources"
 STACK_ID_OUTPUT = "OS::stack_id"
 # Where an adopted resource keeps its nested stack's abandon data until the nested stack is made.
 ADOPT_NESTED_KEY = "adopt_nested"
+
+
+def nested_failure(reason: str, action: str) -> Failed:
+    """The failure of a resource whose nested stack's ``action`` failed with ``reason``.
+
+    Heat reads the error, the path and the message back out of the nested
+    stack's ``Resource <ACTION> failed: <error>: <path>: <message>`` (split at
+    every colon, so colons in the message come back as ``": "``) and puts the
+    resource's own path in front of the nested path; any other reason is the
+    message as it stands.
+    """
+    if f"Resource {action.upper()} failed: " not in reason:
+        return Failed(reason, error="")
+    parts = [part.strip() for part in reason.split(":")]
+    if len(parts) < 4:
+        return Failed(reason, error="")
+    return Failed(": ".join(parts[3:]), error=parts[1], inner_path=tuple(parts[2].split(".")))
 
 
 class NestedStackType(ResourceType):
@@ -87,7 +105,7 @@ class NestedStackType(ResourceType):
         if child.action != child_action or child.status == "IN_PROGRESS":
             return Wait(POLL_SECONDS)
         if child.status == "FAILED":
-            return Failed(f"{child.status_reason}", error="Error")
+            return nested_failure(child.status_reason, child_action)
         return Done(physical_id=child.id, data=settled_data(ctx.resource_name, child))
 
     def outputs(self, data: Mapping[str, str]) -> dict[str, Any]:
@@ -183,9 +201,12 @@ class TemplateResource(NestedStackType):
     answers_reads: ClassVar[bool] = True
     always_updates: ClassVar[bool] = True
 
-    def __init__(self, template_key: str, type_name: str) -> None:
+    def __init__(self, template_key: str, type_name: str, resolved: ResolvedType | None = None) -> None:
         self.template_key = template_key
         self.resource_type_name = type_name
+        # The registry entry that made the type a template: the nested stack's environment goes
+        # without it, so inside the template the same name means what it meant before (a builtin).
+        self.resolved = resolved
 
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,
                  resource_section: str = "resources", properties_section: str = "properties",

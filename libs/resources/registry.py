@@ -14,8 +14,13 @@ from libs.template.registry import ResourceRegistry
 class Registry:
     """Resource type names to plugin instances (plugins are stateless: one instance serves all)."""
 
+    # Environments resolved recently, with the builtin types of this registry added: the
+    # same stored environment serves every resource of a stack, and adding them copies it.
+    _RESOLVING_KEPT = 32
+
     def __init__(self) -> None:
         self._plugins: dict[str, ResourceType] = {}
+        self._resolving: dict[int, tuple[ResourceRegistry, ResourceRegistry]] = {}
 
     def register(self, cls: type[ResourceType]) -> type[ResourceType]:
         """Add a plugin class; returns it, so it can decorate the class."""
@@ -33,17 +38,43 @@ class Registry:
         """The plugin behind a template's type, through the environment's ``resource_registry``.
 
         ``My::Server: OS::Nova::Server`` keeps ``My::Server`` as the resource's
-        type (what Heat shows) and runs the plugin it maps to.
+        type (what Heat shows) and runs the plugin it maps to. A builtin name
+        the environment maps elsewhere (``OS::Nova::Server: OS::Heat::None``, or
+        to a template) runs what it maps to, as in Heat.
         """
-        if type_name not in self._plugins and environment is not None:
-            # A stored environment does not know which types are built in; this registry does.
-            found = environment.with_builtin_types(self._plugins).resolve(resource_name, type_name)
+        if environment is not None:
+            found = self._with_builtins(environment).resolve(resource_name, type_name)
             if found is not None and found.is_template and found.template is not None:
                 from libs.resources.nested import TemplateResource
-                return TemplateResource(found.template, type_name)
+                return TemplateResource(found.template, type_name, found)
             if found is not None and found.type_name in self._plugins:
                 return self._plugins[found.type_name]
         return self.get(type_name)
+
+    def implementation(self, type_name: str, *, resource_name: str,
+                       environment: ResourceRegistry | None) -> type[ResourceType] | None:
+        """What decides replace or update: the plugin class the name resolves to (None: nothing).
+
+        Heat compares the classes two definitions instantiate, so two names of
+        one plugin are one implementation, and so are any two templates (every
+        template resource is Heat's ``TemplateResource``).
+        """
+        try:
+            return type(self.implementing(type_name, resource_name=resource_name, environment=environment))
+        except KeyError:
+            return None
+
+    def _with_builtins(self, environment: ResourceRegistry) -> ResourceRegistry:
+        # A stored environment does not know which types are built in; this registry does.
+        kept = self._resolving.get(id(environment))
+        if kept is not None and kept[0] is environment:
+            return kept[1]
+        enriched = environment.with_builtin_types(self._plugins)
+        if len(self._resolving) >= self._RESOLVING_KEPT:
+            self._resolving.pop(next(iter(self._resolving)))
+        # The environment itself is kept too, so its id cannot be reused while the entry lives.
+        self._resolving[id(environment)] = (environment, enriched)
+        return enriched
 
     def __contains__(self, type_name: object) -> bool:
         return type_name in self._plugins

@@ -128,9 +128,11 @@ class Failed:
 
     message: str
     error: str = "Exception"
+    # Where inside the resource it failed, after the resource's own path (a nested stack's resource).
+    inner_path: tuple[PathItem, ...] = ()
 
     def status_reason(self, *path: PathItem) -> str:
-        return _failure_text(self.error, path, self.message)
+        return _failure_text(self.error, (*path, *self.inner_path), self.message)
 
 
 def _failure_text(error: str, path: Sequence[PathItem], message: str) -> str:

@@ -58,6 +58,9 @@ async def list_resources(request: web.Request) -> web.Response:
     async with request.app[RUNTIME].pool.acquire() as conn:
         tree = [stack, *await stacks.nested_tree(conn, stack.id, depth)]
         parent_names: dict[str, str] = {}  # nested stack id -> the resource that made it
+        nesting = await resources.nesting_name(conn, stack.parent_id, stack.id)
+        if nesting is not None:
+            parent_names[str(stack.id)] = nesting
         for member in tree:
             rows = await current_rows(conn, member.id)
             nested = await _nested_names(conn, member.id)
@@ -68,12 +71,10 @@ async def list_resources(request: web.Request) -> web.Response:
             for key in RESOURCE_FILTERS:
                 if key in request.query:
                     rows = [r for r in rows if _matches(r, key, request.query.getall(key))]
-            for row in rows:
-                body = views.resource(base, member, row, needed_by=needed.get(row.id, []), detail=detail,
-                                      nested=nested.get(row.physical_id or ""))
-                if member is not stack:
-                    body["parent_resource"] = parent_names.get(str(member.id))
-                shown.append(body)
+            shown += [views.resource(base, member, row, needed_by=needed.get(row.id, []), detail=detail,
+                                     nested=nested.get(row.physical_id or ""),
+                                     parent_resource=parent_names.get(str(member.id)))
+                      for row in rows]
     return json_response({"resources": shown})
 
 
@@ -102,8 +103,10 @@ async def show_resource(request: web.Request) -> web.Response:
         attributes.setdefault(name, None)
     async with request.app[RUNTIME].pool.acquire() as conn:
         nested = await _nested_names(conn, stack.id)
+        nesting = await resources.nesting_name(conn, stack.parent_id, stack.id)
     shown = views.resource(lookup.base_url(request), stack, row, needed_by=needed, detail=True,
-                           attributes=attributes, nested=nested.get(row.physical_id or ""))
+                           attributes=attributes, nested=nested.get(row.physical_id or ""),
+                           parent_resource=nesting)
     paused = await breakpoints_api.pending(request, stack, row)  # Ember's debugger
     if paused is not None:
         shown["ember_paused"] = paused

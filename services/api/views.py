@@ -72,8 +72,12 @@ required_by = resources.required_by
 
 def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, needed_by: list[str],
              detail: bool = False, attributes: Mapping[str, Any] | None = None,
-             nested: str | None = None) -> dict[str, Any]:
-    """A resource as Heat shows it; ``nested`` is the name of the stack it nests, if any."""
+             nested: str | None = None, parent_resource: str | None = None) -> dict[str, Any]:
+    """A resource as Heat shows it; ``nested`` is the name of the stack it nests, if any.
+
+    ``parent_resource``: in a nested stack, the resource that nests it (Heat
+    shows the key only there).
+    """
     url = stack_url(base, stack)
     body: dict[str, Any] = {
         "resource_name": row.name,
@@ -90,9 +94,10 @@ def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, n
     }
     if nested is not None:
         body["links"].append({"href": f"{base}/stacks/{nested}/{row.physical_id}", "rel": "nested"})
+    if parent_resource is not None:
+        body["parent_resource"] = parent_resource
     if detail:
         body["description"] = ""
-        body["parent_resource"] = None
     if attributes is not None:
         body["attributes"] = dict(attributes)
     return body

@@ -18,6 +18,7 @@ import orjson
 from libs import stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
+from libs.engine.step import RowState
 from libs.errors import Permanent
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import PlanRequest, WorkItem
@@ -26,6 +27,7 @@ from libs.resources.registry import Registry, default_registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
 from libs.template import attribute_store
+from libs.template.environment import Environment
 from libs.template.errors import TemplateError
 from libs.template.resolution import StaticResourceData
 
@@ -146,23 +148,36 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
     answered = _answered_again(want, current, registry)
     data = StaticResourceData({n: r.reference for n, r in current.items()},
                               {n: answered.get(n, r.attributes) for n, r in current.items()})
+    env = want.environment.registry
 
     def rules(resource_name: str, type_name: str) -> unchanged.TypeRules:
-        plugin = registry.implementing(type_name, resource_name=resource_name,
-                                       environment=want.environment.registry)
+        plugin = registry.implementing(type_name, resource_name=resource_name, environment=env)
         return unchanged.TypeRules(plugin.never_updates, plugin.needs_replace,
                                    lambda values, name: plugin.validate(values, resource_name=name),
-                                   plugin.always_updates)
+                                   always_updates=plugin.always_updates, implementation=type(plugin))
+
+    # What each row's type meant in the environment it was last converged with.
+    old_ids = {r.template_id for r in current.values() if r.template_id not in (None, template_id)}
+    old_envs = {tid: Environment.from_dict(raw).registry
+                for tid, raw in (await templates.environments(conn, list(old_ids))).items()}
+
+    def implementation_of(row: RowState) -> object:
+        was = old_envs.get(uuid.UUID(row.template_id)) if row.template_id else None
+        return registry.implementation(row.type, resource_name=row.name,
+                                       environment=env if was is None else was)
+
+    def changes(name: str) -> dict[str, Any]:
+        new = want.definition.resources[name]
+        # The type too: it may be another name of the same implementation.
+        return {"template_id": template_id, "deletion_policy": new.deletion_policy, "type": new.type,
+                **({"attributes": answered[name]} if name in answered else {})}
 
     states = {n: r.state() for n, r in current.items()}
     lost: frozenset[str] = held
     for _ in range(2):
-        names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost)
-        written = await resources.write_many(conn, [
-            (current[n], {"template_id": template_id,
-                          "deletion_policy": want.definition.resources[n].deletion_policy,
-                          **({"attributes": answered[n]} if n in answered else {})})
-            for n in names if n not in lost])
+        names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost,
+                                    implementation_of=implementation_of)
+        written = await resources.write_many(conn, [(current[n], changes(n)) for n in names if n not in lost])
         missed = {n for n in names if current[n].id not in written and n not in lost}
         if not missed:
             return frozenset(current[n].id for n in names)

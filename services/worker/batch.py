@@ -81,9 +81,10 @@ class _Group:
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
 
     def environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
-        if self.want is not None:
-            return self.want.environment.registry
-        return self.envs.get(row.template_id) if row.template_id is not None else None
+        """The registry the row's type was last converged with (this traversal's, for a new row)."""
+        if row.template_id is not None and row.template_id in self.envs:
+            return self.envs[row.template_id]
+        return self.want.environment.registry if self.want is not None else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,11 +174,11 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         want = await ctx.cache.get(conn, stack, trav.template_id) if trav.template_id is not None else None
         group = _Group(stack, trav, want, live)
-        if want is None:
-            # A delete has no template: rows' types resolve through the environment
-            # each was last converged with.
-            for template_id in {j.row.template_id for j in live if j.row is not None and j.row.template_id}:
-                group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
+        # Rows' types resolve through the environment each was last converged with (a delete
+        # has no template; an update compares what a type meant then with what it means now).
+        for template_id in {j.row.template_id for j in live if j.row is not None and j.row.template_id
+                            and j.row.template_id != trav.template_id}:
+            group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
         group.jobs = await _without_hooks(conn, group)  # a node that may pause goes one at a time
         groups.append(group)
     return groups
@@ -221,57 +222,66 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
             data = StaticResourceData({n: r.reference for n, r in current.items()},
                                       {n: r.attributes for n, r in current.items()})
             resolver = StackResolver(want.definition, data)
-        kept: list[_Job] = []
-        for job in group.jobs:
-            row = job.row
-            assert row is not None
-            in_template = want is not None and row.name in want.definition.resources
-            new_type: str | None = None
-            plugin: ResourceType | None = None
-            external_id: str | None = None
-            if job.kind == "u" and in_template and converging:
-                assert want is not None and resolver is not None
-                new_type = want.definition.resources[row.name].type
-                try:
-                    plugin = ctx.registry.implementing(new_type, resource_name=row.name,
-                                                       environment=want.environment.registry)
-                    external_id = resolver.external_id(row.name)
-                    job.props = dict(plugin.validate(resolver.properties(row.name), resource_name=row.name))
-                except Exception:  # the one-item path fails the resource with Heat's reason
-                    continue
-            decision = decide(job.kind, trav.action, str(trav.id),
-                              str(trav.template_id) if trav.template_id else None,
-                              rowkit.state(row), in_template=in_template, new_type=new_type,
-                              new_properties=job.props,
-                              needs_replace=plugin.needs_replace if plugin is not None else None,
-                              never_updates=plugin is not None and plugin.never_updates,
-                              always_updates=plugin is not None and plugin.always_updates,
-                              external_id=external_id,
-                              restricted=want.environment.registry.restricted_actions(row.name)
-                              if want is not None else ())
-            if decision.verb == "wait":
-                results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
-                                                " still under way")
-                continue
-            if decision.verb in FIRST_STEP_VERBS:
-                job.action = FIRST_STEP_VERBS[decision.verb]
-                try:
-                    job.plugin = ctx.registry.implementing(row.type, resource_name=row.name,
-                                                           environment=group.environment(row))
-                except KeyError:
-                    continue  # one item's unknown type must not fail the batch
-                if job.plugin.reaches_beyond_row:
-                    continue
-                if job.props is None:
-                    if in_template and job.action in ("CREATE", "UPDATE"):
-                        continue
-                    defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
-                    job.props = {**defaults, **(row.properties or {})}
-            elif decision.verb not in ("done", "noop", "forget", "retain"):
-                continue  # continue, replace: step by step on the one-item path
-            job.decision = decision
-            kept.append(job)
-        group.jobs = kept
+        group.jobs = [job for job in group.jobs if _decide_job(ctx, group, job, resolver, results)]
+
+
+def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackResolver | None,
+                results: list[Result]) -> bool:
+    """Whether the batch steps this job (else the one-item path, or ``results``, has it)."""
+    want, trav, row = group.want, group.trav, job.row
+    assert row is not None
+    in_template = want is not None and row.name in want.definition.resources
+    new_type: str | None = None
+    plugin: ResourceType | None = None
+    external_id: str | None = None
+    if job.kind == "u" and in_template and trav.action in status.CONVERGING:
+        assert want is not None and resolver is not None
+        new_type = want.definition.resources[row.name].type
+        try:
+            plugin = ctx.registry.implementing(new_type, resource_name=row.name,
+                                               environment=want.environment.registry)
+            external_id = resolver.external_id(row.name)
+            job.props = dict(plugin.validate(resolver.properties(row.name), resource_name=row.name))
+        except Exception:  # the one-item path fails the resource with Heat's reason
+            return False
+    if plugin is not None and row.action != "INIT" and new_type != row.type:
+        return False  # renamed: the one-item path compares implementations and records the name
+    same = None if plugin is None else type(plugin) is ctx.registry.implementation(
+        row.type, resource_name=row.name, environment=group.environment(row))
+    decision = decide(job.kind, trav.action, str(trav.id),
+                      str(trav.template_id) if trav.template_id else None,
+                      rowkit.state(row), in_template=in_template, new_type=new_type,
+                      new_properties=job.props,
+                      needs_replace=plugin.needs_replace if plugin is not None else None,
+                      never_updates=plugin is not None and plugin.never_updates,
+                      always_updates=plugin is not None and plugin.always_updates,
+                      same_implementation=same, external_id=external_id,
+                      restricted=want.environment.registry.restricted_actions(row.name) if want is not None
+                      else ())
+    if decision.verb == "wait":
+        results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
+                                        " still under way")
+        return False
+    if decision.verb in FIRST_STEP_VERBS:
+        job.action = FIRST_STEP_VERBS[decision.verb]
+        env = group.environment(row)
+        if job.kind == "u" and job.action in ("CREATE", "UPDATE", "ADOPT") and want is not None:
+            env = want.environment.registry  # what the type means in this traversal's template
+        try:
+            job.plugin = ctx.registry.implementing(row.type, resource_name=row.name, environment=env)
+        except KeyError:
+            return False  # one item's unknown type must not fail the batch
+        if job.plugin.reaches_beyond_row:
+            return False
+        if job.props is None:
+            if in_template and job.action in ("CREATE", "UPDATE"):
+                return False
+            defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
+            job.props = {**defaults, **(row.properties or {})}
+    elif decision.verb not in ("done", "noop", "forget", "retain"):
+        return False  # continue, replace: step by step on the one-item path
+    job.decision = decision
+    return True
 
 
 async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> None:

@@ -144,13 +144,25 @@ class Node:
         state = rows.state(row)
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
-            observed = self._plugin(row.type, row.name).observe(self._context(row, row.properties or {}))
+            applied_as = self.s.registry.implementing(row.type, resource_name=row.name,
+                                                      environment=await self._row_environment(row))
+            observed = applied_as.observe(self._context(row, row.properties or {}))
             if observed is not None and observed.gone:
                 return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
             if observed is not None:
                 applied = dict(row.properties or {})
                 live = {k: observed.properties[k] for k in applied if k in observed.properties}
                 state = dataclasses.replace(state, properties={**applied, **live})
+        same: bool | None = None
+        nested_check_failed = False
+        if plugin is not None and row.action != "INIT":
+            # Heat compares what the names resolve to, each through its own environment.
+            same = type(plugin) is self.s.registry.implementation(
+                row.type, resource_name=row.name, environment=await self._row_environment(row))
+            if plugin.nests and (row.action, row.status) == ("CHECK", status.FAILED):
+                child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
+                nested_check_failed = child is not None and (child.action, child.status) == (
+                    "CHECK", status.FAILED)
         decision = decide(self.kind, self.trav.action, str(self.trav.id),
                           str(self.trav.template_id) if self.trav.template_id else None,
                           state, in_template=in_template, new_type=new_type,
@@ -158,8 +170,15 @@ class Node:
                           needs_replace=plugin.needs_replace if plugin is not None else None,
                           never_updates=plugin is not None and plugin.never_updates,
                           always_updates=plugin is not None and plugin.always_updates,
+                          same_implementation=same, nested_check_failed=nested_check_failed,
                           external_id=external_id, restricted=restricted)
         return await self.carry_out(row, decision, new_props)
+
+    async def _row_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
+        """The registry the row's type was last converged with (this traversal's, for a new row)."""
+        if row.template_id is None or row.template_id == self.trav.template_id:
+            return self.env
+        return (await self.s.cache.get(self.conn, self.stack, row.template_id)).environment.registry
 
     async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
         assert self.want is not None
@@ -196,7 +215,7 @@ class Node:
             async with self.conn.transaction():
                 if self.kind == "u" and self.trav.template_id is not None:
                     await self._write(row, template_id=self.trav.template_id,
-                                      deletion_policy=self._deletion_policy(row.name))
+                                      deletion_policy=self._deletion_policy(row.name), **self._renamed(row))
                 return await self.finish(None)
         if verb in ("forget", "retain"):
             async with self.conn.transaction():
@@ -218,25 +237,39 @@ class Node:
                 fresh = await resources.get(self.conn, new_id)
             assert fresh is not None
             return await self.step(fresh, "CREATE", first=True, props=props)
-        return await self.step(row, VERB_ACTION[verb], first=True, props=props,
-                               changed=decision.changed, external_id=decision.external_id)
+        renamed = self._renamed(row) if verb == "update" else {}
+        return await self.step(row, VERB_ACTION[verb], first=True, props=props, changed=decision.changed,
+                               external_id=decision.external_id, renamed=renamed)
+
+    def _renamed(self, row: resources.ResourceRow) -> dict[str, str]:
+        """The row's new type name, where the template now calls its implementation otherwise."""
+        if self.kind != "u" or self.want is None or row.name not in self.want.definition.resources:
+            return {}
+        new_type = self.want.definition.resources[row.name].type
+        return {"type": new_type} if new_type != row.type else {}
 
     # ---- stepping -------------------------------------------------------------
     async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
                    props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
-                   propagate: bool = True, external_id: str | None = None) -> list[str]:
-        plugin = self._plugin(row.type, row.name)
+                   propagate: bool = True, external_id: str | None = None,
+                   renamed: Mapping[str, str] | None = None) -> list[str]:
         if first:
             # A resource taken over keeps the id it was given from its first step on.
             taken = {"external_id": external_id} if external_id is not None else {}
             async with self.conn.transaction():  # the state and its event, or neither
                 started = await self._write(row, action=action, status=status.IN_PROGRESS,
                                             status_reason=status.STATE_CHANGED,
-                                            traversal_id=self.traversal_id, action_started=_now(), **taken)
+                                            traversal_id=self.traversal_id, action_started=_now(),
+                                            **taken, **(renamed or {}))
                 if started is None:
                     raise Conflict("resource row changed under this step")
                 row = started
                 await self.event(row, action, status.IN_PROGRESS, status.STATE_CHANGED)
+        # Made or updated to this traversal's template, a resource is what its type means there;
+        # otherwise (deleted, suspended...) what it meant when it was last converged.
+        converging = action in ("CREATE", "UPDATE", "ADOPT") and self.kind == "u"
+        env = self.env if converging else await self._row_environment(row)
+        plugin = self.s.registry.implementing(row.type, resource_name=row.name, environment=env)
         if props is None:
             if self.want is not None and row.name in self.want.definition.resources and action in (
                     "CREATE", "UPDATE"):
@@ -342,7 +375,11 @@ class Node:
         """What only the parent's desired state has: its files and the child environment."""
         if self.want is None:
             return request
-        return nesting.provided(plugin, name, request, self.want)
+        given = nesting.provided(plugin, name, request, self.want)
+        if given is request or given.timeout_mins is not None:
+            return given
+        # Heat's nested stacks (not OS::Heat::Stack's) run under the parent's timeout.
+        return dataclasses.replace(given, timeout_mins=self.stack.timeout_mins)
 
     async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
         """Act on the nested stack, record it as the physical id, and look again after a delay."""

@@ -55,6 +55,24 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
     ("u", "RESUME", dict(action="SUSPEND"), {}, Decision("resume")),
     ("u", "RESUME", {}, {}, Decision("noop")),
     ("u", "CHECK", {}, {}, Decision("check")),
+    # Replace or update follows what the names resolve to (Heat compares the classes).
+    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="My::Test", same_implementation=True),
+     Decision("update")),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="OS::Heat::TestResource",
+                             same_implementation=False), Decision("replace")),
+    ("u", "UPDATE", dict(type="My::Nothing"), dict(new_properties={}, new_type="OS::Heat::None",
+                                                   same_implementation=True, never_updates=True),
+     Decision("noop")),
+    # Every update reaches a nested stack; a failed one that exists is updated in place.
+    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, always_updates=True), Decision("update")),
+    ("u", "UPDATE", dict(status="FAILED", physical_id="child"),
+     dict(new_properties={"value": "a"}, always_updates=True), Decision("update")),
+    ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}, always_updates=True),
+     Decision("replace")),
+    ("u", "UPDATE", dict(status="FAILED", action="CHECK", physical_id="child"),
+     dict(new_properties={"value": "a"}, always_updates=True), Decision("replace")),
+    ("u", "UPDATE", dict(status="FAILED", action="CHECK", physical_id="child"),
+     dict(new_properties={"value": "a"}, always_updates=True, nested_check_failed=True), Decision("update")),
 ]
 
 _RESTRICTED_UPDATE = Refusal("ResourceActionRestricted", "update is restricted for resource.", event=True)

@@ -95,3 +95,36 @@ def test_excluded_names_and_their_dependents_are_not_settled() -> None:
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
     assert unchanged(_definition(resources), "UPDATE", rows, data, _rules,
                      exclude=frozenset({"a"})) == ["c"]
+
+
+def _rules_by_implementation(_name: str, type_name: str) -> TypeRules:
+    # "My::*" names are aliases of Ember::Value; Ember::Nest makes a nested stack.
+    implementation = "value" if type_name.startswith("My::") or type_name == "Ember::Value" else type_name
+    return TypeRules(never_updates=False, needs_replace=lambda old, new: False, validate=_validate,
+                     always_updates=type_name == "Ember::Nest", implementation=implementation)
+
+
+def _recorded(row: RowState) -> object:
+    return "value" if row.type.startswith("My::") or row.type == "Ember::Value" else row.type
+
+
+IMPLEMENTATION_CASES = [
+    pytest.param({"a": _value("x")}, {"a": _row("a", props={"value": "x"})}, ["a"],
+                 id="same name, same implementation: settled"),
+    pytest.param({"a": {"type": "My::Value", "properties": {"value": "x"}}},
+                 {"a": _row("a", props={"value": "x"})}, [],
+                 id="another name of the same implementation is an update in place, on its node"),
+    pytest.param({"a": _value("x")}, {"a": _row("a", "Ember::Other", props={"value": "x"})}, [],
+                 id="another implementation is a replacement"),
+    pytest.param({"n": {"type": "Ember::Nest", "properties": {"value": "x"}}, "b": _value("y")},
+                 {"n": _row("n", "Ember::Nest", props={"value": "x"}), "b": _row("b", props={"value": "y"})},
+                 ["b"], id="a nested stack always gets its node: its own resources decide"),
+]
+
+
+@pytest.mark.parametrize(("resources", "rows", "expected"), IMPLEMENTATION_CASES)
+def test_unchanged_compares_implementations(resources: dict[str, Any], rows: dict[str, RowState],
+                                            expected: list[str]) -> None:
+    data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
+    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules_by_implementation,
+                     implementation_of=_recorded) == expected
