@@ -49,7 +49,8 @@ class ResourceRow:
                         is_current=self.is_current,
                         traversal_id=str(self.traversal_id) if self.traversal_id else None,
                         template_id=str(self.template_id) if self.template_id else None,
-                        properties=self.properties, deletion_policy=self.deletion_policy)
+                        properties=self.properties, deletion_policy=self.deletion_policy,
+                        physical_id=self.physical_id)
 
 
 async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:

@@ -46,7 +46,10 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
         if not definition.required(name) <= done:
             continue
         new_type = definition.resources[name].type
-        never_updates, needs_replace, validate = rules(name, new_type)
+        try:
+            never_updates, needs_replace, validate = rules(name, new_type)
+        except KeyError:
+            continue  # a type no plugin implements: its node fails it, with the reason
         props: Mapping[str, Any] | None = None
         if not (never_updates and new_type == row.type):
             try:

@@ -77,12 +77,16 @@ class _Group:
     jobs: list[_Job]
     finish: list[_Job] = dataclasses.field(default_factory=list)
     failure: str | None = None
+    # The environments rows were made with, by template id (see rowkit.own_template).
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
 
-    def environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
-        if self.want is not None:
-            return self.want.environment.registry
-        return self.envs.get(row.template_id) if row.template_id is not None else None
+    def environment(self, row: resources.ResourceRow, action: str | None = None) -> ResourceRegistry | None:
+        """Where ``row``'s type resolves for ``action``: as the one-item path's ``_row_plugin``."""
+        want = self.want
+        if want is not None and (action is None or rowkit.follows_definition(action, want, row.name)):
+            return want.environment.registry
+        own = rowkit.own_template(row, self.trav, self.stack)
+        return self.envs.get(own) if own is not None else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,10 +176,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         want = await ctx.cache.get(conn, stack, trav.template_id) if trav.template_id is not None else None
         group = _Group(stack, trav, want, live)
-        if want is None:
-            # A delete has no template: rows' types resolve through the environment
-            # each was last converged with.
-            for template_id in {j.row.template_id for j in live if j.row is not None and j.row.template_id}:
+        # What a row is resolves through the environment it was made with.
+        for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
+            if template_id is not None:
                 group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
         group.jobs = await _without_hooks(conn, group)  # a node that may pause goes one at a time
         groups.append(group)
@@ -195,8 +198,7 @@ async def _without_hooks(conn: Conn, group: _Group) -> list[_Job]:
     kept = []
     for job in group.jobs:
         assert job.row is not None
-        env = (group.want.environment.registry if group.want is not None
-               else group.envs.get(job.row.template_id) if job.row.template_id else None)
+        env = group.environment(job.row)
         if not hooks.may_pause(resource_name=job.row.name, resource_type=job.row.type,
                                env_hooks=env.hooks_for(job.row.name) if env is not None else (),
                                breakpoints=placed, mode="normal"):
@@ -224,6 +226,8 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
         for job in group.jobs:
             row = job.row
             assert row is not None
+            if row.status == status.IN_PROGRESS and row.traversal_id != trav.id:
+                continue  # an older traversal's action: waited for, or taken over, one at a time
             in_template = want is not None and row.name in want.definition.resources
             new_type: str | None = None
             plugin: ResourceType | None = None
@@ -242,10 +246,6 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
                               new_properties=job.props,
                               needs_replace=plugin.needs_replace if plugin is not None else None,
                               never_updates=plugin is not None and plugin.never_updates)
-            if decision.verb == "wait":
-                results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
-                                                " still under way")
-                continue
             if decision.verb in ("update", "replace") and want is not None and decision.verb in (
                     want.environment.registry.restricted_actions(row.name)):
                 continue
@@ -253,7 +253,7 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
                 job.action = FIRST_STEP_VERBS[decision.verb]
                 try:
                     job.plugin = ctx.registry.implementing(row.type, resource_name=row.name,
-                                                           environment=group.environment(row))
+                                                           environment=group.environment(row, job.action))
                 except KeyError:
                     continue  # one item's unknown type must not fail the batch
                 if job.plugin.reaches_beyond_row:
@@ -280,7 +280,7 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
         written = await resources.write_many(conn, [
             (j.row, {"action": j.action, "status": status.IN_PROGRESS,
                      "status_reason": status.STATE_CHANGED, "traversal_id": g.trav.id,
-                     "action_started": now})
+                     "action_started": now, "template_id": j.row.template_id or g.trav.template_id})
             for g, j in starting if j.row is not None])
         new_events = []
         for group, job in starting:

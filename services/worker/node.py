@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from libs.db import Conn, events, resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
-from libs.engine.step import Decision, decide
-from libs.errors import Conflict, Permanent, Retry
+from libs.engine.step import Decision, attempted_action, decide, preempted_reason
+from libs.errors import Conflict, Permanent, Retry, is_transient
 from libs.messaging.payloads import HookNotice, WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType, TemplateResource
@@ -56,6 +56,7 @@ class Node:
         self.stack_id = uuid.UUID(item.stack_id)
         self.traversal_id = uuid.UUID(item.traversal_id)
         self.env: ResourceRegistry | None = None
+        self.own_env: ResourceRegistry | None = None
 
     @property
     def notices(self) -> list[HookNotice]:
@@ -77,6 +78,8 @@ class Node:
         if node.done:
             return await traversals.ready_successors(conn, trav.id, node.node) if self.current else []
         if node.waiting_on > 0:
+            if not self.current:
+                return []  # a stale traversal's predecessors never finish, and this node started nothing
             raise Retry(0.2, "predecessors not finished")
         if self.current and trav.deadline is not None and _now() > trav.deadline:
             await self.fail_stack(status.TIMED_OUT)
@@ -87,11 +90,11 @@ class Node:
         row = await self._target_row()
         if row is None:  # already forgotten by an earlier delivery of this node
             return await self.finish(None)
-        # Where the traversal has no template (a delete), a row's type resolves through the
-        # environment it was last converged with.
-        self.env = self.want.environment.registry if self.want is not None else None
-        if self.env is None and row.template_id is not None:
-            self.env = (await self.s.cache.get(conn, stack, row.template_id)).environment.registry
+        # What the row is resolves through the environment it was made with (a delete has
+        # no template of its own); what the desired definition asks for, through its own.
+        own = rows.own_template(row, trav, stack)
+        self.own_env = (await self.s.cache.get(conn, stack, own)).environment.registry if own else None
+        self.env = self.want.environment.registry if self.want is not None else self.own_env
         self.gate = Gate(conn, stack, trav, self.item.node, self.env)
         if not self.current:
             # A stale traversal only finishes the action it started, then stops;
@@ -103,6 +106,29 @@ class Node:
                     await self.step(row, row.action, first=False, propagate=False)
             return []
         return await self.decide_and_step(row)
+
+    async def give_up(self, error: BaseException) -> None:
+        """The node's step failed the same way on every retry: its resource fails with the error.
+
+        Called once the consumer stops retrying (``libs.errors.GIVE_UP_AFTER``). A stale
+        traversal's node fails only an action it has under way, so that the current
+        traversal does not wait on it for ever.
+        """
+        stack = await stacks.get(self.conn, self.stack_id)
+        trav = await traversals.get(self.conn, self.traversal_id)
+        node = await traversals.node(self.conn, self.traversal_id, self.item.node)
+        if stack is None or trav is None or node is None or node.done:
+            return
+        self.stack, self.trav = stack, trav
+        self.current = stack.current_traversal == trav.id
+        row = await self._target_row()
+        if row is None:
+            return
+        under_way = row.traversal_id == trav.id and row.status == status.IN_PROGRESS
+        if not (self.current or under_way):
+            return
+        action = attempted_action(self.kind, trav.action, str(trav.id), rows.state(row))
+        await self.mark_failed(row, action, f"{type(error).__name__}: resources.{row.name}: {error}")
 
     async def _target_row(self) -> resources.ResourceRow | None:
         row = await resources.get(self.conn, self.rid)
@@ -134,7 +160,7 @@ class Node:
         state = rows.state(row)
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
-            observed = self._plugin(row.type, row.name).observe(self._context(row, row.properties or {}))
+            observed = self._row_plugin(row).observe(self._context(row, row.properties or {}))
             if observed is not None and observed.gone:
                 return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
             if observed is not None:
@@ -146,7 +172,8 @@ class Node:
                           state, in_template=in_template, new_type=new_type,
                           new_properties=new_props,
                           needs_replace=plugin.needs_replace if plugin is not None else None,
-                          never_updates=plugin is not None and plugin.never_updates)
+                          never_updates=plugin is not None and plugin.never_updates,
+                          nests=self._busy_elsewhere(row) and self._row_plugin(row).nests)
         return await self.carry_out(row, decision, new_props)
 
     async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
@@ -209,18 +236,31 @@ class Node:
             assert fresh is not None
             return await self.step(fresh, "CREATE", first=True, props=props)
         return await self.step(row, VERB_ACTION[verb], first=True, props=props,
-                               changed=decision.changed)
+                               changed=decision.changed, preempts=decision.preempts)
 
     # ---- stepping -------------------------------------------------------------
     async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
                    props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
-                   propagate: bool = True) -> list[str]:
-        plugin = self._plugin(row.type, row.name)
+                   propagate: bool = True, preempts: str = "") -> list[str]:
+        plugin = self._row_plugin(row, action)
         if first:
-            async with self.conn.transaction():  # the state and its event, or neither
+            async with self.conn.transaction():  # the state and its events, or neither
+                if preempts:
+                    # An older traversal's action is cancelled, as Heat records it; a pause at
+                    # one of its named steps goes with it.
+                    reason = preempted_reason(self.trav.action, preempts, row.name)
+                    await self.event(row, preempts, status.FAILED, reason)
+                    if self.trav.action != "DELETE":
+                        # Heat's older traversal also writes its stack's failure (only the
+                        # event: the stack goes on with this traversal).
+                        await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
+                                                    state=status.FAILED,
+                                                    reason=status.resource_failed(preempts, reason))
                 started = await self._write(row, action=action, status=status.IN_PROGRESS,
                                             status_reason=status.STATE_CHANGED,
-                                            traversal_id=self.traversal_id, action_started=_now())
+                                            traversal_id=self.traversal_id, action_started=_now(),
+                                            template_id=row.template_id or self.trav.template_id,
+                                            data=rows.merged(row.data, {NAMED_STEP_KEY: None}))
                 if started is None:
                     raise Conflict("resource row changed under this step")
                 row = started
@@ -311,7 +351,20 @@ class Node:
         return passed
 
     def _plugin(self, type_name: str, resource_name: str) -> ResourceType:
+        """The plugin of a type the desired definition names."""
         return self.s.registry.implementing(type_name, resource_name=resource_name, environment=self.env)
+
+    def _row_plugin(self, row: resources.ResourceRow, action: str | None = None) -> ResourceType:
+        """The plugin of ``action`` on ``row``: the desired definition's for what it drives (create,
+        update, adopt), else (and with no action) what the row is, through the environment it
+        was made with."""
+        follows = action is not None and rows.follows_definition(action, self.want, row.name)
+        return self.s.registry.implementing(row.type, resource_name=row.name,
+                                            environment=self.env if follows else self.own_env)
+
+    def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
+        """Whether an older traversal's action on ``row`` is under way."""
+        return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
         return StepContext(
@@ -355,7 +408,7 @@ class Node:
             await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
             return []
         except Exception as exc:
-            if children.is_transient(exc):
+            if isinstance(exc, Retry) or is_transient(exc):
                 raise
             # Anything else would fail the same way every time: Heat fails the resource.
             log.exception("acting on the nested stack of %s failed", row.name)
