@@ -45,6 +45,12 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
             if existing is not None:
                 traversal_id = existing
                 ready = await traversals.ready_nodes(conn, existing)
+            elif request.action != stack.action:
+                # A newer desired state (each is recorded with its request's action) came after
+                # this request: planning it late would undo that one (an update after a delete).
+                log.info("not planning an outdated %s request: the stack's action is now %s",
+                         request.action, stack.action)
+                return
             else:
                 traversal_id, ready = await _plan(conn, stack, request, registry or _DEFAULT_REGISTRY)
         with logs.log_context(traversal_id=str(traversal_id)):
@@ -70,6 +76,8 @@ async def give_up_plan(rt: Runtime, request: PlanRequest, error: BaseException) 
                 return
             if await traversals.by_request(conn, stack_id, request.request_id) is not None:
                 return  # planned after all: whatever failed came after
+            if request.action != stack.action:
+                return  # outdated: a newer request plans the stack
             await _fail_now(conn, stack, uuid.uuid4(), request.action, request=request,
                             reason=describe(error))
         log.error("gave up planning %s: %s", request.action, describe(error))

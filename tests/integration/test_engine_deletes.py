@@ -18,6 +18,8 @@ import yaml
 
 from libs import operations
 from libs.config import Settings
+from libs.db import traversals
+from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import default_registry
 from libs.runtime import Runtime
 from libs.template.request import StackRequest
@@ -307,3 +309,20 @@ async def test_a_step_that_fails_the_same_way_every_time_fails_its_resource(sett
         done = await settled(api.pool, made.id, timeout=30)
         assert done.stack_status == "DELETE_FAILED"
         assert done.status_reason == f"Resource DELETE failed: {reason}"
+
+
+async def test_an_update_request_planned_late_does_not_undo_a_delete(settings: Settings) -> None:
+    # Plan requests of one stack may be planned out of order (redelivered, several planners):
+    # the stack's newest desired state stands, an older request is not planned over it.
+    template = hot({"slow": {"type": "OS::Heat::TestResource",
+                             "properties": {"action_wait_secs": {"delete": 2}}}})
+    async with engine(settings) as api:
+        stack_id = await _create(api, "dl-late", template)
+        await settled(api.pool, stack_id, status="CREATE_COMPLETE", timeout=30)
+        await _delete(api, stack_id)
+        await _under_way(api, stack_id, "slow", "DELETE")
+        late = PlanRequest(project="demo", stack_id=str(stack_id), reason="update", action="UPDATE")
+        await api.bus.publish(api.names.plan("demo", str(stack_id)), late, msg_id=late.msg_id)
+        await settled(api.pool, stack_id, status="DELETE_COMPLETE", timeout=30)
+        async with api.pool.acquire() as conn:
+            assert await traversals.by_request(conn, stack_id, late.request_id) is None

@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from libs import operations
+from libs import operations, plan_requests
 from libs.config import Settings
 from libs.consuming import consuming
-from libs.db import plan_outbox, traversals
+from libs.db import plan_outbox, stacks, traversals
 from libs.messaging.consumer import Delivery
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import PlanRequest, WorkItem
@@ -139,21 +139,21 @@ async def test_a_left_behind_request_no_planner_can_read_holds_up_no_other(setti
         for name in ("unreadable", "readable"):
             made = await operations.create_stack(api.pool, api.bus, project="demo", name=name,
                                                  stack_request=StackRequest(template=template))
-            await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=30)
+            created = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=30)
             stacks_made.append(made.id)
         bad, good = stacks_made
         # Left behind, the older first: one nobody can decode (a newer Ember's, or damaged), then a good one.
         await _left_behind(api.pool, msg_id="unreadable", stack_id=bad, age=120,
                            subject=api.names.plan("demo", str(bad)), payload=b'{"kind": "plan", "v": 99}')
-        request = PlanRequest(project="demo", stack_id=str(good), reason="check", action="CHECK",
-                              request_id="left-behind")
-        await _left_behind(api.pool, msg_id=request.msg_id, stack_id=good,
-                           subject=api.names.plan("demo", str(good)), payload=request.to_bytes(), age=60)
+        # A check asked for and committed, its publish never made (as operations.stack_action).
+        async with api.pool.acquire() as conn, conn.transaction():
+            await stacks.set_desired(conn, good, action="CHECK", template_id=created.template_id)
+            request = await plan_requests.stage(conn, api.names, created, "CHECK", reason="check")
         assert await sweep_once(api, older_than=0) == 2
         async with api.pool.acquire() as conn:
             assert await plan_outbox.pending(conn) == 0  # neither is left to fail again next round
-        await eventually(lambda: _by_request(api.pool, good, "left-behind"), timeout=30,
-                         what="the readable request planned")
+        await settled(api.pool, good, status="CHECK_COMPLETE", timeout=30)
+        assert await _by_request(api.pool, good, request.request_id) is not None
 
 
 async def test_a_batch_that_fails_as_a_whole_steps_its_items_one_by_one(
