@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
 from libs.messaging.consumer import Consumer, Handler
+from libs.messaging.dispatch import Dispatch
 from libs.messaging.subjects import ConsumerSpec
 from libs.runtime import Runtime
 
@@ -16,8 +17,10 @@ def consuming(spec_of: Callable[[Runtime], ConsumerSpec], handler_of: Callable[[
               ) -> Callable[[Runtime], AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def body(rt: Runtime) -> AsyncIterator[None]:
-        consumer = Consumer(rt.bus, spec_of(rt), handler_of(rt), concurrency=concurrency_of(rt),
-                            logger_name=rt.service)
+        handler = handler_of(rt)
+        consumer = Consumer(rt.bus, spec_of(rt), handler, concurrency=concurrency_of(rt),
+                            logger_name=rt.service,
+                            give_up=handler.give_up if isinstance(handler, Dispatch) else None)
         await consumer.start()
         try:
             yield

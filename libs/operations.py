@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 
 from libs import plan_requests
-from libs.db import events, stacks, templates
+from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
 from libs.messaging.bus import Bus
@@ -131,12 +131,15 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        existing: bool = False, clear_parameters: Sequence[str] = (),
                        converge: bool = False, limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None,
-                       registry: Registry | None = None, facade: Mapping[str, Any] | None = None) -> None:
+                       registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
+                       cancel_running: bool = False) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
     the template as it is in the cloud, so drift is repaired even when the
-    template did not change.
+    template did not change. ``cancel_running``: a create or update still
+    running is cancelled first, as Heat's preemption of a nested stack's
+    update does (a newer traversal supersedes it either way; this says so).
     """
     if stack.action == "SUSPEND":
         raise errors.NotSupported("Updating a stack when it is suspended")
@@ -154,6 +157,8 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
                                              loaded.environment.to_dict(), facade)
+        if cancel_running:
+            await _cancel_running(conn, stack.id, actions=("CREATE", "UPDATE"))
         extra: dict[str, Any] = {}
         if options is not None:
             extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
@@ -166,12 +171,27 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
 
 
 async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow) -> None:
-    """Allowed while a create or update runs: the delete becomes the current traversal."""
+    """Allowed while another action runs: Heat cancels it, and the delete takes over its resources."""
     async with pool.acquire() as conn, conn.transaction():
+        await _cancel_running(conn, stack.id)
         await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
                                  reason=status.stack_started("DELETE"))
         plan = await plan_requests.stage(conn, bus.names, stack, "DELETE", reason="delete")
     await plan_requests.send(pool, bus, plan)
+
+
+async def _cancel_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[str] | None = None) -> None:
+    """Stop the stack's running traversal (of one of ``actions``; any if None), with Heat's event.
+
+    Its steps then see they are stale: none starts another resource, and those
+    under way are taken over by the traversal that comes next.
+    """
+    stopped = await stacks.stop_running(conn, stack_id, actions)
+    if stopped is not None:
+        name, action, traversal_id = stopped
+        await events.add(conn, stack_id=stack_id, resource_name=name, physical_resource_id=str(stack_id),
+                         resource_type="OS::Heat::Stack", action=action, status="FAILED",
+                         reason=f"Stack {action} cancelled", traversal_id=traversal_id)
 
 
 async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, action: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 from libs.db import Conn
@@ -81,6 +82,24 @@ async def set_desired(conn: Conn, stack_id: uuid.UUID, *, action: str, template_
         args.append(value)
         sets.append(f"{key} = ${len(args)}")
     await conn.execute(f"UPDATE stacks SET {', '.join(sets)} WHERE id = $1", *args)
+
+
+async def stop_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[str] | None = None
+                       ) -> tuple[str, str, uuid.UUID] | None:
+    """Make no traversal current if one of ``actions`` (any, if None) runs; its (name, action, id).
+
+    A stack whose action is not planned yet has nothing running to stop.
+
+    The row stays locked to the caller's transaction, so no step settles the
+    stopped traversal meanwhile.
+    """
+    row = await conn.fetchrow("SELECT name, action, current_traversal FROM stacks WHERE id = $1"
+                              " AND status = 'IN_PROGRESS' AND current_traversal IS NOT NULL"
+                              " AND deleted_at IS NULL FOR UPDATE", stack_id)
+    if row is None or (actions is not None and row["action"] not in actions):
+        return None
+    await conn.execute("UPDATE stacks SET current_traversal = NULL WHERE id = $1", stack_id)
+    return row["name"], row["action"], row["current_traversal"]
 
 
 async def begin_traversal(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, action: str,

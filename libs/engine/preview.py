@@ -142,8 +142,17 @@ def planned_resources(stack: StackParts, registry: Registry, data: StaticResourc
         planned[name] = PlannedResource(
             name=name, type=defn.type, properties=properties, attributes=_attributes(plugin, properties),
             requires=requires[name], required_by=tuple(sorted(needed_by.get(name, []))),
-            description=defn.description or "", metadata=base_resolve(defn.metadata, resolver) or {})
+            description=defn.description or "", metadata=_metadata(defn.metadata, resolver))
     return planned
+
+
+def _metadata(snippet: Any, resolver: StackResolver) -> Any:
+    try:
+        return base_resolve(snippet, resolver) or {}
+    except errors.TemplateError:
+        raise
+    except Exception:  # Heat's preview answers its bare 400 to metadata whose functions fail
+        raise errors.MalformedRequest() from None
 
 
 def _shown_properties(plugin: ResourceType | None, stack: StackParts, name: str,

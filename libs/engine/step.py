@@ -10,6 +10,8 @@ import dataclasses
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal
 
+from libs.engine.status import CONVERGING
+
 Verb = Literal["create", "update", "replace", "noop", "continue", "delete", "forget", "retain",
                "suspend", "resume", "check", "done", "wait", "adopt", "external", "refuse"]
 
@@ -54,6 +56,8 @@ class Decision:
     # Whether the node reaches its pre-hook first; Heat settles an external resource and a
     # change of type before it.
     hooked: bool = True
+    # The action of an older traversal this one cancels to do its own (see :func:`takes_over`).
+    preempts: str = ""
 
 
 def changed_properties(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> tuple[str, ...]:
@@ -67,7 +71,8 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
            never_updates: bool = False, always_updates: bool = False,
            same_implementation: bool | None = None, nested_check_failed: bool = False,
-           external_id: str | None = None, restricted: Collection[str] = ()) -> Decision:
+           external_id: str | None = None, restricted: Collection[str] = (),
+           preemptible: bool = False) -> Decision:
     """What the node does to the row.
 
     ``same_implementation``: whether the new type resolves to the plugin the
@@ -77,7 +82,8 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
     reaches so that its own resources decide; ``nested_check_failed``: that
     nested stack's CHECK failed. ``external_id`` is the template's for the
     resource (resolved); ``restricted`` the environment's ``restricted_actions``
-    for it (``update``, ``replace``).
+    for it (``update``, ``replace``). ``preemptible``: the older traversal's action
+    under way on the row is a nested stack's, which this traversal may cancel.
     """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
@@ -89,6 +95,10 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
                                          or traversal_action in ("CHECK", "RESUME")):
             return Decision("done")  # a redelivered message for a finished node
     elif row.status == "IN_PROGRESS":
+        taken = takes_over(kind, traversal_action, row, in_template=in_template, new_type=new_type,
+                           new_properties=new_properties, nests=preemptible)
+        if taken is not None:
+            return taken
         # An older traversal's action is under way: it finishes that resource
         # (and only that), then this traversal takes over from its result.
         return Decision("wait", action=row.action)
@@ -107,7 +117,7 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
     same = same_implementation if same_implementation is not None else new_type in (None, row.type)
     if not same:
         # Heat decides a change of implementation before anything else of the update.
-        return _restricted("replace", restricted, hooked=False) or Decision("replace")
+        return _restricted("replace", restricted, hooked=False) or Decision("replace", hooked=False)
     if external_id != row.external_id:
         return Decision("refuse", hooked=False, refusal=Refusal(
             "NotSupported", f"Update to property external_id of {row.name} ({row.type}) is not supported.",
@@ -139,6 +149,51 @@ def _restricted(verb: str, restricted: Collection[str], *, hooked: bool = True) 
         return None
     return Decision("refuse", hooked=hooked, refusal=Refusal(
         "ResourceActionRestricted", f"{verb} is restricted for resource.", event=True))
+
+
+def takes_over(kind: str, traversal_action: str, row: RowState, *, in_template: bool,
+               new_type: str | None, new_properties: Mapping[str, Any] | None, nests: bool
+               ) -> Decision | None:
+    """What this traversal does instead of waiting for an older one's action on ``row``, if anything.
+
+    Heat never makes a delete wait: a stack delete cancels every action under way
+    (``<ACTION> aborted (user triggered cancel)``) and deletes. And a newer
+    traversal that reaches a nested stack whose older create or update still
+    runs cancels that nested action (Heat's preemption) and updates the nested
+    stack in place (or deletes it, in a cleanup), rather than waiting for it.
+    Anything else waits: the older action finishes that one resource.
+    """
+    if traversal_action == "DELETE" or (nests and row.action in ("CREATE", "UPDATE")):
+        cancelled = dataclasses.replace(row, status="FAILED")
+        if kind == "c":
+            then = _cleanup(traversal_action, cancelled, in_template)
+            if then.verb in ("delete", "retain"):
+                return dataclasses.replace(then, preempts=row.action)
+        elif (traversal_action in CONVERGING and in_template and row.physical_id
+              and new_type == row.type and new_properties is not None):
+            return Decision("update", changed=changed_properties(row.properties, new_properties),
+                            preempts=row.action)
+    return None
+
+
+def preempted_reason(traversal_action: str, action: str, name: str) -> str:
+    """Heat's reason for an action :func:`takes_over` cancelled (the ``<ACTION>_FAILED`` event)."""
+    if traversal_action == "DELETE":
+        return f"{action} aborted (user triggered cancel)"
+    return f"resources.{name}: Stack {action} cancelled"  # the nested stack's reason, from its resource
+
+
+def attempted_action(kind: str, traversal_action: str, traversal_id: str, row: RowState) -> str:
+    """The action a node was about (the one it has under way, else the one it would start)."""
+    if row.traversal_id == traversal_id and row.status == "IN_PROGRESS":
+        return row.action
+    if kind == "c":
+        return "SUSPEND" if traversal_action == "SUSPEND" else "DELETE"
+    if traversal_action in ("CHECK", "RESUME"):
+        return traversal_action
+    if row.action == "INIT":
+        return "ADOPT" if traversal_action == "ADOPT" else "CREATE"
+    return "UPDATE"
 
 
 def _cleanup(traversal_action: str, row: RowState, in_template: bool) -> Decision:

@@ -53,7 +53,10 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
         if not definition.required(name) <= done:
             continue
         new_type = definition.resources[name].type
-        rule = rules(name, new_type)
+        try:
+            rule = rules(name, new_type)
+        except KeyError:
+            continue  # a type no plugin implements: its node fails it, with the reason
         if rule.always_updates:
             continue
         same = new_type == row.type

@@ -2,15 +2,27 @@
 
 The handler's result decides the message's fate, here and nowhere else:
 
-=====================================  =====================================
-handler                                JetStream outcome
-=====================================  =====================================
-returns                                ``ack``
-raises ``Retry(delay)`` / ``Conflict``  ``nak(delay)``: run again later
-raises ``Permanent`` / bad payload      ``term``: never redeliver
-cancelled by shutdown                   ``nak(0)``: another process takes it
-raises anything else                    ``nak(backoff)``, logged with its traceback
-=====================================  =====================================
+=======================================  =======================================
+handler                                  JetStream outcome
+=======================================  =======================================
+returns                                  ``ack``
+raises ``Retry(delay)`` / ``Conflict``   ``nak(delay)``: run again later
+raises ``Permanent`` / bad payload       ``term``: never redeliver
+cancelled by shutdown                    ``nak(0)``: another process takes it
+the database or NATS failing             ``nak(backoff)``, however often
+raises anything else                     ``nak(backoff)``, logged with its traceback;
+                                         the ``GIVE_UP_AFTER``-th time: give up
+=======================================  =======================================
+
+Giving up calls the handler's ``give_up`` with the error (the worker fails the
+resource, the planner the stack, each with the error as the reason) and acks;
+should that fail too, the message is tried again later. A consumer without one
+terminates the message.
+
+Failures are counted per message (its stream sequence) in this process, not by
+JetStream's delivery count: a step that waits is redelivered many times without
+failing once. With several processes, a message fails at most
+``GIVE_UP_AFTER`` times in each before one of them gives up.
 
 While a handler runs, the consumer sends ``in_progress`` so the server does not
 redeliver a long step to someone else.
@@ -19,11 +31,12 @@ redeliver a long step to someone else.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import Final, Literal
 
 import nats.errors
 from nats.aio.msg import Msg
@@ -31,13 +44,15 @@ from nats.js import JetStreamContext
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind
 
-from libs.errors import Permanent, Retry
+from libs.errors import GIVE_UP_AFTER, Permanent, Retry, describe, is_transient
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import Payload, PayloadError, decode
 from libs.messaging.subjects import ConsumerSpec
 from libs.telemetry import logs, propagation
 
-Action = Literal["ack", "nak", "term"]
+Action = Literal["ack", "nak", "term", "give_up"]
+# Messages whose failures a process remembers at once; the oldest are forgotten first.
+_REMEMBERED_FAILURES: Final = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +62,22 @@ class Outcome:
     reason: str = ""
 
 
-def backoff(num_delivered: int) -> float:
-    """Delay after an unexpected error: 0.5 s doubling per delivery, at most a minute."""
-    return float(min(0.5 * 2 ** max(num_delivered - 1, 0), 60.0))
+def backoff(failures: int) -> float:
+    """Delay after an unexpected error: 0.5 s doubling per failure, at most a minute."""
+    return float(min(0.5 * 2 ** max(failures - 1, 0), 60.0))
 
 
-def outcome_for(error: BaseException | None, num_delivered: int) -> Outcome:
-    """The one mapping from a handler's result to a JetStream outcome."""
+def counts_as_failure(error: BaseException | None) -> bool:
+    """Whether ``error`` counts towards giving up on its message (waits and shutdowns do not)."""
+    return error is not None and not isinstance(
+        error, (Retry, Permanent, PayloadError, asyncio.CancelledError))
+
+
+def outcome_for(error: BaseException | None, failures: int) -> Outcome:
+    """The one mapping from a handler's result to a JetStream outcome.
+
+    ``failures``: how often this message's handler has failed, this time included.
+    """
     if error is None:
         return Outcome("ack")
     if isinstance(error, Retry):
@@ -62,7 +86,9 @@ def outcome_for(error: BaseException | None, num_delivered: int) -> Outcome:
         return Outcome("term", reason=str(error))
     if isinstance(error, asyncio.CancelledError):
         return Outcome("nak", 0.0, "handed back at shutdown")
-    return Outcome("nak", backoff(num_delivered), f"{type(error).__name__}: {error}")
+    if failures >= GIVE_UP_AFTER and not is_transient(error):
+        return Outcome("give_up", reason=f"failed {failures} times: {describe(error)}")
+    return Outcome("nak", backoff(failures), describe(error))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,14 +104,19 @@ class Delivery:
 
 
 Handler = Callable[[Payload, Delivery], Awaitable[None]]
+# What a handler does with a message it will never manage: fail what it was for, with the error.
+GiveUp = Callable[[Payload, BaseException], Awaitable[None]]
 
 
 class Consumer:
     def __init__(self, bus: Bus, spec: ConsumerSpec, handler: Handler, *, concurrency: int,
-                 logger_name: str, batch: int = 64) -> None:
+                 logger_name: str, batch: int = 64, give_up: GiveUp | None = None) -> None:
         self._bus = bus
         self._spec = spec
         self._handler = handler
+        self._give_up = give_up
+        # Stream sequence -> how often its handler failed here (see the module's docstring).
+        self._failures: collections.OrderedDict[int, int] = collections.OrderedDict()
         self._slots = asyncio.Semaphore(concurrency)
         self._concurrency = concurrency
         self._batch = batch
@@ -152,6 +183,8 @@ class Consumer:
         started = time.monotonic()
         meta = msg.metadata
         num_delivered = meta.num_delivered or 1
+        sequence = meta.sequence.stream
+        payload: Payload | None = None
         parent = propagation.extract(msg.headers)
         error: BaseException | None = None
         kind = "?"
@@ -176,7 +209,12 @@ class Consumer:
                         span.set_status(trace.StatusCode.ERROR)
                 finally:
                     heartbeat.cancel()
-                outcome = outcome_for(error, num_delivered)
+                outcome = outcome_for(error, self._count(sequence, error))
+                if outcome.action == "give_up":
+                    assert error is not None
+                    outcome = await self._giving_up(payload, error, outcome)
+                if outcome.action != "nak":
+                    self._failures.pop(sequence, None)
                 await self._settle(msg, outcome)
         finally:
             self._slots.release()
@@ -194,6 +232,28 @@ class Consumer:
             self._log.info(line, extra=extra)
         if isinstance(error, asyncio.CancelledError):
             raise error
+
+    def _count(self, sequence: int, error: BaseException | None) -> int:
+        """This message's failures so far, ``error`` included (forgotten once it is settled for good)."""
+        if not counts_as_failure(error):
+            return self._failures.get(sequence, 0)
+        failures = self._failures.pop(sequence, 0) + 1
+        self._failures[sequence] = failures
+        while len(self._failures) > _REMEMBERED_FAILURES:
+            self._failures.popitem(last=False)
+        return failures
+
+    async def _giving_up(self, payload: Payload | None, error: BaseException, outcome: Outcome) -> Outcome:
+        """Let the handler fail what the message was for; ack once it has, else try again later."""
+        self._log.error("giving up on a message: %s", outcome.reason)
+        if self._give_up is None or payload is None:
+            return Outcome("term", reason=outcome.reason)
+        try:
+            await self._give_up(payload, error)
+        except Exception as exc:
+            self._log.warning("could not give up on a message yet: %s", describe(exc))
+            return Outcome("nak", backoff(GIVE_UP_AFTER), outcome.reason)
+        return Outcome("ack", reason=outcome.reason)
 
     async def _settle(self, msg: Msg, outcome: Outcome) -> None:
         try:

@@ -8,7 +8,18 @@ registers nothing anywhere.
 from __future__ import annotations
 
 from libs.resources.base import ResourceType
-from libs.template.registry import ResourceRegistry
+from libs.template.registry import ResourceRegistry, unknown_type_message
+
+
+class ResourceTypeNotFound(KeyError):
+    """No plugin implements the type (Heat's exception of that name, and its message)."""
+
+    def __init__(self, type_name: str) -> None:
+        super().__init__(type_name)
+        self.type_name = type_name
+
+    def __str__(self) -> str:
+        return unknown_type_message(self.type_name)
 
 
 class Registry:
@@ -30,8 +41,11 @@ class Registry:
         return cls
 
     def get(self, type_name: str) -> ResourceType:
-        """The plugin for ``type_name``; ``KeyError`` if none is registered."""
-        return self._plugins[type_name]
+        """The plugin for ``type_name``; :class:`ResourceTypeNotFound` (a ``KeyError``) if none is."""
+        try:
+            return self._plugins[type_name]
+        except KeyError:
+            raise ResourceTypeNotFound(type_name) from None
 
     def implementing(self, type_name: str, *, resource_name: str,
                      environment: ResourceRegistry | None) -> ResourceType:

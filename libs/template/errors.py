@@ -184,6 +184,20 @@ class RequestLimitExceeded(TemplateError):
         super().__init__(f"Request limit exceeded: {message}")
 
 
+# What Heat answers (a bare webob HTTPBadRequest) where its API meets a failure it has no words for.
+MALFORMED = ("The server could not comply with the request since it is either malformed or otherwise "
+             "incorrect.")
+
+
+class MalformedRequest(TemplateError):
+    """Heat's bare 400: a body whose parts have the wrong kind, a preview whose metadata fails."""
+
+    error_type = "HTTPBadRequest"
+
+    def __init__(self, message: str = MALFORMED) -> None:
+        super().__init__(message)
+
+
 class TemplateParseError(TemplateError):
     """The text is neither valid YAML nor JSON (Heat: a ValueError shown as HTTPBadRequest)."""
 

@@ -16,9 +16,7 @@ from libs.template.limits import Limits
 from libs.template.request import StackRequest
 from services.api.http import BadRequest, parse_bool
 
-# What Heat answers (a bare webob HTTPBadRequest) to a body whose parts have the wrong JSON kind.
-MALFORMED = ("The server could not comply with the request since it is either malformed or otherwise "
-             "incorrect.")
+MALFORMED = errors.MALFORMED
 
 TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
                  "files_container")

@@ -12,14 +12,17 @@ from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import PlanRequest, Probe
 from libs.runtime import Runtime
 from services.planner.outbox_sweep import sweeping
-from services.planner.planning import handle_plan
+from services.planner.planning import give_up_plan, handle_plan
 
 
 def handlers(rt: Runtime) -> Handler:
     async def plan(request: PlanRequest, delivery: Delivery) -> None:
         await handle_plan(rt, request, delivery)
 
-    return Dispatch({Probe: rt.answer_probe, PlanRequest: plan})
+    async def give_up(request: PlanRequest, error: BaseException) -> None:
+        await give_up_plan(rt, request, error)
+
+    return Dispatch({Probe: rt.answer_probe, PlanRequest: plan}, give_ups={PlanRequest: give_up})
 
 
 _consuming = consuming(lambda rt: rt.names.planners, handlers)

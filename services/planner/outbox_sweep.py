@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 
 from libs import background
 from libs.db import plan_outbox
-from libs.messaging.payloads import PlanRequest, decode
+from libs.messaging.payloads import Payload, PayloadError, PlanRequest, decode
 from libs.runtime import Runtime
 from libs.telemetry import logs, propagation
 
@@ -28,8 +28,18 @@ async def sweep_once(rt: Runtime, *, older_than: float = PUBLISH_GRACE_SECONDS) 
     async with rt.pool.acquire() as conn:
         due = await plan_outbox.due(conn, older_than=older_than, nudge_every=NUDGE_EVERY_SECONDS)
     for row in due:
-        plan = decode(row.payload)
-        assert isinstance(plan, PlanRequest)
+        plan: Payload | PayloadError
+        try:
+            plan = decode(row.payload)
+        except PayloadError as exc:
+            plan = exc
+        if not isinstance(plan, PlanRequest):
+            # It would fail the same way every round, and hold up the rows behind it.
+            log.error("dropped a left-behind plan request no planner can read: %s", plan,
+                      extra={"msg_id": row.msg_id})
+            async with rt.pool.acquire() as conn:
+                await plan_outbox.remove(conn, row.msg_id)
+            continue
         parent = propagation.extract({"traceparent": row.traceparent} if row.traceparent else {})
         with (rt.bus.tracer.start_as_current_span("publish left-behind plan request", context=parent),
               logs.log_context(stack_id=plan.stack_id)):

@@ -19,7 +19,7 @@ from libs import stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
 from libs.engine.step import RowState
-from libs.errors import Permanent
+from libs.errors import Permanent, describe
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import PlanRequest, WorkItem
 from libs.resources.nested import ADOPT_NESTED_KEY, NestedStackType
@@ -48,6 +48,12 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
             if existing is not None:
                 traversal_id = existing
                 ready = await traversals.ready_nodes(conn, existing)
+            elif request.action != stack.action:
+                # A newer desired state (each is recorded with its request's action) came after
+                # this request: planning it late would undo that one (an update after a delete).
+                log.info("not planning an outdated %s request: the stack's action is now %s",
+                         request.action, stack.action)
+                return
             else:
                 traversal_id, ready = await _plan(conn, stack, request, registry or _DEFAULT_REGISTRY)
         with logs.log_context(traversal_id=str(traversal_id)):
@@ -55,6 +61,29 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
                 item = WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
                 await rt.bus.publish(rt.names.work(request.stack_id), item, msg_id=item.msg_id)
             log.info("planned %s: %d node(s) ready", request.action, len(ready))
+
+
+async def give_up_plan(rt: Runtime, request: PlanRequest, error: BaseException) -> None:
+    """Planning this request failed the same way every time: the stack's action fails, with the error.
+
+    Called once the consumer stops retrying (``libs.errors.GIVE_UP_AFTER``), so
+    that the stack (and a parent waiting on it) ends instead of staying
+    ``*_IN_PROGRESS`` for ever.
+    """
+    stack_id = uuid.UUID(request.stack_id)
+    with logs.log_context(stack_id=request.stack_id):
+        async with rt.pool.acquire() as conn, conn.transaction():
+            await locks.lock_stack_for_transaction(conn, stack_id)
+            stack = await stacks.get(conn, stack_id)
+            if stack is None or stack.deleted_at is not None:
+                return
+            if await traversals.by_request(conn, stack_id, request.request_id) is not None:
+                return  # planned after all: whatever failed came after
+            if request.action != stack.action:
+                return  # outdated: a newer request plans the stack
+            await _fail_now(conn, stack, uuid.uuid4(), request.action, request=request,
+                            reason=describe(error))
+        log.error("gave up planning %s: %s", request.action, describe(error))
 
 
 async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, registry: Registry

@@ -78,13 +78,19 @@ class _Group:
     jobs: list[_Job]
     finish: list[_Job] = dataclasses.field(default_factory=list)
     failure: str | None = None
+    # The environments rows were made with, by template id (see rowkit.own_template).
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
 
-    def environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
-        """The registry the row's type was last converged with (this traversal's, for a new row)."""
-        if row.template_id is not None and row.template_id in self.envs:
-            return self.envs[row.template_id]
-        return self.want.environment.registry if self.want is not None else None
+    def own_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
+        """The registry of the desired state ``row`` was made or last converged with."""
+        own = rowkit.own_template(row, self.trav, self.stack)
+        return self.envs.get(own) if own is not None else None
+
+    def environment(self, row: resources.ResourceRow, action: str) -> ResourceRegistry | None:
+        """Where ``row``'s type resolves for ``action``: as the one-item path's ``_row_plugin``."""
+        if self.want is not None and rowkit.follows_definition(action, self.want, row.name):
+            return self.want.environment.registry
+        return self.own_environment(row)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,11 +180,10 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         want = await ctx.cache.get(conn, stack, trav.template_id) if trav.template_id is not None else None
         group = _Group(stack, trav, want, live)
-        # Rows' types resolve through the environment each was last converged with (a delete
-        # has no template; an update compares what a type meant then with what it means now).
-        for template_id in {j.row.template_id for j in live if j.row is not None and j.row.template_id
-                            and j.row.template_id != trav.template_id}:
-            group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
+        # What a row is resolves through the environment it was made with.
+        for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
+            if template_id is not None:
+                group.envs[template_id] = (await ctx.cache.get(conn, stack, template_id)).environment.registry
         group.jobs = await _without_hooks(conn, group)  # a node that may pause goes one at a time
         groups.append(group)
     return groups
@@ -197,8 +202,8 @@ async def _without_hooks(conn: Conn, group: _Group) -> list[_Job]:
     kept = []
     for job in group.jobs:
         assert job.row is not None
-        env = (group.want.environment.registry if group.want is not None
-               else group.envs.get(job.row.template_id) if job.row.template_id else None)
+        # Hooks are the traversal's environment's, as the one-item path's gate reads them.
+        env = group.want.environment.registry if group.want is not None else group.own_environment(job.row)
         if not hooks.may_pause(resource_name=job.row.name, resource_type=job.row.type,
                                env_hooks=env.hooks_for(job.row.name) if env is not None else (),
                                breakpoints=placed, mode="normal"):
@@ -230,6 +235,8 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     """Whether the batch steps this job (else the one-item path, or ``results``, has it)."""
     want, trav, row = group.want, group.trav, job.row
     assert row is not None
+    if row.status == status.IN_PROGRESS and row.traversal_id != trav.id:
+        return False  # an older traversal's action: waited for, or taken over, one at a time
     in_template = want is not None and row.name in want.definition.resources
     new_type: str | None = None
     plugin: ResourceType | None = None
@@ -247,7 +254,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     if plugin is not None and row.action != "INIT" and new_type != row.type:
         return False  # renamed: the one-item path compares implementations and records the name
     same = None if plugin is None else type(plugin) is ctx.registry.implementation(
-        row.type, resource_name=row.name, environment=group.environment(row))
+        row.type, resource_name=row.name, environment=group.own_environment(row))
     decision = decide(job.kind, trav.action, str(trav.id),
                       str(trav.template_id) if trav.template_id else None,
                       rowkit.state(row), in_template=in_template, new_type=new_type,
@@ -264,11 +271,9 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
         return False
     if decision.verb in FIRST_STEP_VERBS:
         job.action = FIRST_STEP_VERBS[decision.verb]
-        env = group.environment(row)
-        if job.kind == "u" and job.action in ("CREATE", "UPDATE", "ADOPT") and want is not None:
-            env = want.environment.registry  # what the type means in this traversal's template
         try:
-            job.plugin = ctx.registry.implementing(row.type, resource_name=row.name, environment=env)
+            job.plugin = ctx.registry.implementing(row.type, resource_name=row.name,
+                                                   environment=group.environment(row, job.action))
         except KeyError:
             return False  # one item's unknown type must not fail the batch
         if job.plugin.reaches_beyond_row:
@@ -294,7 +299,7 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
         written = await resources.write_many(conn, [
             (j.row, {"action": j.action, "status": status.IN_PROGRESS,
                      "status_reason": status.STATE_CHANGED, "traversal_id": g.trav.id,
-                     "action_started": now})
+                     "action_started": now, "template_id": j.row.template_id or g.trav.template_id})
             for g, j in starting if j.row is not None])
         new_events = []
         for group, job in starting:

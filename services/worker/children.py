@@ -10,18 +10,13 @@ made the first time instead of making another.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Collection
 from typing import Any
 
-import asyncpg
-import nats.errors
-
 from libs import operations
 from libs.db import Conn, resources, stacks
 from libs.db.pool import Held
-from libs.errors import EmberError
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
 from libs.resources.steps import ChildStack, Nest
@@ -29,17 +24,6 @@ from libs.template.limits import Limits
 from libs.template.request import StackRequest
 
 CHILD_LIMITS = Limits().nested()
-
-
-# Failures of the machinery rather than of the request: the step runs again.
-_TRANSIENT = (EmberError, OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError,
-              asyncpg.InterfaceError, asyncpg.TransactionRollbackError, asyncpg.CannotConnectNowError,
-              asyncpg.TooManyConnectionsError, nats.errors.Error)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether acting on a child may succeed if tried again (else the resource fails, as in Heat)."""
-    return isinstance(exc, _TRANSIENT)
 
 
 def child_name(parent: stacks.StackRow, row: resources.ResourceRow, short_id: str) -> str:
@@ -94,7 +78,8 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
         await operations.update_stack(
             pool, bus, child, stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins),
-            limits=limits, builtin_types=registry.types(), registry=registry, facade=nest.facade)
+            limits=limits, builtin_types=registry.types(), registry=registry, facade=nest.facade,
+            cancel_running=True)  # the parent's newer update preempts one still running
     elif nest.operation == "delete":
         if child.deleted_at is None and child.stack_status != "DELETE_IN_PROGRESS":
             await operations.delete_stack(pool, bus, child)

@@ -18,7 +18,7 @@ from services.worker.steps import Steps
 
 def handlers(rt: Runtime) -> Handler:
     steps = Steps(rt, default_registry(), api_url=rt.settings.api_url)
-    return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle})
+    return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle}, give_ups={WorkItem: steps.give_up})
 
 
 _consuming = consuming(lambda rt: rt.names.workers, handlers)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from libs.db import Conn, events, resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
-from libs.engine.step import Decision, Refusal, decide
-from libs.errors import Conflict, Permanent, Retry
+from libs.engine.step import Decision, Refusal, attempted_action, decide, preempted_reason
+from libs.errors import Conflict, Permanent, Retry, is_transient
 from libs.messaging.payloads import HookNotice, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
@@ -57,6 +57,7 @@ class Node:
         self.stack_id = uuid.UUID(item.stack_id)
         self.traversal_id = uuid.UUID(item.traversal_id)
         self.env: ResourceRegistry | None = None
+        self.own_env: ResourceRegistry | None = None
 
     @property
     def notices(self) -> list[HookNotice]:
@@ -78,21 +79,21 @@ class Node:
         if node.done:
             return await traversals.ready_successors(conn, trav.id, node.node) if self.current else []
         if node.waiting_on > 0:
+            if not self.current:
+                return []  # a stale traversal's predecessors never finish, and this node started nothing
             raise Retry(0.2, "predecessors not finished")
-        self.want: desired.Desired | None = None
-        if trav.template_id is not None:
-            self.want = await self.s.cache.get(conn, stack, trav.template_id)
+        self.want = await self._desired()
         if self.current and trav.deadline is not None and _now() > trav.deadline:
             await self.fail_stack(status.TIMED_OUT)
             self.current = False  # and abandon this node's action below, as a stale one
         row = await self._target_row()
         if row is None:  # already forgotten by an earlier delivery of this node
             return await self.finish(None)
-        # Where the traversal has no template (a delete), a row's type resolves through the
-        # environment it was last converged with.
-        self.env = self.want.environment.registry if self.want is not None else None
-        if self.env is None and row.template_id is not None:
-            self.env = (await self.s.cache.get(conn, stack, row.template_id)).environment.registry
+        # What the row is resolves through the environment it was made with (a delete has
+        # no template of its own); what the desired definition asks for, through its own.
+        own = rows.own_template(row, trav, stack)
+        self.own_env = (await self.s.cache.get(conn, stack, own)).environment.registry if own else None
+        self.env = self.want.environment.registry if self.want is not None else self.own_env
         self.gate = Gate(conn, stack, trav, self.item.node, self.env)
         if not self.current:
             # A stale traversal only finishes the action it started, then stops;
@@ -104,6 +105,36 @@ class Node:
                     await self.step(row, row.action, first=False, propagate=False)
             return []
         return await self.decide_and_step(row)
+
+    async def give_up(self, error: BaseException) -> None:
+        """The node's step failed the same way on every retry: its resource fails with the error.
+
+        Called once the consumer stops retrying (``libs.errors.GIVE_UP_AFTER``). A stale
+        traversal's node fails only an action it has under way, so that the current
+        traversal does not wait on it for ever.
+        """
+        stack = await stacks.get(self.conn, self.stack_id)
+        trav = await traversals.get(self.conn, self.traversal_id)
+        node = await traversals.node(self.conn, self.traversal_id, self.item.node)
+        if stack is None or trav is None or node is None or node.done:
+            return
+        self.stack, self.trav = stack, trav
+        self.current = stack.current_traversal == trav.id
+        self.want = await self._desired()
+        row = await self._target_row()
+        if row is None:
+            return
+        under_way = row.traversal_id == trav.id and row.status == status.IN_PROGRESS
+        if not (self.current or under_way):
+            return
+        action = attempted_action(self.kind, trav.action, str(trav.id), rows.state(row))
+        await self.mark_failed(row, action, f"{type(error).__name__}: resources.{row.name}: {error}")
+
+    async def _desired(self) -> desired.Desired | None:
+        """The traversal's desired state (None for a delete, which has no template)."""
+        if self.trav.template_id is None:
+            return None
+        return await self.s.cache.get(self.conn, self.stack, self.trav.template_id)
 
     async def _target_row(self) -> resources.ResourceRow | None:
         row = await resources.get(self.conn, self.rid)
@@ -144,9 +175,7 @@ class Node:
         state = rows.state(row)
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
-            applied_as = self.s.registry.implementing(row.type, resource_name=row.name,
-                                                      environment=await self._row_environment(row))
-            observed = applied_as.observe(self._context(row, row.properties or {}))
+            observed = self._row_plugin(row).observe(self._context(row, row.properties or {}))
             if observed is not None and observed.gone:
                 return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
             if observed is not None:
@@ -158,7 +187,7 @@ class Node:
         if plugin is not None and row.action != "INIT":
             # Heat compares what the names resolve to, each through its own environment.
             same = type(plugin) is self.s.registry.implementation(
-                row.type, resource_name=row.name, environment=await self._row_environment(row))
+                row.type, resource_name=row.name, environment=self.own_env)
             if plugin.nests and (row.action, row.status) == ("CHECK", status.FAILED):
                 child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
                 nested_check_failed = child is not None and (child.action, child.status) == (
@@ -171,14 +200,9 @@ class Node:
                           never_updates=plugin is not None and plugin.never_updates,
                           always_updates=plugin is not None and plugin.always_updates,
                           same_implementation=same, nested_check_failed=nested_check_failed,
-                          external_id=external_id, restricted=restricted)
+                          external_id=external_id, restricted=restricted,
+                          preemptible=self._busy_elsewhere(row) and self._row_plugin(row).nests)
         return await self.carry_out(row, decision, new_props)
-
-    async def _row_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
-        """The registry the row's type was last converged with (this traversal's, for a new row)."""
-        if row.template_id is None or row.template_id == self.trav.template_id:
-            return self.env
-        return (await self.s.cache.get(self.conn, self.stack, row.template_id)).environment.registry
 
     async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
         assert self.want is not None
@@ -239,7 +263,7 @@ class Node:
             return await self.step(fresh, "CREATE", first=True, props=props)
         renamed = self._renamed(row) if verb == "update" else {}
         return await self.step(row, VERB_ACTION[verb], first=True, props=props, changed=decision.changed,
-                               external_id=decision.external_id, renamed=renamed)
+                               external_id=decision.external_id, renamed=renamed, preempts=decision.preempts)
 
     def _renamed(self, row: resources.ResourceRow) -> dict[str, str]:
         """The row's new type name, where the template now calls its implementation otherwise."""
@@ -252,24 +276,34 @@ class Node:
     async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
                    props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
                    propagate: bool = True, external_id: str | None = None,
-                   renamed: Mapping[str, str] | None = None) -> list[str]:
+                   renamed: Mapping[str, str] | None = None, preempts: str = "") -> list[str]:
         if first:
             # A resource taken over keeps the id it was given from its first step on.
             taken = {"external_id": external_id} if external_id is not None else {}
-            async with self.conn.transaction():  # the state and its event, or neither
+            async with self.conn.transaction():  # the state and its events, or neither
+                if preempts:
+                    # An older traversal's action is cancelled, as Heat records it; a pause at
+                    # one of its named steps goes with it.
+                    reason = preempted_reason(self.trav.action, preempts, row.name)
+                    await self.event(row, preempts, status.FAILED, reason)
+                    if self.trav.action != "DELETE":
+                        # Heat's older traversal also writes its stack's failure (only the
+                        # event: the stack goes on with this traversal).
+                        await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
+                                                    state=status.FAILED,
+                                                    reason=status.resource_failed(preempts, reason))
                 started = await self._write(row, action=action, status=status.IN_PROGRESS,
                                             status_reason=status.STATE_CHANGED,
                                             traversal_id=self.traversal_id, action_started=_now(),
+                                            template_id=row.template_id or self.trav.template_id,
+                                            data=rows.merged(row.data, {NAMED_STEP_KEY: None}),
                                             **taken, **(renamed or {}))
                 if started is None:
                     raise Conflict("resource row changed under this step")
                 row = started
                 await self.event(row, action, status.IN_PROGRESS, status.STATE_CHANGED)
-        # Made or updated to this traversal's template, a resource is what its type means there;
-        # otherwise (deleted, suspended...) what it meant when it was last converged.
-        converging = action in ("CREATE", "UPDATE", "ADOPT") and self.kind == "u"
-        env = self.env if converging else await self._row_environment(row)
-        plugin = self.s.registry.implementing(row.type, resource_name=row.name, environment=env)
+        # After the first write: a renamed type is known by its new name.
+        plugin = self._row_plugin(row, action)
         if props is None:
             if self.want is not None and row.name in self.want.definition.resources and action in (
                     "CREATE", "UPDATE"):
@@ -361,7 +395,20 @@ class Node:
         return passed
 
     def _plugin(self, type_name: str, resource_name: str) -> ResourceType:
+        """The plugin of a type the desired definition names."""
         return self.s.registry.implementing(type_name, resource_name=resource_name, environment=self.env)
+
+    def _row_plugin(self, row: resources.ResourceRow, action: str | None = None) -> ResourceType:
+        """The plugin of ``action`` on ``row``: the desired definition's for what it drives (create,
+        update, adopt), else (and with no action) what the row is, through the environment it
+        was made with."""
+        follows = action is not None and rows.follows_definition(action, self.want, row.name)
+        return self.s.registry.implementing(row.type, resource_name=row.name,
+                                            environment=self.env if follows else self.own_env)
+
+    def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
+        """Whether an older traversal's action on ``row`` is under way."""
+        return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
         return StepContext(
@@ -391,7 +438,7 @@ class Node:
             await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
             return []
         except Exception as exc:
-            if children.is_transient(exc):
+            if isinstance(exc, Retry) or is_transient(exc):
                 raise
             # Anything else would fail the same way every time: Heat fails the resource.
             log.exception("acting on the nested stack of %s failed", row.name)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
-from libs.db import resources
+from libs.db import resources, stacks, traversals
 from libs.engine import desired
 from libs.engine.step import RowState
 from libs.resources.base import physical_name
+
+# Actions whose plugin is the one the desired definition names; any other acts on what the row is.
+DEFINITION_ACTIONS = frozenset({"CREATE", "UPDATE", "ADOPT"})
 
 
 def state(row: resources.ResourceRow) -> RowState:
@@ -42,3 +46,18 @@ def deletion_policy(want: desired.Desired | None, name: str) -> str:
     if want is not None and name in want.definition.resources:
         return want.definition.resources[name].deletion_policy
     return "Delete"
+
+
+def own_template(row: resources.ResourceRow, trav: traversals.TraversalRow, stack: stacks.StackRow
+                 ) -> uuid.UUID | None:
+    """The desired state whose environment and files say what ``row`` is.
+
+    The one it was made or last converged with (recorded when its first action
+    starts); for a row older than that record, the traversal's, else the stack's.
+    """
+    return row.template_id or trav.template_id or stack.template_id
+
+
+def follows_definition(action: str, want: desired.Desired | None, name: str) -> bool:
+    """Whether ``action`` on resource ``name`` takes its plugin from the desired definition."""
+    return action in DEFINITION_ACTIONS and want is not None and name in want.definition.resources

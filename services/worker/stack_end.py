@@ -92,7 +92,9 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
     """The first failure of a traversal fails the stack and, unless disabled, asks for a rollback.
 
     With the traversal's desired state at hand, the stack's outputs are resolved as
-    far as its resources allow, as Heat lists a failed stack's outputs.
+    far as its resources allow, as Heat lists a failed stack's outputs. Without a
+    rollback the traversal stays current, as Heat's does: what does not need the
+    failed resource goes on to the end; what needs it never starts.
     """
     action = trav.action
     async with conn.transaction():
@@ -109,8 +111,5 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
                                      template_id=stack.prev_template_id, reason=reason)
             plan = await plan_requests.stage(conn, bus.names, stack, "ROLLBACK", reason="rollback",
                                              request_id=f"rollback-{trav.id}")
-        else:
-            # In-flight steps of this traversal see it is no longer current and stop.
-            await conn.execute("UPDATE stacks SET current_traversal = NULL WHERE id = $1", stack.id)
     if rollback:
         await plan_requests.send(Held(conn), bus, plan)

@@ -17,7 +17,7 @@ import random
 
 from libs.db import locks
 from libs.engine.plan import parse_node
-from libs.errors import Conflict
+from libs.errors import Conflict, Retry, describe, is_transient
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import WorkItem
 from libs.resources.registry import Registry
@@ -55,7 +55,16 @@ class Steps:
     async def _run_batch(self, items: list[WorkItem]) -> list[batch.Result]:
         size = {"ember.batch.size": len(items)}
         with self.rt.bus.tracer.start_as_current_span("step batch", attributes=size):
-            done = await batch.step_batch(self.ctx, items)
+            try:
+                done = await batch.step_batch(self.ctx, items)
+            except Exception as exc:
+                if len(items) == 1 or isinstance(exc, Retry) or is_transient(exc):
+                    raise
+                # One item's error must not fail the others (they would all be given up on
+                # together): each goes on alone, where only its own error is its own.
+                log.warning("a batch of %d failed (%s): stepping its items one by one", len(items),
+                            describe(exc))
+                return [batch.SLOW] * len(items)
             results = list(done.results)
             if done.ready:
                 sent = await asyncio.gather(*(self._publish(s, t, n) for s, t, n in done.ready),
@@ -69,6 +78,18 @@ class Steps:
     async def _publish(self, stack_id: str, traversal_id: str, node: str) -> None:
         nxt = WorkItem(stack_id=stack_id, traversal_id=traversal_id, node=node)
         await self.rt.bus.publish(self.rt.names.work(stack_id), nxt, msg_id=nxt.msg_id)
+
+    async def give_up(self, item: WorkItem, error: BaseException) -> None:
+        """This node's step failed the same way too often: fail its resource, with the error."""
+        rid, kind = parse_node(item.node)
+        with logs.log_context(stack_id=item.stack_id, traversal_id=item.traversal_id, node=item.node):
+            async with self.rt.pool.acquire() as conn:
+                if not await locks.try_lock_resource(conn, rid):
+                    raise Conflict(f"resource {rid} is busy with another step")
+                try:
+                    await Node(self, conn, item, rid, kind).give_up(error)
+                finally:
+                    await locks.unlock_resource(conn, rid)
 
     async def handle_one(self, item: WorkItem) -> None:
         """One item on its own: every case, the rare ones included."""

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from libs.errors import Permanent, Retry
+from libs.errors import GIVE_UP_AFTER, Permanent, Retry
 from libs.messaging.bus import Bus
 from libs.messaging.consumer import Consumer, Delivery
 from libs.messaging.payloads import Payload
@@ -171,3 +171,33 @@ async def test_many_messages_are_each_acked_once(servers: Servers, nats_prefix: 
         finally:
             await consumer.stop(grace=1.0)
     assert sorted(name for name, _ in recorder.calls) == sorted(f"j{i}" for i in range(200))
+
+
+async def test_an_error_that_repeats_is_given_up_on_and_a_wait_never_is(servers: Servers,
+                                                                         nats_prefix: str) -> None:
+    # (That the database or NATS away is waited out however long: tests/unit/test_outcomes.py.)
+    waits = [Retry(0.01, "booting")] * 8
+    recorder = Recorder({
+        # Many waits first: they must not count, so it fails GIVE_UP_AFTER times before the end.
+        "broken": [*waits, *[KeyError("foo.yaml")] * 20],
+        "waiting": [Retry(0.01, "booting")] * 12,
+    })
+    given_up: list[tuple[str, str]] = []
+
+    async def give_up(payload: Payload, error: BaseException) -> None:
+        assert isinstance(payload, Job)
+        given_up.append((payload.name, repr(error)))
+
+    async with bus_for(servers, nats_prefix, "worker") as bus:
+        consumer = Consumer(bus, bus.names.workers, recorder, concurrency=4, logger_name="test",
+                            give_up=give_up)
+        await consumer.start()
+        try:
+            for name in ("broken", "waiting"):
+                await bus.publish(bus.names.work(name), Job(name=name))
+            await eventually(lambda: _pending_zero(bus), timeout=60, what="every message settled")
+        finally:
+            await consumer.stop(grace=1.0)
+    assert given_up == [("broken", "KeyError('foo.yaml')")]
+    assert len(recorder.deliveries("broken")) == 8 + GIVE_UP_AFTER
+    assert len(recorder.deliveries("waiting")) == 13

@@ -299,3 +299,24 @@ async def test_a_pre_update_breakpoint_pauses_a_resource_the_update_leaves_uncha
     await _settled(api, path, "UPDATE_COMPLETE")
     async with api.get(f"{path}/resources/r1/events") as r:  # the others were settled without a pause
         assert not any("paused" in e["resource_status_reason"] for e in (await r.json())["events"])
+
+
+async def test_a_delete_does_not_wait_for_an_action_held_at_a_named_step(api: Client) -> None:
+    # The held update would wait for its hook for ever: the delete cancels it, as Heat's
+    # delete cancels whatever runs, instead of waiting on it.
+    slow: dict[str, Any] = {"type": "OS::Heat::TestResource",
+                            "properties": {"value": "v1", "action_wait_secs": {"update": 0.1}}}
+    path = await _create(api, "held", hot({"slow": slow}))
+    await _settled(api, path, "CREATE_COMPLETE")
+    status, _ = await _post(api, f"{path}/breakpoints", {"resource": "slow", "hooks": ["update:started"]})
+    assert status == 201
+    slow["properties"]["value"] = "v2"
+    await _update(api, path, hot({"slow": slow}))
+    await _paused(api, path, {"slow"})
+    async with api.delete(path) as r:
+        assert r.status == 204
+    await _settled(api, path, "DELETE_COMPLETE")
+    async with api.get(f"{path}/resources/slow/events?sort_dir=asc") as r:
+        reasons = [(e["resource_status"], e["resource_status_reason"]) for e in (await r.json())["events"]]
+    assert reasons[-3:] == [("UPDATE_FAILED", "UPDATE aborted (user triggered cancel)"),
+                            ("DELETE_IN_PROGRESS", "state changed"), ("DELETE_COMPLETE", "state changed")]

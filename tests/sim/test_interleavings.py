@@ -7,11 +7,13 @@ its record, two workers on one resource, and a stale traversal's late message.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import asyncpg
 import pytest
+import yaml
 
 from libs import operations
 from libs.db import events, resources, stacks
@@ -196,3 +198,45 @@ async def test_converge_repairs_drift_that_a_plain_update_does_not_see(pool: asy
     assert rows["a"].action == rows["c"].action == "CREATE"
     assert sim.cloud.creates["conv/d"] == 2 and not sim.cloud.drift and not sim.cloud.gone
     assert len(await _all_rows(pool, stack_id)) == 4  # the gone d's old row was cleaned up
+
+
+_SLOW_CHILD = yaml.safe_dump({
+    "heat_template_version": "2016-10-14",
+    "parameters": {"word": {"type": "string"}, "secs": {"type": "number", "default": 0}},
+    "resources": {name: {"type": "OS::Heat::TestResource",
+                         "properties": {"value": {"get_param": "word"},
+                                        "action_wait_secs": {"update": {"get_param": "secs"}}}}
+                  for name in ("x", "y")},
+})
+
+
+def _nesting(word: str, secs: float = 0) -> dict[str, Any]:
+    return {"heat_template_version": "2016-10-14", "resources": {
+        "nest": {"type": "OS::Heat::Stack",
+                 "properties": {"template": _SLOW_CHILD, "parameters": {"word": word, "secs": secs}}},
+        "after": {"type": "OS::Heat::TestResource", "depends_on": "nest", "properties": {"value": word}}}}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_updates_and_a_delete_over_a_nested_update_that_would_take_an_hour(
+        pool: asyncpg.Pool, nats_prefix: str, seed: int) -> None:
+    # Every queued message is delivered over and over while the nested resources "wait": a
+    # delete that waited for them would never settle; the newer update preempts, the delete cancels.
+    sim = Simulation(pool, nats_prefix, seed)
+    stack_id = await _create(sim, pool, "nested", _nesting("one"))
+    await sim.run()
+    created = await _stack(pool, stack_id)
+    assert created.stack_status == "CREATE_COMPLETE", created.status_reason
+    child_id = (await _current(pool, stack_id))["nest"].physical_id
+    for word in ("two", "three"):
+        await operations.update_stack(pool, _bus(sim), await _stack(pool, stack_id),
+                                      stack_request=StackRequest(template=_nesting(word, 3600)))
+        for _ in range(sim.rng.randint(1, 12)):
+            await sim.deliver()
+    await operations.delete_stack(pool, _bus(sim), await _stack(pool, stack_id))
+    await sim.run(limit=3000)
+    final = await _stack(pool, stack_id)
+    assert final.stack_status == "DELETE_COMPLETE", (final.status_reason, sim.log[-30:])
+    assert await _all_rows(pool, stack_id) == []
+    child = await _stack(pool, uuid.UUID(child_id or ""))
+    assert child.stack_status == "DELETE_COMPLETE" and await _all_rows(pool, child.id) == []

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from libs.engine.step import Decision, Refusal, RowState, decide
+from libs.engine.step import Decision, Refusal, RowState, attempted_action, decide, preempted_reason
 
 
 def _row(**over: Any) -> RowState:
@@ -30,8 +30,9 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
     ("u", "UPDATE", {}, dict(new_properties={"value": "b", "update_replace": True},
                             needs_replace=_replace_if_value), Decision("replace")),
     ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}), Decision("replace")),
+    # A change of type replaces before the update that would reach the pre-update hook.
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="OS::Heat::None"),
-     Decision("replace")),
+     Decision("replace", hooked=False)),
     ("u", "UPDATE", dict(traversal_id="t1", status="IN_PROGRESS", action="UPDATE"),
      dict(new_properties={}), Decision("continue", action="UPDATE")),
     ("u", "UPDATE", dict(traversal_id="t1", template_id="tpl1"), dict(new_properties={}),
@@ -48,8 +49,38 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
      dict(in_template=False), Decision("continue", action="DELETE")),
     ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE"),
      dict(new_properties={"value": "b"}), Decision("wait", action="CREATE")),
+    # A delete cancels any older action under way (Heat's stack delete stops every worker).
     ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE"),
-     dict(in_template=False), Decision("wait", action="CREATE")),
+     dict(in_template=False), Decision("delete", preempts="CREATE")),
+    ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", deletion_policy="Retain"),
+     dict(in_template=False), Decision("retain", preempts="UPDATE")),
+    ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="DELETE"),
+     dict(in_template=False), Decision("delete", preempts="DELETE")),
+    # A newer update preempts a nested stack's older create or update, and updates it in place...
+    ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
+     dict(new_properties={"value": "b"}, new_type="OS::Heat::TestResource", preemptible=True),
+     Decision("update", changed=("value",), preempts="UPDATE")),
+    ("u", "ROLLBACK", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE", physical_id="child"),
+     dict(new_properties={"value": "a"}, new_type="OS::Heat::TestResource", preemptible=True),
+     Decision("update", preempts="CREATE")),
+    # ...or deletes it, when it is cleaned up...
+    ("c", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
+     dict(in_template=False, preemptible=True), Decision("delete", preempts="UPDATE")),
+    # ...but waits for a create that has no nested stack yet, a type that changes, any other type's
+    # action (it finishes that resource), and in a cleanup that keeps the resource.
+    ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE"),
+     dict(new_properties={"value": "a"}, new_type="OS::Heat::TestResource", preemptible=True),
+     Decision("wait", action="CREATE")),
+    ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
+     dict(new_properties={"value": "a"}, new_type="OS::Heat::None", preemptible=True),
+     Decision("wait", action="UPDATE")),
+    ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="x"),
+     dict(new_properties={"value": "b"}, new_type="OS::Heat::TestResource"),
+     Decision("wait", action="UPDATE")),
+    ("c", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
+     dict(in_template=True, preemptible=True), Decision("wait", action="UPDATE")),
+    ("c", "SUSPEND", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
+     dict(in_template=True, preemptible=True), Decision("wait", action="UPDATE")),
     ("c", "SUSPEND", {}, dict(in_template=True), Decision("suspend")),
     ("c", "SUSPEND", dict(action="SUSPEND"), dict(in_template=True), Decision("noop")),
     ("u", "RESUME", dict(action="SUSPEND"), {}, Decision("resume")),
@@ -59,7 +90,7 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="My::Test", same_implementation=True),
      Decision("update")),
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="OS::Heat::TestResource",
-                             same_implementation=False), Decision("replace")),
+                             same_implementation=False), Decision("replace", hooked=False)),
     ("u", "UPDATE", dict(type="My::Nothing"), dict(new_properties={}, new_type="OS::Heat::None",
                                                    same_implementation=True, never_updates=True),
      Decision("noop")),
@@ -122,3 +153,25 @@ def test_decide(kind: str, action: str, row: dict[str, Any], kwargs: dict[str, A
                 expected: Decision) -> None:
     kwargs.setdefault("in_template", True)
     assert decide(kind, action, "t1", "tpl1", _row(**row), **kwargs) == expected
+
+
+def test_what_a_preempted_action_reads_as() -> None:
+    # Recorded from Heat 27.0.1: a stack delete aborts what runs; a newer update cancels a
+    # nested stack's update, whose resource fails with the nested stack's reason.
+    assert preempted_reason("DELETE", "UPDATE", "res") == "UPDATE aborted (user triggered cancel)"
+    assert preempted_reason("DELETE", "CREATE", "slow") == "CREATE aborted (user triggered cancel)"
+    assert preempted_reason("UPDATE", "UPDATE", "res") == "resources.res: Stack UPDATE cancelled"
+
+
+@pytest.mark.parametrize(("kind", "action", "row", "expected"), [
+    ("u", "UPDATE", dict(traversal_id="t1", status="IN_PROGRESS", action="UPDATE"), "UPDATE"),
+    ("c", "DELETE", dict(traversal_id="t1", status="IN_PROGRESS", action="UPDATE"), "UPDATE"),
+    ("c", "DELETE", {}, "DELETE"),
+    ("c", "SUSPEND", {}, "SUSPEND"),
+    ("u", "CREATE", dict(action="INIT"), "CREATE"),
+    ("u", "ADOPT", dict(action="INIT"), "ADOPT"),
+    ("u", "CHECK", {}, "CHECK"),
+    ("u", "UPDATE", dict(status="FAILED"), "UPDATE"),
+])
+def test_the_action_a_node_gives_up_on(kind: str, action: str, row: dict[str, Any], expected: str) -> None:
+    assert attempted_action(kind, action, "t1", _row(**row)) == expected
