@@ -19,6 +19,7 @@ from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
 from libs.messaging.bus import Bus
+from libs.messaging.payloads import PlanRequest
 from libs.resources import nesting
 from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
@@ -50,6 +51,16 @@ def check_nested(loaded: request.LoadedStack, registry: Registry, *, project: st
     nesting.check(loaded, nesting.Expansion(registry, project), stack_name=stack_name)
 
 
+async def _send(pool: Connections, bus: Bus, plan: PlanRequest, after_commit: list[PlanRequest] | None
+                ) -> None:
+    """Publish the staged plan request now, or leave it to a caller whose own transaction the
+    operation ran in (``after_commit``): it must not be published before that commits."""
+    if after_commit is None:
+        await plan_requests.send(pool, bus, plan)
+    else:
+        after_commit.append(plan)
+
+
 async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        stack_request: request.StackRequest, options: Options = Options(),
                        limits: Limits = request.DEFAULT_LIMITS,
@@ -57,7 +68,8 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        registry: Registry | None = None,
                        parent: stacks.StackRow | None = None,
                        adopt_data: Mapping[str, Any] | None = None,
-                       facade: Mapping[str, Any] | None = None) -> stacks.StackRow:
+                       facade: Mapping[str, Any] | None = None,
+                       after_commit: list[PlanRequest] | None = None) -> stacks.StackRow:
     """A new stack (``parent``: the stack it is nested in, one level deeper).
 
     With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
@@ -89,7 +101,7 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
         adopting = adopt_data is not None
         plan = await plan_requests.stage(conn, bus.names, row, "ADOPT" if adopting else "CREATE",
                                          reason="adopt" if adopting else "create")
-    await plan_requests.send(pool, bus, plan)
+    await _send(pool, bus, plan, after_commit)
     return row
 
 
@@ -132,7 +144,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        converge: bool = False, limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
-                       cancel_running: bool = False) -> None:
+                       cancel_running: bool = False, after_commit: list[PlanRequest] | None = None) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -167,17 +179,18 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                                  reason=status.stack_started("UPDATE"), **extra)
         plan = await plan_requests.stage(conn, bus.names, stack, "UPDATE", reason="update",
                                          converge=converge)
-    await plan_requests.send(pool, bus, plan)
+    await _send(pool, bus, plan, after_commit)
 
 
-async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow) -> None:
+async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
+                       after_commit: list[PlanRequest] | None = None) -> None:
     """Allowed while another action runs: Heat cancels it, and the delete takes over its resources."""
     async with pool.acquire() as conn, conn.transaction():
         await _cancel_running(conn, stack.id)
         await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
                                  reason=status.stack_started("DELETE"))
         plan = await plan_requests.stage(conn, bus.names, stack, "DELETE", reason="delete")
-    await plan_requests.send(pool, bus, plan)
+    await _send(pool, bus, plan, after_commit)
 
 
 async def _cancel_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[str] | None = None) -> None:
@@ -194,13 +207,14 @@ async def _cancel_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[s
                          reason=f"Stack {action} cancelled", traversal_id=traversal_id)
 
 
-async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, action: str) -> None:
+async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, action: str, *,
+                       after_commit: list[PlanRequest] | None = None) -> None:
     """SUSPEND, RESUME or CHECK: a traversal over the current resources."""
     async with pool.acquire() as conn, conn.transaction():
         await stacks.set_desired(conn, stack.id, action=action, template_id=stack.template_id,
                                  reason=status.stack_started(action))
         plan = await plan_requests.stage(conn, bus.names, stack, action, reason=action.lower())
-    await plan_requests.send(pool, bus, plan)
+    await _send(pool, bus, plan, after_commit)
 
 
 async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, rollback: bool) -> None:

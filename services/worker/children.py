@@ -18,6 +18,7 @@ from libs import operations
 from libs.db import Conn, resources, stacks
 from libs.db.pool import Held
 from libs.messaging.bus import Bus
+from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import Registry
 from libs.resources.steps import ChildStack, Nest
 from libs.template.limits import Limits
@@ -53,10 +54,13 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
 
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,
-              row: resources.ResourceRow, short_id: str, nest: Nest) -> uuid.UUID | None:
+              row: resources.ResourceRow, short_id: str, nest: Nest,
+              after_commit: list[PlanRequest]) -> uuid.UUID | None:
     """Carry out ``nest`` on the child; returns the child's id (None when there is no child).
 
-    Runs on the step's own connection, outside any transaction of the step.
+    Runs on the step's own connection, in the step's transaction: the child's new
+    desired state commits with what the step records of it, or neither does. The
+    plan requests it stages are left in ``after_commit``, to send once that commits.
     """
     request = StackRequest(template=nest.template, files=dict(nest.files), environment=nest.environment,
                            parameters=dict(nest.parameters))
@@ -70,7 +74,7 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
             pool, bus, project=parent.project, name=child_name(parent, row, short_id), stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins), limits=limits,
             builtin_types=registry.types(), registry=registry, parent=parent, facade=nest.facade,
-            adopt_data=nest.adopt_data)
+            adopt_data=nest.adopt_data, after_commit=after_commit)
         return made.id
     if child is None:
         return None
@@ -79,12 +83,13 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
             pool, bus, child, stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins),
             limits=limits, builtin_types=registry.types(), registry=registry, facade=nest.facade,
-            cancel_running=True)  # the parent's newer update preempts one still running
+            cancel_running=True,  # the parent's newer update preempts one still running
+            after_commit=after_commit)
     elif nest.operation == "delete":
         if child.deleted_at is None and child.stack_status != "DELETE_IN_PROGRESS":
-            await operations.delete_stack(pool, bus, child)
+            await operations.delete_stack(pool, bus, child, after_commit=after_commit)
     else:
-        await operations.stack_action(pool, bus, child, nest.operation.upper())
+        await operations.stack_action(pool, bus, child, nest.operation.upper(), after_commit=after_commit)
     return child.id
 
 

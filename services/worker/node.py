@@ -16,12 +16,14 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from libs import plan_requests
 from libs.db import Conn, events, resources, snapshots, stacks, traversals
+from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.step import Decision, Refusal, attempted_action, decide, preempted_reason
 from libs.errors import Conflict, Permanent, Retry, is_transient
-from libs.messaging.payloads import HookNotice, WorkItem
+from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
@@ -429,10 +431,25 @@ class Node:
         return dataclasses.replace(given, timeout_mins=self.stack.timeout_mins)
 
     async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
-        """Act on the nested stack, record it as the physical id, and look again after a delay."""
+        """Act on the nested stack, record it as the physical id, and look again after a delay.
+
+        The child's new desired state and the row's record of it (its id, the step's data,
+        such as a rolling update's batch) commit together: a step killed in between must
+        not leave a child working on a batch its parent does not know it started.
+        """
+        staged: list[PlanRequest] = []
         try:
-            child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
-                                          row=row, short_id=rows.short_id(row.id), nest=request)
+            async with self.conn.transaction():
+                child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
+                                              row=row, short_id=rows.short_id(row.id), nest=request,
+                                              after_commit=staged)
+                changes: dict[str, Any] = {}
+                if child_id is not None and row.physical_id != str(child_id):
+                    changes["physical_id"] = str(child_id)
+                if request.data:
+                    changes["data"] = rows.merged(row.data, request.data)
+                if changes and await self._write(row, **changes) is None:
+                    raise Conflict("resource row changed under this step")
         except TemplateError as exc:
             # The nested template is checked when its stack is made, as Heat does.
             await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
@@ -444,13 +461,8 @@ class Node:
             log.exception("acting on the nested stack of %s failed", row.name)
             await self.mark_failed(row, action, f"{type(exc).__name__}: resources.{row.name}: {exc}")
             return []
-        changes: dict[str, Any] = {}
-        if child_id is not None and row.physical_id != str(child_id):
-            changes["physical_id"] = str(child_id)
-        if request.data:
-            changes["data"] = rows.merged(row.data, request.data)
-        if changes and await self._write(row, **changes) is None:
-            raise Conflict("resource row changed under this step")
+        for plan in staged:
+            await plan_requests.send(Held(self.conn), self.s.rt.bus, plan)
         raise Retry(request.delay, f"{action} of the nested stack of {row.name} in progress")
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,

@@ -27,8 +27,12 @@ from libs.resources.base import ResourceType
 from libs.resources.registry import Registry, default_registry
 from libs.resources.steps import Action, Observed, StepContext, StepResult
 from libs.runtime import Runtime
+from services.planner.outbox_sweep import sweep_once
 from services.planner.planning import handle_plan
 from services.worker.steps import Steps
+
+# Deliveries between two rounds of the plan outbox sweep.
+SWEEP_EVERY = 25
 
 
 class SimulatedCrash(Exception):
@@ -49,8 +53,15 @@ class SimBus:
         self.queue: list[Message] = []
         self.seen: set[str] = set()
         self.tracer = TracerProvider().get_tracer("sim")
+        # Plan requests to let through before the publisher dies at the next one (None: never).
+        self.plans_before_crash: int | None = None
 
     async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None) -> None:
+        if isinstance(payload, PlanRequest) and self.plans_before_crash is not None:
+            if self.plans_before_crash == 0:
+                self.plans_before_crash = None
+                raise SimulatedCrash(f"died before publishing {subject}")
+            self.plans_before_crash -= 1
         if msg_id is not None:
             if msg_id in self.seen:
                 return
@@ -161,8 +172,14 @@ class Simulation:
             self.bus.queue.remove(msg)
 
     async def run(self, limit: int = 10_000) -> None:
-        """Deliver in seeded random order until nothing is queued, now one, now several at once."""
-        for _ in range(limit):
+        """Deliver in seeded random order until nothing is queued, now one, now several at once.
+
+        Every so often, and before giving up on an empty queue, the planners' sweep
+        publishes plan requests whose publisher died after committing them.
+        """
+        for count in range(limit):
+            if count % SWEEP_EVERY == 0 or not self.bus.queue:
+                await sweep_once(self.rt, older_than=0)
             together = self.rng.choice((1, 1, 3, 8))
             if not await (self.deliver() if together == 1 else self.deliver_together(together)):
                 return

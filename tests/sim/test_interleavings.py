@@ -240,3 +240,33 @@ async def test_updates_and_a_delete_over_a_nested_update_that_would_take_an_hour
     assert await _all_rows(pool, stack_id) == []
     child = await _stack(pool, uuid.UUID(child_id or ""))
     assert child.stack_status == "DELETE_COMPLETE" and await _all_rows(pool, child.id) == []
+
+
+def _rolling(value: str) -> dict[str, Any]:
+    return {"heat_template_version": "2016-10-14", "resources": {"group": {
+        "type": "OS::Heat::ResourceGroup",
+        "properties": {"count": 4, "resource_def": {"type": "OS::Heat::TestResource",
+                                                    "properties": {"value": value}}},
+        "update_policy": {"rolling_update": {"max_batch_size": 1, "min_in_service": 3}}}}}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_a_step_that_dies_as_it_starts_a_batch_still_rolls_every_member(
+        pool: asyncpg.Pool, nats_prefix: str, seed: int) -> None:
+    # The worker dies right after committing a batch's nested update, before publishing its plan:
+    # the batch it recorded and the nested update it asked for are one, so the redelivered step
+    # waits for that batch (planned by the sweep) and goes on to the next, to the last member.
+    sim = Simulation(pool, nats_prefix, seed)
+    stack_id = await _create(sim, pool, "rolling", _rolling("a"))
+    await sim.run()
+    assert (await _stack(pool, stack_id)).stack_status == "CREATE_COMPLETE"
+    await operations.update_stack(pool, _bus(sim), await _stack(pool, stack_id),
+                                  stack_request=StackRequest(template=_rolling("b")))
+    sim.bus.plans_before_crash = seed % 4  # the first publish is the first batch's
+    await sim.run(limit=3000)
+    final = await _stack(pool, stack_id)
+    assert final.stack_status == "UPDATE_COMPLETE", (final.status_reason, sim.log[-30:])
+    assert any("SimulatedCrash" in line for line in sim.log), "the publisher never died"
+    members = await _current(pool, uuid.UUID((await _current(pool, stack_id))["group"].physical_id or ""))
+    assert {n: r.properties["value"] for n, r in members.items() if r.properties} == {
+        str(i): "b" for i in range(4)}
