@@ -12,7 +12,7 @@ echo "== ruff"
 echo "== mypy --strict"
 .venv/bin/mypy
 .venv/bin/mypy bench scripts
-echo "== pytest"
-.venv/bin/pytest "$@"
+echo "== pytest (the tests marked slow_ci run in .ci/run)"
+.venv/bin/pytest -m "not slow_ci" "$@"
 echo "== benchmark smoke run (100 resources; figures are printed, not asserted)"
 .venv/bin/python -m bench.engine --smoke

@@ -146,6 +146,7 @@ def _stack_commands(osc: Osc) -> None:
         (s["Stack Name"], s["Stack Status"]) for s in deleted}
 
 
+@pytest.mark.slow_ci  # about 90 s of `openstack` processes; noauth mode runs in ./test.sh
 def test_openstack_commands_in_keystone_mode(ember_env: dict[str, str], workdir: Path) -> None:
     users = workdir / "users.yaml"
     users.write_text("projects: [{name: alpha}, {name: beta}]\nusers:\n"

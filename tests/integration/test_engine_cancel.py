@@ -68,6 +68,7 @@ async def test_cancel_without_rollback_stops_where_it_is(settings: Settings) -> 
             await operations.cancel_update(api.pool, api.bus, failed, rollback=True)
 
 
+@pytest.mark.slow_ci  # a timeout is a whole minute at the least (timeout_mins)
 async def test_a_stack_times_out(settings: Settings) -> None:
     async with engine(settings) as api:
         template = hot({"forever": {"type": "OS::Heat::TestResource", "properties": {"wait_secs": -1}}})
