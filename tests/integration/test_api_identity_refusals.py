@@ -1,4 +1,4 @@
-"""Keystone mode refuses as Heat does: a reader's changes, found by route."""
+"""Keystone mode refuses as Heat and Keystone do: a reader's changes, another user's token."""
 
 from __future__ import annotations
 
@@ -136,3 +136,43 @@ async def test_a_reader_is_refused_by_route_what_heat_refuses_a_reader(
             assert (await call(rita, method, path, body))[0] == status, (method, path)
         # What the reader was refused, a member may: the issue's PATCH .../resources/validate.
         assert await call(alice, "PATCH", R, {"mark_unhealthy": False}) == (200, {})
+
+
+async def test_only_a_tokens_owner_or_an_admin_may_see_or_revoke_it(
+        settings: Settings, tmp_path: Path, aiohttp_client: MakeClient) -> None:
+    api = await aiohttp_client(make_app(_settings(settings, tmp_path)))
+    alice = await _token(api, "alice", "wonderland")
+
+    async def ask(method: str, caller: str, subject: str) -> tuple[int, Any]:
+        async with api.request(method, "/identity/v3/auth/tokens",
+                               headers={"X-Auth-Token": caller, "X-Subject-Token": subject}) as r:
+            return r.status, await r.json() if method != "HEAD" and r.status != 204 else None
+
+    # Keystone's answers and bodies: 403 names the policy (identity:<action>).
+    def refused(action: str) -> tuple[int, Any]:
+        return 403, {"error": {"code": 403, "title": "Forbidden", "message":
+                               f"You are not authorized to perform the requested action: identity:{action}."}}
+
+    others = [await _token(api, "rita", "reads"), await _token(api, "mona", "member"),
+              await _token(api, "root", "toor")]  # a reader, a member, and an admin elsewhere
+    for other in others:
+        assert await ask("GET", other, alice) == refused("validate_token")
+        assert (await ask("HEAD", other, alice))[0] == 403
+        assert await ask("DELETE", other, alice) == refused("revoke_token")
+        assert (await ask("GET", other, "made-up"))[0] == 404  # the subject is looked up first
+    async with api.get(f"/v1/{ALPHA}/stacks", headers={"X-Auth-Token": alice}) as r:
+        assert r.status == 200  # still live
+
+    service = await _token(api, "svc", "service", "beta")  # a service may validate, not check nor revoke
+    status, body = await ask("GET", service, alice)
+    assert status == 200 and body["token"]["user"]["name"] == "alice"
+    assert (await ask("HEAD", service, alice))[0] == 403
+    assert await ask("DELETE", service, alice) == refused("revoke_token")
+
+    assert (await ask("GET", alice, alice))[0] == 200  # the owner may, with any of her tokens
+    assert (await ask("HEAD", await _token(api, "alice", "wonderland"), alice))[0] == 200
+    admin = await _token(api, "root", "toor", "beta")
+    assert (await ask("HEAD", admin, alice))[0] == 200
+    assert (await ask("DELETE", admin, alice))[0] == 204
+    async with api.get(f"/v1/{ALPHA}/stacks", headers={"X-Auth-Token": alice}) as r:
+        assert r.status == 401
