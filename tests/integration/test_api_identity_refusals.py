@@ -1,17 +1,20 @@
-"""Keystone mode refuses as Heat and Keystone do: a reader's changes, another user's token."""
+"""Keystone mode refuses as Heat and Keystone do: a reader's changes, another's token, a dead stream."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
+from libs.db import events
 from services.api.app import make_app
 from services.api.identity_config import stable_id
 from services.api.keys import RUNTIME
@@ -176,3 +179,65 @@ async def test_only_a_tokens_owner_or_an_admin_may_see_or_revoke_it(
     assert (await ask("DELETE", admin, alice))[0] == 204
     async with api.get(f"/v1/{ALPHA}/stacks", headers={"X-Auth-Token": alice}) as r:
         assert r.status == 401
+
+
+async def _stream_until_it_ends(api: Client, path: str, token: str, act: Callable[[], Awaitable[None]]
+                                ) -> str:
+    async with api.get(f"{path}/events/stream", headers={"X-Auth-Token": token}) as r:
+        assert r.status == 200
+        await act()
+        # Bounded: a stream that outlives its token fails here instead of hanging.
+        return (await asyncio.wait_for(r.content.read(), timeout=15)).decode()
+
+
+async def _stack(api: Client, token: str) -> str:
+    async with api.post(f"/v1/{ALPHA}/stacks", headers={"X-Auth-Token": token},
+                        json={"stack_name": "streamed", "template": TEMPLATE}) as r:
+        assert r.status == 201
+        return f"/v1/{ALPHA}/stacks/streamed/{(await r.json())['stack']['id']}"
+
+
+def _ended_for_the_token(text: str) -> None:
+    last = text.strip().split("\n\n")[-1]
+    assert last.startswith("event: error\ndata: ") and '"type":"HTTPUnauthorized"' in last, text
+
+
+@pytest.mark.parametrize("how", ["revoked", "expired"])
+async def test_the_event_stream_ends_when_its_token_does(
+        settings: Settings, tmp_path: Path, aiohttp_client: MakeClient, how: str) -> None:
+    # A 2 s token for "expired" (the config allows 60 s at least; the test sets it directly).
+    api = await aiohttp_client(make_app(_settings(settings, tmp_path, token_recheck_seconds=0.1,
+                                                  token_ttl_seconds=2 if how == "expired" else 3600)))
+    alice = await _token(api, "alice", "wonderland")
+    path = await _stack(api, await _token(api, "mona", "member"))
+
+    async def revoke() -> None:
+        if how == "revoked":
+            async with api.delete("/identity/v3/auth/tokens",
+                                  headers={"X-Auth-Token": alice, "X-Subject-Token": alice}) as r:
+                assert r.status == 204
+
+    _ended_for_the_token(await _stream_until_it_ends(api, path, alice, revoke))
+
+
+async def test_the_event_stream_checks_its_token_before_each_event_it_sends(
+        settings: Settings, tmp_path: Path, aiohttp_client: MakeClient) -> None:
+    # A recheck interval far beyond the deadline: only the check at the event can end the stream.
+    app = make_app(_settings(settings, tmp_path, token_recheck_seconds=3600))
+    api = await aiohttp_client(app)
+    alice = await _token(api, "alice", "wonderland")
+    path = await _stack(api, alice)
+    stack_id = uuid.UUID(path.rsplit("/", 1)[1])
+
+    async def revoke_then_add_an_event() -> None:
+        async with api.delete("/identity/v3/auth/tokens",
+                              headers={"X-Auth-Token": alice, "X-Subject-Token": alice}) as r:
+            assert r.status == 204
+        async with app[RUNTIME].pool.acquire() as conn:
+            await events.add(conn, stack_id=stack_id, resource_name="validate", physical_resource_id=None,
+                             resource_type="OS::Heat::None", action="CHECK", status="COMPLETE",
+                             reason="after the revocation")
+
+    text = await _stream_until_it_ends(api, path, alice, revoke_then_add_an_event)
+    _ended_for_the_token(text)
+    assert "after the revocation" not in text
