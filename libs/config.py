@@ -52,6 +52,8 @@ class ApiSettings:
     # Heat's enable_stack_abandon / enable_stack_adopt (off by default, as in Heat).
     enable_stack_abandon: bool
     enable_stack_adopt: bool
+    # How often an open event stream checks that its token is still live (keystone mode).
+    token_recheck_seconds: float = 5.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,6 +199,7 @@ def _api(env: Mapping[str, str]) -> ApiSettings:
         max_resources_per_stack=max_resources,
         enable_stack_abandon=_choice(env, "EMBER_ENABLE_STACK_ABANDON", "false", ("true", "false")) == "true",
         enable_stack_adopt=_choice(env, "EMBER_ENABLE_STACK_ADOPT", "false", ("true", "false")) == "true",
+        token_recheck_seconds=_number(env, "EMBER_TOKEN_RECHECK_SECONDS", 5.0, 0.05),
     )
 
 

@@ -14,8 +14,6 @@ from typing import Protocol
 
 from aiohttp import web
 
-WRITER_ROLES = frozenset({"member", "admin", "_member_", "heat_stack_owner"})
-
 
 @dataclasses.dataclass(frozen=True)
 class RequestContext:
@@ -28,10 +26,6 @@ class RequestContext:
     @property
     def is_admin(self) -> bool:
         return "admin" in self.roles
-
-    @property
-    def can_write(self) -> bool:
-        return bool(self.roles & WRITER_ROLES)
 
 
 class Authenticator(Protocol):

@@ -14,6 +14,11 @@ and a reconnecting client's ``Last-Event-ID`` (or ``?marker=``) resumes after
 that event. ``?until=settled`` ends the stream after the stack's own event
 ``*_COMPLETE`` or ``*_FAILED``; otherwise it stays open, with a comment line
 every 15 s so that proxies keep it.
+
+In keystone mode the stream's token is checked again before each read and at
+least every ``EMBER_TOKEN_RECHECK_SECONDS``: once it is revoked or expired,
+the stream sends a last ``event: error`` (Heat's 401 fault body) and ends, so
+a token's end is also the end of what it can see.
 """
 
 from __future__ import annotations
@@ -28,12 +33,16 @@ from aiohttp import web
 
 from libs.db import events, stacks
 from services.api import lookup, views
+from services.api.context import context
 from services.api.event_feed import EventFeed
 from services.api.http import BadRequest, NotFound
-from services.api.keys import EVENT_FEED, RUNTIME, SETTINGS
+from services.api.keys import AUTHENTICATOR, EVENT_FEED, RUNTIME, SETTINGS
 
 CHANNEL = "ember_events"
 KEEPALIVE_SECONDS = 15.0
+TOKEN_ENDED = orjson.dumps({"code": 401, "title": "Unauthorized", "error": {
+    "type": "HTTPUnauthorized", "traceback": None,
+    "message": "The token was revoked or has expired; authenticate again and reconnect with Last-Event-ID."}})
 
 
 async def feed_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -67,6 +76,13 @@ def _ends_an_action(row: events.EventRow | None) -> bool:
     return row is not None and row.resource_type == "OS::Heat::Stack" and row.status in ("COMPLETE", "FAILED")
 
 
+async def _token_live(request: web.Request) -> bool:
+    if request.app[SETTINGS].api.auth != "keystone":
+        return True
+    token = context(request).token
+    return token is not None and await request.app[AUTHENTICATOR].verify(token) is not None
+
+
 async def stream(request: web.Request) -> web.StreamResponse:
     stack = await lookup.stack_of(request)
     until = request.query.get("until")
@@ -78,9 +94,17 @@ async def stream(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                            "X-Accel-Buffering": "no"})
     await response.prepare(request)
+    clock = asyncio.get_running_loop()
+    quiet_since = clock.time()
+    api = request.app[SETTINGS].api
+    wait = api.token_recheck_seconds if api.auth == "keystone" else KEEPALIVE_SECONDS
     with request.app[EVENT_FEED].watch(str(stack.id)) as wake:
         while True:
             wake.clear()  # before reading: a commit after this read wakes the next wait
+            if not await _token_live(request):
+                await response.write(b"event: error\ndata: " + TOKEN_ENDED + b"\n\n")
+                await response.write_eof()
+                return response
             async with request.app[RUNTIME].pool.acquire() as conn:
                 rows = await events.for_stack(conn, stack.id, after_seq=last)
                 now = await stacks.get(conn, stack.id) if until == "settled" else None
@@ -88,12 +112,15 @@ async def stream(request: web.Request) -> web.StreamResponse:
                 data = orjson.dumps(views.event(base, stack, row, detail=True)).decode()
                 await response.write(f"id: {row.id}\nevent: event\ndata: {data}\n\n".encode())
                 last, last_row = row.seq, row
+                quiet_since = clock.time()
             # Settled: the stack is no longer in progress and the last event sent says how it
             # ended (an earlier action's end, replayed before a reconnect, does not count).
             if now is not None and now.status != "IN_PROGRESS" and _ends_an_action(last_row):
                 await response.write_eof()
                 return response
             try:
-                await asyncio.wait_for(wake.wait(), timeout=KEEPALIVE_SECONDS)
+                await asyncio.wait_for(wake.wait(), timeout=wait)
             except TimeoutError:
-                await response.write(b": keepalive\n\n")
+                if clock.time() - quiet_since >= KEEPALIVE_SECONDS:
+                    await response.write(b": keepalive\n\n")
+                    quiet_since = clock.time()

@@ -174,18 +174,43 @@ async def issue(request: web.Request) -> web.Response:
                          headers={"X-Subject-Token": token})
 
 
-async def _caller_and_subject(request: web.Request) -> tuple[tokens.TokenRow | None, tokens.TokenRow | None]:
+# Keystone's default policies on another token: its own user may, and so may a system-scoped
+# reader (check, validate), admin (revoke) or a service (validate). Ember has no system scope:
+# an admin role stands for it, as an admin token already reaches every project.
+TOKEN_POLICIES = {"HEAD": ("identity:check_token", frozenset({"admin"})),
+                  "GET": ("identity:validate_token", frozenset({"admin", "service"})),
+                  "DELETE": ("identity:revoke_token", frozenset({"admin"}))}
+
+
+def refused(method: str, caller: tokens.TokenRow, subject: tokens.TokenRow) -> str | None:
+    """The policy that refuses ``caller`` this method on ``subject``'s token, or None if allowed."""
+    action, roles = TOKEN_POLICIES[method]
+    if caller.user_id == subject.user_id or roles & set(caller.roles):
+        return None
+    return action
+
+
+async def _subject(request: web.Request) -> tokens.TokenRow | web.Response:
+    """The live token in X-Subject-Token, if the caller may act on it; else Keystone's refusal.
+
+    As Keystone, the subject is looked up before the policy: an unknown one is 404 for anyone.
+    """
     caller, subject = await _live(request.app, request.headers.get("X-Auth-Token", ""),
                                   request.headers.get("X-Subject-Token", ""))
-    return caller, subject
-
-
-async def check(request: web.Request) -> web.Response:
-    caller, subject = await _caller_and_subject(request)
     if caller is None:
         return _unauthorized()
     if subject is None:
         return _error(404, "Not Found", "Could not find token.")
+    action = refused(request.method, caller, subject)
+    if action is not None:
+        return _error(403, "Forbidden", f"You are not authorized to perform the requested action: {action}.")
+    return subject
+
+
+async def check(request: web.Request) -> web.Response:
+    subject = await _subject(request)
+    if isinstance(subject, web.Response):
+        return subject
     headers = {"X-Subject-Token": request.headers["X-Subject-Token"]}
     if request.method == "HEAD":
         return web.Response(status=200, headers=headers)
@@ -194,9 +219,9 @@ async def check(request: web.Request) -> web.Response:
 
 
 async def revoke(request: web.Request) -> web.Response:
-    [caller] = await _live(request.app, request.headers.get("X-Auth-Token", ""))
-    if caller is None:
-        return _unauthorized()
+    subject = await _subject(request)
+    if isinstance(subject, web.Response):
+        return subject
     async with request.app[RUNTIME].pool.acquire() as conn:
         if not await tokens.revoke(conn, request.headers.get("X-Subject-Token", "")):
             return _error(404, "Not Found", "Could not find token.")

@@ -1,8 +1,9 @@
 """The OpenAPI 3.1 document of the api, served at ``/openapi.json``.
 
-One table lists every route with its method, summary and answer; the schemas
-are JSON Schema (OpenAPI 3.1), so a test can check real answers against them
-and that the table and the router agree route for route.
+One table lists every route with its method, summary, answer and who may call
+it (its :class:`~services.api.policy.Rule`, which the auth middleware enforces);
+the schemas are JSON Schema (OpenAPI 3.1), so a test can check real answers
+against them and that the table and the router agree route for route.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from services.api.http import json_response
+from services.api.policy import PUBLIC, Rule, admin, by_body, member, reader
 
 S = "/v1/{project_id}/stacks/{stack_name}/{stack_id}"
 R = f"{S}/resources/{{resource_name}}"
@@ -123,113 +125,147 @@ class Op:
     body: bool = False
     media: str = "application/json"
     keystone_only: bool = False  # served only with EMBER_AUTH=keystone
+    # Who may call it in keystone mode; no default, so a new route cannot forget it.
+    rule: Rule = dataclasses.field(kw_only=True)
 
+
+P = "/v1/{project_id}"
+# Heat's ActionController: the body's one key names the action and its policy.
+ACTION_RULES = {"suspend": member("actions:suspend"), "resume": member("actions:resume"),
+                "check": reader("actions:check"), "cancel_update": member("actions:cancel_update"),
+                "cancel_without_rollback": member("actions:cancel_without_rollback")}
 
 OPERATIONS: list[Op] = [
-    Op("GET", "/", "Versions document (300 Multiple Choices)", 300, "Versions", "versions"),
-    Op("GET", "/openapi.json", "This document", 200, "Object", "versions"),
-    Op("GET", "/ember/v1/health", "Live services and queue probes (Ember)", 200, "Object", "ember"),
-    Op("POST", "/v1/{project_id}/validate", "Validate a template", 200, "Validation", "templates", body=True),
-    Op("GET", "/v1/{project_id}/resource_types", "List resource types", 200, "ResourceTypes", "types"),
-    Op("GET", "/v1/{project_id}/resource_types/{type_name}", "A resource type's schema", 200,
-       "ResourceTypeSchema", "types"),
-    Op("GET", "/v1/{project_id}/resource_types/{type_name}/template",
-       "A template wrapping the type (template_type=hot|cfn)", 200, "Object", "types"),
-    Op("GET", "/v1/{project_id}/template_versions", "Template versions", 200, "TemplateVersions",
-       "templates"),
-    Op("GET", "/v1/{project_id}/template_versions/{version}/functions", "A version's functions", 200,
-       "TemplateFunctions", "templates"),
-    Op("GET", "/v1/{project_id}/build_info", "Build information", 200, "BuildInfo", "service"),
-    Op("GET", "/v1/{project_id}/services", "Engine processes and their state (admin)", 200, "Services",
-       "service"),
-    Op("GET", "/v1/{project_id}/stacks", "List stacks", 200, "StackList"),
-    Op("POST", "/v1/{project_id}/stacks", "Create a stack", 201, "CreatedStack", body=True),
-    Op("GET", "/v1/{project_id}/stacks/detail", "List stacks with every field", 200, "StackDetailList"),
-    Op("POST", "/v1/{project_id}/stacks/preview",
-       "Preview a create (a nesting resource: the list of its nested ones)", 200, "Object", body=True),
-    *(Op(m, "/v1/{project_id}/stacks/{stack_name}", "Find a stack by name or id (302 to its URL)", 302,
-         None, "lookup") for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
-    *(Op(m, "/v1/{project_id}/stacks/{stack_name}/{tail}", "Sub-paths of a stack found by name or id "
-         "(302 to its URL)", 302, None, "lookup") for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
-    Op("GET", S, "Show a stack", 200, "StackShow"),
-    Op("PUT", S, "Update a stack (new template)", 202, None, body=True),
-    Op("PATCH", S, "Update a stack (existing: merge into what it has)", 202, None, body=True),
-    Op("DELETE", S, "Delete a stack", 204, None),
+    Op("GET", "/", "Versions document (300 Multiple Choices)", 300, "Versions", "versions", rule=PUBLIC),
+    Op("GET", "/openapi.json", "This document", 200, "Object", "versions", rule=PUBLIC),
+    Op("GET", "/ember/v1/health", "Live services and queue probes (Ember)", 200, "Object", "ember",
+       rule=PUBLIC),
+    Op("POST", f"{P}/validate", "Validate a template", 200, "Validation", "templates", body=True,
+       rule=member("stacks:validate_template")),
+    Op("GET", f"{P}/resource_types", "List resource types", 200, "ResourceTypes", "types",
+       rule=reader("stacks:list_resource_types")),
+    Op("GET", f"{P}/resource_types/{{type_name}}", "A resource type's schema", 200,
+       "ResourceTypeSchema", "types", rule=reader("stacks:resource_schema")),
+    Op("GET", f"{P}/resource_types/{{type_name}}/template",
+       "A template wrapping the type (template_type=hot|cfn)", 200, "Object", "types",
+       rule=member("stacks:generate_template")),
+    Op("GET", f"{P}/template_versions", "Template versions", 200, "TemplateVersions",
+       "templates", rule=reader("stacks:list_template_versions")),
+    Op("GET", f"{P}/template_versions/{{version}}/functions", "A version's functions", 200,
+       "TemplateFunctions", "templates", rule=reader("stacks:list_template_functions")),
+    Op("GET", f"{P}/build_info", "Build information", 200, "BuildInfo", "service",
+       rule=reader("build_info:build_info")),
+    Op("GET", f"{P}/services", "Engine processes and their state (admin)", 200, "Services",
+       "service", rule=admin("service:index")),
+    Op("GET", f"{P}/stacks", "List stacks", 200, "StackList", rule=reader("stacks:index")),
+    Op("POST", f"{P}/stacks", "Create a stack", 201, "CreatedStack", body=True, rule=member("stacks:create")),
+    Op("GET", f"{P}/stacks/detail", "List stacks with every field", 200, "StackDetailList",
+       rule=reader("stacks:detail")),
+    Op("POST", f"{P}/stacks/preview",
+       "Preview a create (a nesting resource: the list of its nested ones)", 200, "Object", body=True,
+       rule=reader("stacks:preview")),
+    *(Op(m, f"{P}/stacks/{{stack_name}}", "Find a stack by name or id (302 to its URL)", 302,
+         None, "lookup", rule=reader("stacks:lookup")) for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
+    *(Op(m, f"{P}/stacks/{{stack_name}}/{{tail}}", "Sub-paths of a stack found by name or id "
+         "(302 to its URL)", 302, None, "lookup", rule=reader("stacks:lookup"))
+      for m in ("GET", "POST", "PUT", "PATCH", "DELETE")),
+    Op("GET", S, "Show a stack", 200, "StackShow", rule=reader("stacks:show")),
+    Op("PUT", S, "Update a stack (new template)", 202, None, body=True, rule=member("stacks:update")),
+    Op("PATCH", S, "Update a stack (existing: merge into what it has)", 202, None, body=True,
+       rule=member("stacks:update_patch")),
+    Op("DELETE", S, "Delete a stack", 204, None, rule=member("stacks:delete")),
     Op("PUT", f"{S}/preview", "Preview an update (show_nested=true: nested stacks too)", 200,
-       "ResourceChanges", body=True),
-    Op("PATCH", f"{S}/preview", "Preview a PATCH update", 200, "ResourceChanges", body=True),
-    Op("GET", f"{S}/template", "The stack's template", 200, "Object"),
-    Op("GET", f"{S}/environment", "The stack's environment", 200, "Object"),
-    Op("GET", f"{S}/files", "The stack's files", 200, "Object"),
-    Op("GET", f"{S}/outputs", "List outputs", 200, "OutputList"),
-    Op("GET", f"{S}/outputs/{{output_key}}", "Show one output", 200, "OutputShow"),
+       "ResourceChanges", body=True, rule=member("stacks:preview_update")),
+    Op("PATCH", f"{S}/preview", "Preview a PATCH update", 200, "ResourceChanges", body=True,
+       rule=member("stacks:preview_update_patch")),
+    Op("GET", f"{S}/template", "The stack's template", 200, "Object", rule=reader("stacks:template")),
+    Op("GET", f"{S}/environment", "The stack's environment", 200, "Object",
+       rule=reader("stacks:environment")),
+    Op("GET", f"{S}/files", "The stack's files", 200, "Object", rule=reader("stacks:files")),
+    Op("GET", f"{S}/outputs", "List outputs", 200, "OutputList", rule=reader("stacks:list_outputs")),
+    Op("GET", f"{S}/outputs/{{output_key}}", "Show one output", 200, "OutputShow",
+       rule=reader("stacks:show_output")),
     Op("POST", f"{S}/actions", "suspend, resume, check, cancel_update or cancel_without_rollback", 200,
-       None, body=True),
-    Op("GET", f"{S}/events", "List the stack's events", 200, "EventList", "events"),
+       None, body=True, rule=by_body("actions:action", ACTION_RULES)),
+    Op("GET", f"{S}/events", "List the stack's events", 200, "EventList", "events",
+       rule=reader("events:index")),
     Op("GET", f"{S}/events/stream", "The stack's events as server-sent events (Ember)", 200, None,
-       "events", media="text/event-stream"),
-    Op("GET", f"{S}/resources", "List resources", 200, "ResourceList", "resources"),
-    Op("GET", R, "Show a resource", 200, "ResourceShow", "resources"),
-    Op("PATCH", R, "Mark a resource unhealthy (or not)", 200, "Object", "resources", body=True),
-    Op("GET", f"{R}/metadata", "A resource's metadata", 200, "Metadata", "resources"),
-    Op("POST", f"{R}/signal", "Signal a resource", 200, None, "resources", body=True),
-    Op("GET", f"{R}/events", "A resource's events", 200, "EventList", "events"),
-    Op("GET", f"{R}/events/{{event_id}}", "Show one event", 200, "EventShow", "events"),
-    Op("POST", f"{S}/snapshots", "Take a snapshot", 200, "Snapshot", "snapshots", body=True),
-    Op("GET", f"{S}/snapshots", "List snapshots", 200, "SnapshotList", "snapshots"),
-    Op("GET", f"{S}/snapshots/{{snapshot_id}}", "Show a snapshot", 200, "SnapshotShow", "snapshots"),
-    Op("DELETE", f"{S}/snapshots/{{snapshot_id}}", "Delete a snapshot", 204, None, "snapshots"),
+       "events", media="text/event-stream", rule=reader("events:stream")),
+    Op("GET", f"{S}/resources", "List resources", 200, "ResourceList", "resources",
+       rule=reader("resource:index")),
+    Op("GET", R, "Show a resource", 200, "ResourceShow", "resources", rule=reader("resource:show")),
+    Op("PATCH", R, "Mark a resource unhealthy (or not)", 200, "Object", "resources", body=True,
+       rule=member("resource:mark_unhealthy")),
+    Op("GET", f"{R}/metadata", "A resource's metadata", 200, "Metadata", "resources",
+       rule=reader("resource:metadata")),
+    # Heat lets a reader signal (wait conditions, scaling policies): PROJECT_READER_OR_STACK_USER.
+    Op("POST", f"{R}/signal", "Signal a resource", 200, None, "resources", body=True,
+       rule=reader("resource:signal")),
+    Op("GET", f"{R}/events", "A resource's events", 200, "EventList", "events", rule=reader("events:index")),
+    Op("GET", f"{R}/events/{{event_id}}", "Show one event", 200, "EventShow", "events",
+       rule=reader("events:show")),
+    Op("POST", f"{S}/snapshots", "Take a snapshot", 200, "Snapshot", "snapshots", body=True,
+       rule=member("stacks:snapshot")),
+    Op("GET", f"{S}/snapshots", "List snapshots", 200, "SnapshotList", "snapshots",
+       rule=reader("stacks:list_snapshots")),
+    Op("GET", f"{S}/snapshots/{{snapshot_id}}", "Show a snapshot", 200, "SnapshotShow", "snapshots",
+       rule=reader("stacks:show_snapshot")),
+    Op("DELETE", f"{S}/snapshots/{{snapshot_id}}", "Delete a snapshot", 204, None, "snapshots",
+       rule=member("stacks:delete_snapshot")),
     Op("POST", f"{S}/snapshots/{{snapshot_id}}/restore", "Restore the stack to a snapshot", 202, None,
-       "snapshots"),
+       "snapshots", rule=member("stacks:restore_snapshot")),
     Op("DELETE", f"{S}/abandon", "Abandon: the stack's data, then delete it keeping its resources"
-       " (EMBER_ENABLE_STACK_ABANDON)", 200, "Object", "stacks"),
+       " (EMBER_ENABLE_STACK_ABANDON)", 200, "Object", "stacks", rule=member("stacks:abandon")),
     Op("GET", f"{S}/export", "The stack's abandon data, nothing deleted (EMBER_ENABLE_STACK_ABANDON)", 200,
-       "Object", "stacks"),
-    Op("GET", f"{S}/breakpoints", "The stack's breakpoints (Ember)", 200, "BreakpointList", "debugger"),
+       "Object", "stacks", rule=member("stacks:export")),
+    Op("GET", f"{S}/breakpoints", "The stack's breakpoints (Ember)", 200, "BreakpointList", "debugger",
+       rule=reader("breakpoints:index")),
     Op("POST", f"{S}/breakpoints", "Set a breakpoint: resource (name, pattern or nested path a/b), hooks,"
        " resource_type, timeout (seconds), on_timeout (fail|continue) (Ember)", 201, "BreakpointShow",
-       "debugger", body=True),
-    Op("DELETE", f"{S}/breakpoints", "Clear every breakpoint of the stack (Ember)", 204, None, "debugger"),
+       "debugger", body=True, rule=member("breakpoints:create")),
+    Op("DELETE", f"{S}/breakpoints", "Clear every breakpoint of the stack (Ember)", 204, None, "debugger",
+       rule=member("breakpoints:delete")),
     Op("DELETE", f"{S}/breakpoints/{{breakpoint_id}}", "Clear one breakpoint (Ember)", 204, None,
-       "debugger"),
+       "debugger", rule=member("breakpoints:delete")),
     Op("GET", f"{S}/paused", "Nodes paused at hooks in the stack and its nested stacks (Ember)", 200,
-       "PausedList", "debugger"),
+       "PausedList", "debugger", rule=reader("breakpoints:paused")),
     Op("POST", f"{S}/step", "Release the paused nodes and pause each node that starts next (Ember)", 200,
-       "Released", "debugger"),
+       "Released", "debugger", rule=member("breakpoints:step")),
     Op("POST", f"{S}/continue", "Release the paused nodes and run the operation to its end (Ember)", 200,
-       "Released", "debugger"),
-    Op("GET", "/v1/{project_id}/subscriptions", "The project's webhook subscriptions (Ember)", 200,
-       "SubscriptionList", "notifications"),
-    Op("POST", "/v1/{project_id}/subscriptions", "Subscribe a webhook to the project's notices: url, secret,"
+       "Released", "debugger", rule=member("breakpoints:continue")),
+    Op("GET", f"{P}/subscriptions", "The project's webhook subscriptions (Ember)", 200,
+       "SubscriptionList", "notifications", rule=reader("subscriptions:index")),
+    Op("POST", f"{P}/subscriptions", "Subscribe a webhook to the project's notices: url, secret,"
        " kinds (event|hook), resource (pattern), hooks (Ember)", 201, "SubscriptionShow", "notifications",
-       body=True),
-    Op("GET", "/v1/{project_id}/subscriptions/{subscription_id}", "Show a subscription (Ember)", 200,
-       "SubscriptionShow", "notifications"),
-    Op("DELETE", "/v1/{project_id}/subscriptions/{subscription_id}", "Delete a subscription (Ember)", 204,
-       None, "notifications"),
-    Op("GET", "/v1/{project_id}/subscriptions/{subscription_id}/deliveries",
+       body=True, rule=member("subscriptions:create")),
+    Op("GET", f"{P}/subscriptions/{{subscription_id}}", "Show a subscription (Ember)", 200,
+       "SubscriptionShow", "notifications", rule=reader("subscriptions:show")),
+    Op("DELETE", f"{P}/subscriptions/{{subscription_id}}", "Delete a subscription (Ember)", 204,
+       None, "notifications", rule=member("subscriptions:delete")),
+    Op("GET", f"{P}/subscriptions/{{subscription_id}}/deliveries",
        "A subscription's deliveries: status, attempts, last error (Ember)", 200, "DeliveryList",
-       "notifications"),
+       "notifications", rule=reader("subscriptions:deliveries")),
     Op("GET", f"{S}/subscriptions", "The stack's webhook subscriptions (Ember)", 200, "SubscriptionList",
-       "notifications"),
+       "notifications", rule=reader("subscriptions:index")),
     Op("POST", f"{S}/subscriptions", "Subscribe a webhook to the stack's notices, nested stacks included"
-       " (Ember)", 201, "SubscriptionShow", "notifications", body=True),
+       " (Ember)", 201, "SubscriptionShow", "notifications", body=True, rule=member("subscriptions:create")),
+    # Identity checks its own tokens, as Keystone's policy has it (services/api/identity.py).
     Op("GET", "/identity", "Identity versions (keystone mode)", 300, "Object", "identity",
-       keystone_only=True),
+       keystone_only=True, rule=PUBLIC),
     Op("GET", "/identity/v3", "Identity v3 version (keystone mode)", 200, "Object", "identity",
-       keystone_only=True),
+       keystone_only=True, rule=PUBLIC),
     Op("GET", "/identity/v3/", "Identity v3 version (keystone mode)", 200, "Object", "identity",
-       keystone_only=True),
+       keystone_only=True, rule=PUBLIC),
     Op("POST", "/identity/v3/auth/tokens", "Issue a token: password or token, scoped to a project; the token"
-       " is in X-Subject-Token", 201, "Object", "identity", body=True, keystone_only=True),
-    Op("GET", "/identity/v3/auth/tokens", "Validate the token in X-Subject-Token", 200, "Object", "identity",
-       keystone_only=True),
-    Op("HEAD", "/identity/v3/auth/tokens", "Check the token in X-Subject-Token", 200, None, "identity",
-       keystone_only=True),
-    Op("DELETE", "/identity/v3/auth/tokens", "Revoke the token in X-Subject-Token", 204, None, "identity",
-       keystone_only=True),
+       " is in X-Subject-Token", 201, "Object", "identity", body=True, keystone_only=True, rule=PUBLIC),
+    Op("GET", "/identity/v3/auth/tokens", "Validate the token in X-Subject-Token (its owner, an admin or a"
+       " service)", 200, "Object", "identity", keystone_only=True, rule=PUBLIC),
+    Op("HEAD", "/identity/v3/auth/tokens", "Check the token in X-Subject-Token (its owner or an admin)", 200,
+       None, "identity", keystone_only=True, rule=PUBLIC),
+    Op("DELETE", "/identity/v3/auth/tokens", "Revoke the token in X-Subject-Token (its owner or an admin)",
+       204, None, "identity", keystone_only=True, rule=PUBLIC),
     Op("GET", "/identity/v3/auth/projects", "Projects the caller may scope to", 200, "Object", "identity",
-       keystone_only=True),
+       keystone_only=True, rule=PUBLIC),
 ]
 
 
@@ -251,6 +287,11 @@ def document() -> dict[str, Any]:
                                       "content": {"application/json": {"schema": _ref("Fault")}}}}}
         if params:
             entry["parameters"] = params
+        if op.rule.action:
+            entry["x-policy"] = {"action": op.rule.action, "role": op.rule.needs.value}
+            if op.rule.by_body:
+                entry["x-policy"]["by_action"] = {key: {"action": r.action, "role": r.needs.value}
+                                                  for key, r in op.rule.by_body.items()}
         if op.body:
             entry["requestBody"] = {"content": {"application/json": {"schema": ANY_OBJ}}}
         paths.setdefault(op.path, {})[op.method.lower()] = entry

@@ -99,12 +99,18 @@ async def test_a_reader_may_look_but_not_change(api: Client) -> None:
     headers = {"X-Auth-Token": rita}
     async with api.get(f"/v1/{ALPHA}/stacks", headers=headers) as r:
         assert r.status == 200
-    async with api.post(f"/v1/{ALPHA}/validate", headers=headers, json={"template": TEMPLATE}) as r:
+    async with api.post(f"/v1/{ALPHA}/stacks/preview", headers=headers,
+                        json={"stack_name": "maybe", "template": TEMPLATE}) as r:
         assert r.status == 200
+    # As Heat's policy: validating a template is for members (test_api_identity_refusals: every route).
+    async with api.post(f"/v1/{ALPHA}/validate", headers=headers, json={"template": TEMPLATE}) as r:
+        assert r.status == 403
+        assert (await r.json())["error"]["message"] == (
+            "You are not authorized to use stacks:validate_template.")
     async with api.post(f"/v1/{ALPHA}/stacks", headers=headers,
                         json={"stack_name": "nope", "template": TEMPLATE}) as r:
         assert r.status == 403
-        assert (await r.json())["error"]["message"] == "You are not authorized to complete this action."
+        assert (await r.json())["error"]["message"] == "You are not authorized to use stacks:create."
 
 
 async def test_an_expired_token_is_refused(settings: Settings, tmp_path: Path,
@@ -227,7 +233,7 @@ async def test_what_the_token_endpoint_refuses(api: Client) -> None:
 
 
 async def test_validate_revoke_and_list_projects(api: Client) -> None:
-    carol = await _token(api, "carol", "both", "alpha")
+    carol = await _token(api, "carol", "both", "beta")  # an admin may act on another's token
     alice = await _token(api, "alice", "wonderland", "alpha")
     carol_on_alice = {"X-Auth-Token": carol, "X-Subject-Token": alice}
     async with api.head("/identity/v3/auth/tokens", headers=carol_on_alice) as r:
