@@ -80,7 +80,8 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         return fault(401, "HTTPUnauthorized", "The request you have made requires authentication.",
                      headers={"WWW-Authenticate": 'Keystone uri="/identity/v3"'})
     if ctx.project != project and not ctx.is_admin:
-        return fault(403, "Forbidden", "You are not authorized to complete this action.")
+        # Heat's tenant check: a bare webob 403, before any policy is asked.
+        return fault(403, "HTTPForbidden", "Access was denied to this resource.")
     rule = await _rule(request)
     if rule is not None and not policy.allows(rule.needs, ctx.roles):
         return fault(403, "Forbidden", policy.refusal(rule))

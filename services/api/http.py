@@ -20,13 +20,13 @@ class BadRequest(errors.TemplateError):
 
 
 class Forbidden(errors.TemplateError):
-    """Heat's policy refusal."""
+    """Heat's policy refusal: ``You are not authorized to use <policy>.``"""
 
     error_type = "Forbidden"
     http_status = 403
 
-    def __init__(self) -> None:
-        super().__init__("You are not authorized to complete this action.")
+    def __init__(self, policy: str) -> None:
+        super().__init__(f"You are not authorized to use {policy}.")
 
 
 class NotFound(errors.TemplateError):

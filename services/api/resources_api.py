@@ -255,7 +255,7 @@ async def action(request: web.Request) -> web.Response:
         raise BadRequest("Multiple actions specified" if body else "No action specified")
     name = next(iter(body))
     if name not in ACTIONS:
-        raise BadRequest(f"Invalid action {name}")
+        raise BadRequest(f"Invalid action {name} specified")
     rt = request.app[RUNTIME]
     if name in ("cancel_update", "cancel_without_rollback"):
         await operations.cancel_update(rt.pool, rt.bus, stack, rollback=name == "cancel_update")

@@ -73,7 +73,7 @@ def _list_query(request: web.Request) -> stacks.ListQuery:
 
     everyone = query_bool(request, "global_tenant")
     if everyone and not context(request).is_admin:
-        raise Forbidden()
+        raise Forbidden("stacks:global_index")
     return stacks.ListQuery(
         project=None if everyone else context(request).project, limit=query_int(request, "limit"),
         marker=marker,
