@@ -4,6 +4,10 @@ Each clear is a transaction (the hook row, Heat's ``Hook <hook> is cleared``
 event) followed by a publish of the node, with a message id of its own so
 JetStream does not drop it as the node's first message again. Should that
 publish be lost, the workers' sweep re-queues the node.
+
+The node goes on in the trace of the operation it paused, not the clearer's:
+the clear's event and messages continue the paused step's trace, and link
+to the request that cleared it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Sequence
+
+from opentelemetry import trace
 
 from libs.db import Conn, events, hooks, resources, stacks, traversals
 from libs.db.pool import Connections
@@ -73,7 +79,8 @@ async def _clear_rows(conn: Conn, tree: dict[uuid.UUID, stacks.StackRow], waitin
                          resource_type=current.type if current else "",
                          action=current.action if current else row.action,
                          status=current.status if current else "COMPLETE",
-                         reason=rules.cleared_reason(row.hook), traversal_id=row.traversal_id)
+                         reason=rules.cleared_reason(row.hook), traversal_id=row.traversal_id,
+                         trace=row.trace.context())
         stack = tree[row.stack_id]
         released.append((Released(str(stack.id), stack.name, row.resource_name, row.hook, row.node), row))
     return released
@@ -81,13 +88,19 @@ async def _clear_rows(conn: Conn, tree: dict[uuid.UUID, stacks.StackRow], waitin
 
 async def _publish(bus: Bus, tree: dict[uuid.UUID, stacks.StackRow],
                    released: Sequence[tuple[Released, hooks.HookRow]], by: str) -> None:
+    clearer = trace.get_current_span().get_span_context()
     for item, row in released:
-        work = WorkItem(stack_id=item.stack_id, traversal_id=str(row.traversal_id), node=row.node)
-        await bus.publish(bus.names.work(item.stack_id), work,
-                          msg_id=f"{work.msg_id}:cleared:{row.hook}:{time.time()}")
-        stack = tree[row.stack_id]
-        notice = HookNotice(project=stack.project, stack_id=item.stack_id, stack_name=stack.name,
-                            resource_name=item.resource_name, hook=item.hook, state="cleared",
-                            traversal_id=str(row.traversal_id), node=row.node, by=by)
-        await bus.publish(bus.names.hooks(stack.project, item.stack_id, item.resource_name), notice,
-                          msg_id=notice.msg_id)
+        with bus.tracer.start_as_current_span(
+                f"release {item.resource_name} at {row.hook}", context=row.trace.context(),
+                links=[trace.Link(clearer)] if clearer.is_valid else None,
+                attributes={"ember.stack_id": item.stack_id, "ember.traversal_id": str(row.traversal_id),
+                            "ember.node": row.node, "ember.hook": row.hook, "ember.cleared_by": by}):
+            work = WorkItem(stack_id=item.stack_id, traversal_id=str(row.traversal_id), node=row.node)
+            await bus.publish(bus.names.work(item.stack_id), work,
+                              msg_id=f"{work.msg_id}:cleared:{row.hook}:{time.time()}")
+            stack = tree[row.stack_id]
+            notice = HookNotice(project=stack.project, stack_id=item.stack_id, stack_name=stack.name,
+                                resource_name=item.resource_name, hook=item.hook, state="cleared",
+                                traversal_id=str(row.traversal_id), node=row.node, by=by)
+            await bus.publish(bus.names.hooks(stack.project, item.stack_id, item.resource_name), notice,
+                              msg_id=notice.msg_id)

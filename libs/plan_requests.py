@@ -20,7 +20,8 @@ from libs.db.stacks import StackRow
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.messaging.subjects import Names
-from libs.telemetry import logs, propagation
+from libs.telemetry import logs
+from libs.telemetry.propagation import Stored
 
 log = logs.logger("plan")
 
@@ -35,7 +36,7 @@ async def stage(conn: Conn, names: Names, stack: StackRow, action: str, *, reaso
                        snapshot_id=snapshot_id)
     await plan_outbox.add(conn, msg_id=plan.msg_id, stack_id=stack.id,
                           subject=names.plan(plan.project, plan.stack_id), payload=plan.to_bytes(),
-                          traceparent=propagation.inject({}).get("traceparent"))
+                          trace=Stored.of())
     return plan
 
 

@@ -27,7 +27,7 @@ from libs.db.pool import create_pool
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import Probe, ProbeReply
 from libs.messaging.subjects import Names
-from libs.telemetry import logs
+from libs.telemetry import logs, propagation
 from libs.telemetry.tracing import make_provider
 
 log = logs.logger("runtime")
@@ -54,7 +54,8 @@ class Runtime:
         """Reply to a health probe that reached this process through a queue."""
         if probe.expired(time.time()):
             return
-        await self.bus.nc.publish(probe.reply_to, self.probe_reply(probe.probe_id).to_bytes())
+        await self.bus.nc.publish(probe.reply_to, self.probe_reply(probe.probe_id).to_bytes(),
+                                  headers=propagation.inject({}))
 
 
 @contextlib.asynccontextmanager

@@ -7,9 +7,11 @@ import datetime
 import uuid
 from typing import Any
 
+from opentelemetry.context import Context
+
 from libs.db import Conn
 from libs.db.filters import Where
-from libs.telemetry import propagation
+from libs.telemetry.propagation import Stored
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,20 +40,20 @@ _COLUMNS = ("seq, id, stack_id, resource_name, physical_resource_id, resource_ty
 
 async def add(conn: Conn, *, stack_id: uuid.UUID, resource_name: str, physical_resource_id: str | None,
               resource_type: str, action: str, status: str, reason: str, properties: Any = None,
-              traversal_id: uuid.UUID | None = None) -> uuid.UUID:
+              traversal_id: uuid.UUID | None = None, trace: Context | None = None) -> uuid.UUID:
+    """Record an event in the trace of ``trace`` (by default the current span's).
+
+    The notifier publishes the event later, from another process: the trace goes with the row.
+    """
     event_id = uuid.uuid4()
+    stored = Stored.of(trace)
     await conn.execute(
         "INSERT INTO events (id, stack_id, resource_name, physical_resource_id, resource_type, action,"
-        " status, reason, properties, traversal_id, traceparent)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        " status, reason, properties, traversal_id, traceparent, tracestate)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         event_id, stack_id, resource_name, physical_resource_id or "", resource_type, action, status,
-        reason, properties, traversal_id, _traceparent())
+        reason, properties, traversal_id, stored.traceparent, stored.tracestate)
     return event_id
-
-
-def _traceparent() -> str | None:
-    # The notifier publishes the event later, from another process: the trace goes with the row.
-    return propagation.inject({}).get("traceparent")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +66,8 @@ class NewEvent:
     status: str
     reason: str
     traversal_id: uuid.UUID | None = None
+    # The operation the event belongs to: in a batch, each item's own.
+    trace: Stored = dataclasses.field(default_factory=Stored)
 
 
 async def add_many(conn: Conn, new: list[NewEvent]) -> None:
@@ -72,16 +76,16 @@ async def add_many(conn: Conn, new: list[NewEvent]) -> None:
         return
     await conn.execute(
         "INSERT INTO events (id, stack_id, resource_name, physical_resource_id, resource_type, action,"
-        " status, reason, traversal_id, traceparent) SELECT id, stack_id, resource_name,"
-        " physical_resource_id, resource_type, action, status, reason, traversal_id, $10"
+        " status, reason, traversal_id, traceparent, tracestate) SELECT id, stack_id, resource_name,"
+        " physical_resource_id, resource_type, action, status, reason, traversal_id, traceparent, tracestate"
         " FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
-        " $8::text[], $9::uuid[]) WITH ORDINALITY"
+        " $8::text[], $9::uuid[], $10::text[], $11::text[]) WITH ORDINALITY"
         " AS x(id, stack_id, resource_name, physical_resource_id, resource_type, action, status, reason,"
-        " traversal_id, n) ORDER BY n",
+        " traversal_id, traceparent, tracestate, n) ORDER BY n",
         [uuid.uuid4() for _ in new], [e.stack_id for e in new], [e.resource_name for e in new],
         [e.physical_resource_id or "" for e in new], [e.resource_type for e in new],
         [e.action for e in new], [e.status for e in new], [e.reason for e in new],
-        [e.traversal_id for e in new], _traceparent())
+        [e.traversal_id for e in new], [e.trace.traceparent for e in new], [e.trace.tracestate for e in new])
 
 
 async def for_stack(conn: Conn, stack_id: uuid.UUID, *, after_seq: int = 0) -> list[EventRow]:

@@ -8,9 +8,10 @@ import uuid
 from collections.abc import Sequence
 
 from libs.db import Conn
+from libs.telemetry.propagation import Stored
 
 _COLUMNS = ("traversal_id, node, hook, stack_id, resource_name, action, source, reached_at, deadline,"
-            " on_timeout, cleared_at, cleared_by, resumed_at")
+            " on_timeout, cleared_at, cleared_by, resumed_at, traceparent, tracestate")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,10 +29,17 @@ class HookRow:
     cleared_at: datetime.datetime | None
     cleared_by: str | None
     resumed_at: datetime.datetime | None
+    traceparent: str | None = None
+    tracestate: str | None = None
 
     @property
     def waiting(self) -> bool:
         return self.cleared_at is None
+
+    @property
+    def trace(self) -> Stored:
+        """The step that paused here: whoever lets the node go on continues its operation's trace."""
+        return Stored(self.traceparent, self.tracestate)
 
 
 async def get(conn: Conn, traversal_id: uuid.UUID, node: str, hook: str) -> HookRow | None:
@@ -42,14 +50,14 @@ async def get(conn: Conn, traversal_id: uuid.UUID, node: str, hook: str) -> Hook
 
 async def reach(conn: Conn, *, traversal_id: uuid.UUID, node: str, hook: str, stack_id: uuid.UUID,
                 resource_name: str, action: str, source: str, timeout_seconds: float | None,
-                on_timeout: str) -> bool:
+                on_timeout: str, trace: Stored) -> bool:
     """Record that the node reached the hook; False if an earlier delivery already did."""
     inserted = await conn.fetchval(
         "INSERT INTO hooks (traversal_id, node, hook, stack_id, resource_name, action, source, deadline,"
-        " on_timeout) VALUES ($1, $2, $3, $4, $5, $6, $7,"
-        " CASE WHEN $8::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $8::float8) END, $9)"
-        " ON CONFLICT DO NOTHING RETURNING true", traversal_id, node, hook, stack_id, resource_name, action,
-        source, timeout_seconds, on_timeout)
+        " on_timeout, traceparent, tracestate) VALUES ($1, $2, $3, $4, $5, $6, $7,"
+        " CASE WHEN $8::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $8::float8) END, $9,"
+        " $10, $11) ON CONFLICT DO NOTHING RETURNING true", traversal_id, node, hook, stack_id, resource_name,
+        action, source, timeout_seconds, on_timeout, trace.traceparent, trace.tracestate)
     return bool(inserted)
 
 

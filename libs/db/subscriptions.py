@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from libs.db import Conn
+from libs.telemetry.propagation import Stored
 
 _SUB_COLUMNS = "id, project, stack_id, url, secret, kinds, resource, hooks, source, created_at"
 _DELIVERY_COLUMNS = ("id, subscription_id, notice_key, kind, body, status, attempts, last_error, last_status,"
-                     " next_at, created_at, delivered_at")
+                     " next_at, created_at, delivered_at, traceparent, tracestate")
 _RETURNED = ", ".join("d." + c.strip() for c in _DELIVERY_COLUMNS.split(","))
 
 
@@ -44,6 +45,13 @@ class Delivery:
     next_at: datetime.datetime
     created_at: datetime.datetime
     delivered_at: datetime.datetime | None
+    traceparent: str | None = None
+    tracestate: str | None = None
+
+    @property
+    def trace(self) -> Stored:
+        """The operation whose notice this is: the receiver gets its trace context."""
+        return Stored(self.traceparent, self.tracestate)
 
 
 async def add(conn: Conn, sub: Subscription) -> None:
@@ -80,13 +88,14 @@ async def reaching(conn: Conn, project: str, stack_ids: Sequence[uuid.UUID]) -> 
     return [Subscription(**dict(r)) for r in rows]
 
 
-async def enqueue(conn: Conn, subscription_id: uuid.UUID, notice_key: str, kind: str, body: dict[str, Any]
-                  ) -> bool:
+async def enqueue(conn: Conn, subscription_id: uuid.UUID, notice_key: str, kind: str, body: dict[str, Any],
+                  *, trace: Stored) -> bool:
     """A delivery of one notice to one subscription; False if it was queued before (a redelivered notice)."""
     done = await conn.fetchval(
-        "INSERT INTO deliveries (id, subscription_id, notice_key, kind, body) VALUES ($1, $2, $3, $4, $5)"
+        "INSERT INTO deliveries (id, subscription_id, notice_key, kind, body, traceparent, tracestate)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7)"
         " ON CONFLICT (subscription_id, notice_key) DO NOTHING RETURNING true",
-        uuid.uuid4(), subscription_id, notice_key, kind, body)
+        uuid.uuid4(), subscription_id, notice_key, kind, body, trace.traceparent, trace.tracestate)
     return bool(done)
 
 

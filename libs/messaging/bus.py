@@ -18,6 +18,7 @@ from nats.js import JetStreamContext
 from nats.js import api as js_api
 from nats.js.errors import NotFoundError
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Tracer
 
 from libs.messaging.payloads import Payload
@@ -130,9 +131,16 @@ class Bus:
         await js.add_consumer(spec.stream, config)
 
     # ---- publishing ---------------------------------------------------------
-    async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None) -> None:
-        """Publish to JetStream and wait for the stream's ack, with trace context in headers."""
-        with self.tracer.start_as_current_span(f"publish {payload.kind}", kind=SpanKind.PRODUCER,
+    async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None,
+                      context: Context | None = None) -> None:
+        """Publish to JetStream and wait for the stream's ack, with trace context in headers.
+
+        The message belongs to the operation of the current span, or of ``context``
+        where the caller acts for several (a worker's batch publishes each item's
+        successors in that item's trace).
+        """
+        with self.tracer.start_as_current_span(f"publish {payload.kind}", context=context,
+                                               kind=SpanKind.PRODUCER,
                                                attributes={"messaging.destination": subject}):
             headers = propagation.inject({})
             if msg_id is not None:
@@ -169,7 +177,10 @@ class Bus:
 
     async def serve(self, subject: str, handler: Callable[[Msg], Awaitable[bytes]],
                     queue: str = "") -> Any:
-        """Answer core NATS requests on ``subject`` (a queue group, if named, shares them)."""
+        """Answer core NATS requests on ``subject`` (a queue group, if named, shares them).
+
+        The handler runs in the requester's trace, and the reply carries it back.
+        """
 
         async def on_request(msg: Msg) -> None:
             parent = propagation.extract(msg.headers)
@@ -182,6 +193,6 @@ class Bus:
                     trace.get_current_span().set_status(trace.StatusCode.ERROR)
                     return
                 if msg.reply:
-                    await msg.respond(body)
+                    await self.nc.publish(msg.reply, body, headers=propagation.inject({}))
 
         return await self.nc.subscribe(subject, queue=queue, cb=on_request)

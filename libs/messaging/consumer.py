@@ -190,15 +190,20 @@ class Consumer:
         kind = "?"
         tracer = self._bus.tracer
         try:
-            with tracer.start_as_current_span(f"consume {self._spec.durable}", context=parent,
-                                              kind=SpanKind.CONSUMER,
-                                              attributes={"messaging.destination": msg.subject,
-                                                          "messaging.delivery": num_delivered}) as span:
+            # The message's own trace and ids, on its span and on every line logged for it.
+            with (tracer.start_as_current_span(f"consume {self._spec.durable}", context=parent,
+                                               kind=SpanKind.CONSUMER,
+                                               attributes={"messaging.destination": msg.subject,
+                                                           "messaging.delivery": num_delivered}) as span,
+                  contextlib.ExitStack() as about):
                 heartbeat = asyncio.create_task(self._heartbeat(msg))
                 try:
                     payload = decode(msg.data)
                     kind = payload.kind
                     span.update_name(f"consume {kind}")
+                    ids = {k: v for k, v in payload.log_ids().items() if v}
+                    span.set_attributes({f"ember.{k}": v for k, v in ids.items()})
+                    about.enter_context(logs.log_context(**ids))
                     await self._handler(payload, Delivery(msg.subject, num_delivered, msg))
                 except asyncio.CancelledError as exc:
                     error = exc
@@ -216,13 +221,18 @@ class Consumer:
                 if outcome.action != "nak":
                     self._failures.pop(sequence, None)
                 await self._settle(msg, outcome)
+                self._report(msg, kind, num_delivered, outcome, error, elapsed=time.monotonic() - started)
         finally:
             self._slots.release()
             self.handled += 1
-        elapsed = time.monotonic() - started
+        if isinstance(error, asyncio.CancelledError):
+            raise error
+
+    def _report(self, msg: Msg, kind: str, num_delivered: int, outcome: Outcome, error: BaseException | None,
+                *, elapsed: float) -> None:
         line = f"{elapsed:6.3f}s {outcome.action} {kind} {msg.subject}"
-        extra = {"seconds": round(elapsed, 4), "outcome": outcome.action, "kind": kind,
-                 "delivery": num_delivered}
+        extra: dict[str, object] = {"seconds": round(elapsed, 4), "outcome": outcome.action, "kind": kind,
+                                    "delivery": num_delivered}
         if outcome.reason:
             extra["reason"] = outcome.reason
         if error is not None and not isinstance(error, (Retry, Permanent, PayloadError,
@@ -230,8 +240,6 @@ class Consumer:
             self._log.error(line, extra=extra, exc_info=error)
         else:
             self._log.info(line, extra=extra)
-        if isinstance(error, asyncio.CancelledError):
-            raise error
 
     def _count(self, sequence: int, error: BaseException | None) -> int:
         """This message's failures so far, ``error`` included (forgotten once it is settled for good)."""

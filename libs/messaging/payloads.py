@@ -34,6 +34,11 @@ class Payload:
                 raise TypeError(f"payload kind {cls.kind!r} registered twice")
             _REGISTRY[cls.kind] = cls
 
+    def log_ids(self) -> dict[str, str]:
+        """What the payload is about (``stack_id``, ``traversal_id``, ``node``): on the log lines
+        and the span of whoever handles it."""
+        return {}
+
     def to_bytes(self) -> bytes:
         body = dataclasses.asdict(self)
         body["kind"] = self.kind
@@ -89,6 +94,9 @@ class PlanRequest(Payload):
     def msg_id(self) -> str:
         return f"plan:{self.stack_id}:{self.request_id}"
 
+    def log_ids(self) -> dict[str, str]:
+        return {"stack_id": self.stack_id}
+
 
 @dataclasses.dataclass(frozen=True)
 class WorkItem(Payload):
@@ -103,6 +111,9 @@ class WorkItem(Payload):
     def msg_id(self) -> str:
         # JetStream drops a second publish with the same id within its window.
         return f"{self.stack_id}:{self.traversal_id}:{self.node}"
+
+    def log_ids(self) -> dict[str, str]:
+        return {"stack_id": self.stack_id, "traversal_id": self.traversal_id, "node": self.node}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,6 +181,10 @@ class HookNotice(Payload):
     def msg_id(self) -> str:
         return f"hook:{self.traversal_id}:{self.node}:{self.hook}:{self.state}"
 
+    def log_ids(self) -> dict[str, str]:
+        return {"stack_id": self.stack_id, "traversal_id": self.traversal_id, "node": self.node,
+                "resource": self.resource_name}
+
 
 @dataclasses.dataclass(frozen=True)
 class HookClearRequest(Payload):
@@ -210,3 +225,6 @@ class EventNotice(Payload):
     @property
     def msg_id(self) -> str:
         return f"event:{self.id}"
+
+    def log_ids(self) -> dict[str, str]:
+        return {"stack_id": self.stack_id, "traversal_id": self.traversal_id, "resource": self.resource_name}

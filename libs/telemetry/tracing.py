@@ -51,7 +51,11 @@ class JsonLinesSpanExporter(SpanExporter):
                 "span_id": format(ctx.span_id, "016x"),
                 "parent_span_id": format(parent.span_id, "016x") if parent else None,
                 "kind": span.kind.name,
+                "status": span.status.status_code.name,
                 "attributes": {k: _plain(v) for k, v in (span.attributes or {}).items()},
+                # A batch's span links the spans of the items it stepped (each in its own trace).
+                "links": [{"trace_id": format(link.context.trace_id, "032x"),
+                           "span_id": format(link.context.span_id, "016x")} for link in span.links],
                 "start": span.start_time,
                 "end": span.end_time,
             }))

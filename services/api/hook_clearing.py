@@ -89,16 +89,16 @@ async def _answer(app: web.Application, msg: Msg) -> HookClearReply:
 async def responder_ctx(app: web.Application) -> AsyncIterator[None]:
     rt = app[RUNTIME]
 
-    async def handle(msg: Msg) -> None:
+    async def handle(msg: Msg) -> bytes:
         try:
             reply = await _answer(app, msg)
         except Exception as exc:  # the caller gets an answer whatever happens
             log.exception("hook clear request on %s failed", msg.subject)
             reply = HookClearReply(error=f"{type(exc).__name__}: {exc}")
-        if msg.reply:
-            await msg.respond(reply.to_bytes())
+        return reply.to_bytes()
 
-    sub = await rt.bus.nc.subscribe(rt.names.hook_clear_all, queue="api", cb=handle)
+    # In the requester's trace, which the reply carries back.
+    sub = await rt.bus.serve(rt.names.hook_clear_all, handle, queue="api")
     try:
         yield
     finally:

@@ -16,6 +16,7 @@ from typing import Any
 from libs.db import Conn, subscriptions, templates
 from libs.messaging.consumer import Delivery
 from libs.runtime import Runtime
+from libs.telemetry.propagation import Stored
 from services.notifier import notices
 
 # Environment sinks are subscriptions with ids derived from where they are declared.
@@ -31,12 +32,14 @@ class Intake:
     async def handle(self, notice: notices.Notice, _delivery: Delivery) -> None:
         stack_id = uuid.UUID(notice.stack_id)
         queued = 0
+        trace = Stored.of()  # the notice's operation: its deliveries are sent in its trace
         async with self.rt.pool.acquire() as conn, conn.transaction():
             chain = await self._chain(conn, stack_id)
             for sub in await subscriptions.reaching(conn, notice.project, [s for s, _ in chain]):
                 if notices.wants(sub, notice):
                     queued += await subscriptions.enqueue(conn, sub.id, notices.key_of(notice), _kind(notice),
-                                                          notices.body_of(notice, self.rt.settings.api_url))
+                                                          notices.body_of(notice, self.rt.settings.api_url),
+                                                          trace=trace)
         if queued:
             self.wake.set()
 

@@ -19,7 +19,8 @@ import asyncpg
 from libs import background
 from libs.messaging.payloads import EventNotice
 from libs.runtime import Runtime
-from libs.telemetry import logs, propagation
+from libs.telemetry import logs
+from libs.telemetry.propagation import Stored
 
 log = logs.logger("notifier")
 CHANNEL = "ember_events"
@@ -31,8 +32,8 @@ async def publish_pending(rt: Runtime) -> int:
     async with rt.pool.acquire() as conn, conn.transaction():
         rows = await conn.fetch(
             "SELECT e.seq, e.id, e.stack_id, e.resource_name, e.physical_resource_id, e.resource_type,"
-            " e.action, e.status, e.reason, e.traversal_id, e.created_at, e.traceparent, s.project,"
-            " s.name AS stack_name"
+            " e.action, e.status, e.reason, e.traversal_id, e.created_at, e.traceparent, e.tracestate,"
+            " s.project, s.name AS stack_name"
             " FROM events e JOIN stacks s ON s.id = e.stack_id WHERE NOT e.published ORDER BY e.seq LIMIT $1"
             " FOR UPDATE OF e SKIP LOCKED", BATCH)
         for row in rows:
@@ -44,8 +45,10 @@ async def publish_pending(rt: Runtime) -> int:
                 resource_status_reason=row["reason"],
                 event_time=row["created_at"].isoformat(timespec="seconds").replace("+00:00", "Z"),
                 traversal_id=str(row["traversal_id"] or ""))
-            parent = propagation.extract({"traceparent": row["traceparent"]} if row["traceparent"] else {})
-            with rt.bus.tracer.start_as_current_span("publish event notice", context=parent):
+            written_by = Stored(row["traceparent"], row["tracestate"])
+            with rt.bus.tracer.start_as_current_span("publish event notice", context=written_by.context(),
+                                                     attributes={"ember.stack_id": notice.stack_id,
+                                                                 "ember.event_id": notice.id}):
                 await rt.bus.publish(rt.names.events(notice.project, notice.stack_id), notice,
                                      msg_id=notice.msg_id)
         if rows:

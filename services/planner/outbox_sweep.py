@@ -15,7 +15,7 @@ from libs import background
 from libs.db import plan_outbox
 from libs.messaging.payloads import Payload, PayloadError, PlanRequest, decode
 from libs.runtime import Runtime
-from libs.telemetry import logs, propagation
+from libs.telemetry import logs
 
 log = logs.logger("planner")
 # A sender publishes within milliseconds of its commit; a row older than this was left behind.
@@ -40,8 +40,8 @@ async def sweep_once(rt: Runtime, *, older_than: float = PUBLISH_GRACE_SECONDS) 
             async with rt.pool.acquire() as conn:
                 await plan_outbox.remove(conn, row.msg_id)
             continue
-        parent = propagation.extract({"traceparent": row.traceparent} if row.traceparent else {})
-        with (rt.bus.tracer.start_as_current_span("publish left-behind plan request", context=parent),
+        with (rt.bus.tracer.start_as_current_span("publish left-behind plan request",
+                                                  context=row.trace.context()),
               logs.log_context(stack_id=plan.stack_id)):
             # The sender's own message id: should its publish have landed after all, JetStream drops this.
             await rt.bus.publish(row.subject, plan, msg_id=row.msg_id)

@@ -14,10 +14,17 @@ timed-out traversal, a replacement, a step that continues an earlier one,
 an update refused (restricted actions, external ids), a resource taken over
 by its external id, and property errors. Each item still gets its own outcome,
 so the consumer acks, naks or terminates every message as it would alone.
+
+Items of several operations share a batch, yet each item's work stays in its
+own operation's trace (:mod:`services.worker.arrival`): its events keep the
+item's trace context, the successors it releases are published in it, and the
+stack's end (its event, a rollback request) is written in the trace of the
+item that reached it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import time
@@ -25,6 +32,8 @@ import uuid
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, Final
+
+from opentelemetry.context import Context
 
 from libs.db import Conn, breakpoints, events, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
@@ -35,10 +44,12 @@ from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
 from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, StepResult, Wait
+from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import rows as rowkit
 from services.worker import stack_end
+from services.worker.arrival import Arrival, Ready, acting_for
 from services.worker.context import WorkerContext
 
 
@@ -60,12 +71,25 @@ class _Job:
     item: WorkItem
     rid: int
     kind: str
+    trace: Context
     row: resources.ResourceRow | None = None
+    successors: list[str] = dataclasses.field(default_factory=list)
     decision: Decision | None = None
     props: dict[str, Any] | None = None
     plugin: ResourceType | None = None
     action: str = ""
     outcome: StepResult | None = None
+    _stored: Stored | None = None
+
+    def stored(self) -> Stored:
+        """The item's trace context, as its events keep it."""
+        if self._stored is None:
+            self._stored = Stored.of(self.trace)
+        return self._stored
+
+    def acting(self) -> contextlib.AbstractContextManager[None]:
+        """Shared work done for this item (a stack's end): in its trace, with its ids logged."""
+        return acting_for(self.item, self.trace, self.row.name if self.row is not None else None)
 
 
 @dataclasses.dataclass
@@ -77,7 +101,8 @@ class _Group:
     want: desired.Desired | None
     jobs: list[_Job]
     finish: list[_Job] = dataclasses.field(default_factory=list)
-    failure: str | None = None
+    # The traversal's first failure in this batch: the item that met it, and the stack's reason.
+    failure: tuple[_Job, str] | None = None
     # The environments rows were made with, by template id (see rowkit.own_template).
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
 
@@ -96,24 +121,25 @@ class _Group:
 @dataclasses.dataclass(frozen=True)
 class BatchResult:
     results: list[Result]
-    # (stack id, traversal id, node) released by this batch, to publish after commit.
-    ready: list[tuple[str, str, str]]
+    # Released by this batch, to publish after commit.
+    ready: list[Ready]
     # Which items' successors those are, so a failed publish naks exactly them.
     released_by: list[int]
 
 
-async def step_batch(ctx: WorkerContext, items: list[WorkItem]) -> BatchResult:
-    results: list[Result] = [SLOW] * len(items)
+async def step_batch(ctx: WorkerContext, arrivals: list[Arrival]) -> BatchResult:
+    results: list[Result] = [SLOW] * len(arrivals)
     jobs: list[_Job] = []
-    for i, item in enumerate(items):
+    for i, arrival in enumerate(arrivals):
+        item = arrival.item
         try:
             rid, kind = parse_node(item.node)
             uuid.UUID(item.stack_id), uuid.UUID(item.traversal_id)
         except ValueError as exc:
             results[i] = Permanent(f"bad work item: {exc}")
             continue
-        jobs.append(_Job(i, item, rid, kind))
-    ready: list[tuple[str, str, str]] = []
+        jobs.append(_Job(i, item, rid, kind, arrival.trace))
+    ready: list[Ready] = []
     released_by: list[int] = []
     if not jobs:
         return BatchResult(results, ready, released_by)
@@ -135,9 +161,11 @@ async def step_batch(ctx: WorkerContext, items: list[WorkItem]) -> BatchResult:
             await _finish(conn, groups, results, ready, released_by, registry=ctx.registry)
             for group in groups:
                 if group.failure is not None:
+                    failed_by, reason = group.failure
                     current = group.stack.current_traversal == group.trav.id
-                    await stack_end.fail(conn, ctx.bus, group.stack, group.trav, group.failure,
-                                         current=current, want=group.want)
+                    with failed_by.acting():
+                        await stack_end.fail(conn, ctx.bus, group.stack, group.trav, reason,
+                                             current=current, want=group.want)
         finally:
             await locks.unlock_resources(conn, sorted(held))
     return BatchResult(results, ready, released_by)
@@ -173,6 +201,7 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 results[job.index] = Retry(0.2, "predecessors not finished")
             elif not node.done and job.rid in rows:
                 job.row = rows[job.rid]
+                job.successors = node.successors
                 live.append(job)
         update_ids = [j.rid for j in live if j.kind == "u"]
         replaced = await resources.replacements(conn, update_ids, trav.id) if update_ids else {}
@@ -310,7 +339,7 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
                 job.decision = None
                 continue
             job.row = fresh
-            new_events.append(_event(group, fresh, job.action, status.IN_PROGRESS, status.STATE_CHANGED))
+            new_events.append(_event(group, job, fresh, status.IN_PROGRESS, status.STATE_CHANGED))
         await events.add_many(conn, new_events)
     for group in groups:
         group.jobs = [j for j in group.jobs if j.decision is not None]
@@ -341,7 +370,7 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
 
 
 async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
-                  ready: list[tuple[str, str, str]], released_by: list[int], *, registry: Registry) -> None:
+                  ready: list[Ready], released_by: list[int], *, registry: Registry) -> None:
     async with conn.transaction():
         for group in groups:
             await _finish_group(conn, group, results)
@@ -349,12 +378,26 @@ async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
             if not keys:
                 continue
             finished, now_ready, remaining = await traversals.finish_nodes(conn, group.trav.id, keys)
-            ready.extend((str(group.stack.id), str(group.trav.id), node) for node in now_ready)
+            by = _releasers(group.finish, set(finished))
+            stack_id, trav_id = str(group.stack.id), str(group.trav.id)
+            ready.extend(Ready(stack_id, trav_id, node, by.get(node, group.finish[0].index))
+                         for node in now_ready)
             for job in group.finish:
                 results[job.index] = None
                 released_by.append(job.index)
             if finished and remaining == 0:
-                await stack_end.complete(conn, group.stack, group.trav, group.want, registry)
+                with group.finish[-1].acting():
+                    await stack_end.complete(conn, group.stack, group.trav, group.want, registry)
+
+
+def _releasers(finish: list[_Job], finished: set[str]) -> dict[str, int]:
+    """Each successor, and the item (its first finished predecessor in this batch) that released it."""
+    by: dict[str, int] = {}
+    for job in finish:
+        if job.item.node in finished:
+            for successor in job.successors:
+                by.setdefault(successor, job.index)
+    return by
 
 
 Write = tuple[resources.ResourceRow, Mapping[str, Any]]
@@ -387,17 +430,17 @@ async def _finish_group(conn: Conn, group: _Group, results: list[Result]) -> Non
             if fresh is None:
                 results[job.index] = Conflict("resource row changed under this step")
             elif kind == "complete":
-                writes.new_events.append(_event(group, fresh, job.action, status.COMPLETE,
+                writes.new_events.append(_event(group, job, fresh, status.COMPLETE,
                                                 str(changes["status_reason"])))
                 group.finish.append(job)
             elif kind == "noop":
                 group.finish.append(job)
             elif kind == "failure":
                 reason = str(changes["status_reason"])
-                writes.new_events.append(_event(group, row, job.action, status.FAILED, reason))
+                writes.new_events.append(_event(group, job, row, status.FAILED, reason))
                 results[job.index] = None
                 if group.failure is None:
-                    group.failure = status.resource_failed(job.action, reason)
+                    group.failure = (job, status.resource_failed(job.action, reason))
     await events.add_many(conn, writes.new_events)
     if writes.removed:
         await resources.remove_many(conn, writes.removed)
@@ -432,7 +475,7 @@ def _collect(group: _Group, results: list[Result]) -> _Writes:
                 "action": job.action, "status": status.FAILED, "traversal_id": trav.id,
                 "status_reason": job.outcome.status_reason("resources", row.name)}))
         elif isinstance(job.outcome, Done) and job.action == "DELETE":
-            writes.new_events.append(_event(group, row, job.action, status.COMPLETE, status.STATE_CHANGED))
+            writes.new_events.append(_event(group, job, row, status.COMPLETE, status.STATE_CHANGED))
             writes.removed.append(row.id)
             group.finish.append(job)
         elif isinstance(job.outcome, Done):
@@ -473,12 +516,12 @@ def _completion(group: _Group, job: _Job, result: Done) -> dict[str, Any]:
             "deletion_policy": rowkit.deletion_policy(group.want, row.name)}
 
 
-def _event(group: _Group, row: resources.ResourceRow, action: str, state: str, reason: str
-           ) -> events.NewEvent:
+def _event(group: _Group, job: _Job, row: resources.ResourceRow, state: str, reason: str) -> events.NewEvent:
+    """An event of ``job``'s action, in its item's trace."""
     return events.NewEvent(stack_id=group.stack.id, resource_name=row.name,
                            physical_resource_id=rowkit.event_physical_id(group.stack.name, row),
-                           resource_type=row.type, action=action,
-                           status=state, reason=reason, traversal_id=group.trav.id)
+                           resource_type=row.type, action=job.action,
+                           status=state, reason=reason, traversal_id=group.trav.id, trace=job.stored())
 
 
 def _now() -> datetime.datetime:

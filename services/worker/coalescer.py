@@ -5,11 +5,16 @@ starts on the next turn of the event loop after the first submission, so every
 message of one fetch lands in the same batch; while ``parallel`` batches run,
 new items queue and form the next one. The busier the worker, the larger its
 batches, and one idle message still runs at once.
+
+A batch runs in a context of its own, not in its first submitter's: whatever
+a submitter set in context variables (its trace, its log ids) is its own, and
+what belongs to an item travels with the item.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
@@ -44,7 +49,7 @@ class Coalescer(Generic[T, R]):
             if not batch:
                 continue
             self._running += 1
-            task = asyncio.create_task(self._one(batch))
+            task = asyncio.create_task(self._one(batch), context=contextvars.Context())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 

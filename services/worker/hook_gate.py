@@ -14,6 +14,7 @@ from typing import Literal
 from libs.db import Conn, breakpoints, events, hooks, resources, stacks, traversals
 from libs.engine import hooks as rules
 from libs.messaging.payloads import HookNotice
+from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from services.worker import rows
 
@@ -47,7 +48,8 @@ class Gate:
                 if await hooks.reach(self.conn, traversal_id=self.trav.id, node=self.node, hook=hook,
                                      stack_id=self.stack.id, resource_name=row.name,
                                      action=rules.hook_action(hook), source=pause.source,
-                                     timeout_seconds=pause.timeout_seconds, on_timeout=pause.on_timeout):
+                                     timeout_seconds=pause.timeout_seconds, on_timeout=pause.on_timeout,
+                                     trace=Stored.of()):
                     await self._event(row, rules.paused_reason(hook))
                     self._notice(row.name, hook, "reached")
             return "wait"

@@ -31,7 +31,9 @@ async def sweep_once(rt: Runtime) -> int:
     for row in due:
         item = WorkItem(stack_id=str(row.stack_id), traversal_id=str(row.traversal_id), node=row.node)
         # Not the node's own message id: JetStream would drop it as a duplicate of the first.
-        await rt.bus.publish(rt.names.work(item.stack_id), item, msg_id=f"{item.msg_id}:sweep:{time.time()}")
+        # In the trace of the operation the node paused.
+        await rt.bus.publish(rt.names.work(item.stack_id), item, msg_id=f"{item.msg_id}:sweep:{time.time()}",
+                             context=row.trace.context())
     if due:
         log.info("re-queued %d node(s) at hooks", len(due))
     return len(due)

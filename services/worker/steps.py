@@ -8,12 +8,20 @@ its successors in the same transaction; they are published after commit, and
 published again by whoever finds the node already done (a crash between commit
 and publish costs a redelivery, nothing more). A step that must wait raises
 ``Retry``: no worker sleeps on the cloud.
+
+Each item is stepped in the trace it arrived in (its consumer's span), batched
+or not. A batch's own span belongs to no one operation: it starts a trace of
+its own and links to the spans of the items it steps.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context import Context
 
 from libs.db import locks
 from libs.engine.plan import parse_node
@@ -24,6 +32,7 @@ from libs.resources.registry import Registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
 from services.worker import batch
+from services.worker.arrival import Arrival
 from services.worker.coalescer import Coalescer
 from services.worker.context import WorkerContext
 from services.worker.desired_cache import DesiredCache
@@ -42,32 +51,35 @@ class Steps:
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng)
-        self.batches: Coalescer[WorkItem, batch.Result] = Coalescer(
+        self.batches: Coalescer[Arrival, batch.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 
     async def handle(self, item: WorkItem, _delivery: Delivery) -> None:
-        result = await self.batches.submit(item)
+        result = await self.batches.submit(Arrival(item, otel_context.get_current()))
         if isinstance(result, BaseException):
             raise result
         if result is batch.SLOW:
             await self.handle_one(item)
 
-    async def _run_batch(self, items: list[WorkItem]) -> list[batch.Result]:
-        size = {"ember.batch.size": len(items)}
-        with self.rt.bus.tracer.start_as_current_span("step batch", attributes=size):
+    async def _run_batch(self, arrivals: list[Arrival]) -> list[batch.Result]:
+        size = {"ember.batch.size": len(arrivals)}
+        links = [trace.Link(trace.get_current_span(a.trace).get_span_context()) for a in arrivals]
+        with self.rt.bus.tracer.start_as_current_span("step batch", context=Context(), links=links,
+                                                      attributes=size):
             try:
-                done = await batch.step_batch(self.ctx, items)
+                done = await batch.step_batch(self.ctx, arrivals)
             except Exception as exc:
-                if len(items) == 1 or isinstance(exc, Retry) or is_transient(exc):
+                if len(arrivals) == 1 or isinstance(exc, Retry) or is_transient(exc):
                     raise
                 # One item's error must not fail the others (they would all be given up on
                 # together): each goes on alone, where only its own error is its own.
-                log.warning("a batch of %d failed (%s): stepping its items one by one", len(items),
+                log.warning("a batch of %d failed (%s): stepping its items one by one", len(arrivals),
                             describe(exc))
-                return [batch.SLOW] * len(items)
+                return [batch.SLOW] * len(arrivals)
             results = list(done.results)
             if done.ready:
-                sent = await asyncio.gather(*(self._publish(s, t, n) for s, t, n in done.ready),
+                sent = await asyncio.gather(*(self._publish(r.stack_id, r.traversal_id, r.node,
+                                                            arrivals[r.by].trace) for r in done.ready),
                                             return_exceptions=True)
                 failed = next((e for e in sent if isinstance(e, BaseException)), None)
                 if failed is not None:  # redelivered, a done node publishes its successors again
@@ -75,9 +87,10 @@ class Steps:
                         results[index] = failed
             return results
 
-    async def _publish(self, stack_id: str, traversal_id: str, node: str) -> None:
+    async def _publish(self, stack_id: str, traversal_id: str, node: str, context: Context | None = None
+                       ) -> None:
         nxt = WorkItem(stack_id=stack_id, traversal_id=traversal_id, node=node)
-        await self.rt.bus.publish(self.rt.names.work(stack_id), nxt, msg_id=nxt.msg_id)
+        await self.rt.bus.publish(self.rt.names.work(stack_id), nxt, msg_id=nxt.msg_id, context=context)
 
     async def give_up(self, item: WorkItem, error: BaseException) -> None:
         """This node's step failed the same way too often: fail its resource, with the error."""

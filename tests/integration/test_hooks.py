@@ -181,10 +181,13 @@ async def test_hooks_reach_nested_stacks_and_clear_by_a_nats_request(running: tu
 
     bus = rt.bus
     notices = await bus.nc.subscribe(f"{bus.names.prefix}.hooks.>")
+    caller = f"00-{'ab' * 16}-{'cd' * 8}-01"
     reply = await bus.nc.request(bus.names.hook_clear("demo", group_row["physical_resource_id"]),
-                                 HookClearRequest(resource="1", hook="pre-create").to_bytes(), timeout=10)
+                                 HookClearRequest(resource="1", hook="pre-create").to_bytes(), timeout=10,
+                                 headers={"traceparent": caller})
     answer = decode(reply.data)
     assert isinstance(answer, HookClearReply) and answer.cleared and not answer.error
+    assert reply.headers and reply.headers["traceparent"].split("-")[1] == "ab" * 16  # the caller's trace
     notice = decode((await notices.next_msg(timeout=10)).data)
     assert isinstance(notice, HookNotice) and (notice.resource_name, notice.state, notice.by) == (
         "1", "cleared", "nats")

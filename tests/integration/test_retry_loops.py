@@ -25,11 +25,13 @@ from libs.messaging.payloads import PlanRequest, WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry, default_registry
 from libs.runtime import Runtime, open_runtime
+from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.request import StackRequest
 from services.planner.outbox_sweep import sweep_once
 from services.planner.planning import give_up_plan, handle_plan
 from services.worker import batch
+from services.worker.arrival import Arrival
 from services.worker.context import WorkerContext
 from services.worker.main import body as worker_body
 from tests.integration.engine_support import engine, event_lines, hot, settled, stack_row
@@ -121,7 +123,7 @@ async def _left_behind(pool: asyncpg.Pool, *, msg_id: str, stack_id: uuid.UUID, 
                        payload: bytes, age: int) -> None:
     async with pool.acquire() as conn:
         await plan_outbox.add(conn, msg_id=msg_id, stack_id=stack_id, subject=subject, payload=payload,
-                              traceparent=None)
+                              trace=Stored())
         await conn.execute("UPDATE plan_outbox SET created_at = now() - make_interval(secs => $2)"
                            " WHERE msg_id = $1", msg_id, float(age))
 
@@ -162,7 +164,7 @@ async def test_a_batch_that_fails_as_a_whole_steps_its_items_one_by_one(
     # (given up on together, after GIVE_UP_AFTER tries), and none may retry for ever.
     real = batch.step_batch
 
-    async def breaks_with_company(ctx: WorkerContext, items: list[WorkItem]) -> batch.BatchResult:
+    async def breaks_with_company(ctx: WorkerContext, items: list[Arrival]) -> batch.BatchResult:
         if len(items) > 1:
             raise RuntimeError("one item broke the batch")
         return await real(ctx, items)

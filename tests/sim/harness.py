@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 import asyncpg
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
 
 from libs.errors import Permanent, Retry
@@ -56,7 +57,9 @@ class SimBus:
         # Plan requests to let through before the publisher dies at the next one (None: never).
         self.plans_before_crash: int | None = None
 
-    async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None) -> None:
+    async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None,
+                      context: Context | None = None) -> None:
+        del context  # the simulation keeps no traces
         if isinstance(payload, PlanRequest) and self.plans_before_crash is not None:
             if self.plans_before_crash == 0:
                 self.plans_before_crash = None

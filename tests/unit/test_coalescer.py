@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 
 import pytest
 
@@ -70,3 +71,23 @@ async def test_a_cancelled_waiter_does_not_stop_the_others() -> None:
     assert await kept == 2
     with pytest.raises(asyncio.CancelledError):
         await gone
+
+
+async def test_a_batch_runs_in_a_context_of_its_own_not_its_first_submitters() -> None:
+    # A submitter's context variables (its trace, its log ids) are its own: the batch
+    # holds other submitters' items too.
+    mine: contextvars.ContextVar[str] = contextvars.ContextVar("mine", default="nobody's")
+    seen: list[str] = []
+
+    async def run(items: list[int]) -> list[int]:
+        seen.append(mine.get())
+        return items
+
+    group: Coalescer[int, int] = Coalescer(run, size=8, parallel=1)
+
+    async def submit(i: int) -> int:
+        mine.set(f"submitter {i}")
+        return await group.submit(i)
+
+    assert await asyncio.gather(*(submit(i) for i in range(3))) == [0, 1, 2]
+    assert seen == ["nobody's"]
