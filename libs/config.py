@@ -85,6 +85,11 @@ class Settings:
     plan_sweep_seconds: float = 2.0
     # The first wait before a failed webhook delivery is tried again (it doubles each time).
     notify_retry_seconds: float = 1.0
+    # Who this process is on NATS (None: anonymous, for a server without authorization).
+    nats_user: str | None = None
+    nats_password: str | None = dataclasses.field(default=None, repr=False)
+    # Projects `ember dev` makes integration users for on its embedded nats-server.
+    nats_projects: tuple[str, ...] = ()
 
     @property
     def api_url(self) -> str:
@@ -213,6 +218,11 @@ def load(env: Mapping[str, str]) -> Settings:
     log_level = (_get(env, "EMBER_LOG_LEVEL") or "INFO").upper()
     if log_level not in _LOG_LEVELS:
         raise ConfigError("EMBER_LOG_LEVEL", f"expected one of {', '.join(_LOG_LEVELS)}, got {log_level!r}")
+    nats_user, nats_password = _get(env, "EMBER_NATS_USER"), env.get("EMBER_NATS_PASSWORD") or None
+    if (nats_user is None) != (nats_password is None):
+        missing = "EMBER_NATS_PASSWORD" if nats_password is None else "EMBER_NATS_USER"
+        raise ConfigError(missing, "is required when the other of EMBER_NATS_USER and EMBER_NATS_PASSWORD"
+                                   " is set")
     return Settings(
         database_url=_url(env, "EMBER_DATABASE_URL", ("postgres", "postgresql")),
         nats_url=_url(env, "EMBER_NATS_URL", ("nats", "tls")),
@@ -233,5 +243,9 @@ def load(env: Mapping[str, str]) -> Settings:
         plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
         api=_api(env),
+        nats_user=nats_user,
+        nats_password=nats_password,
+        nats_projects=tuple(p.strip() for p in (_get(env, "EMBER_NATS_PROJECTS") or "").split(",")
+                            if p.strip()),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
     )

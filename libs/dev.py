@@ -26,10 +26,10 @@ from typing import IO
 from libs import lifecycle
 from libs.config import Settings
 from libs.db import migrate
-from libs.embedded import process
+from libs.embedded import nats_auth, process
 from libs.embedded.nats import EmbeddedNats
 from libs.embedded.postgres import EmbeddedPostgres
-from libs.messaging.subjects import SERVICES
+from libs.messaging.subjects import SERVICES, Names
 from libs.telemetry import logs
 
 log = logs.logger("dev")
@@ -87,9 +87,12 @@ def _api_answers(url: str) -> bool:
 
 
 class Supervisor:
-    def __init__(self, settings: Settings, env: dict[str, str], stop: threading.Event) -> None:
+    def __init__(self, settings: Settings, env: dict[str, str], stop: threading.Event,
+                 service_env: dict[str, dict[str, str]] | None = None) -> None:
         self.settings = settings
         self.env = env
+        # Each service's own variables (its NATS user), over the shared ones.
+        self.service_env = service_env or {}
         self.stop = stop
         self.children = [Child(s) for s in SERVICES]
         self.log_dir = settings.data_dir / "logs"
@@ -98,7 +101,8 @@ class Supervisor:
         child.proc = process.spawn(
             [sys.executable, "-m", "libs.cli", child.service],
             # Structured logs to the terminal; console spans (stdout) to a file.
-            log_path=self.log_dir / f"{child.service}.spans", stderr_to_parent=True, env=self.env,
+            log_path=self.log_dir / f"{child.service}.spans", stderr_to_parent=True,
+            env={**self.env, **self.service_env.get(child.service, {})},
         )
 
     def watch(self) -> None:
@@ -137,6 +141,29 @@ async def _prepare_database(url: str) -> None:
     await migrate.migrate_url(url)
 
 
+def _nats(settings: Settings, servers: list[EmbeddedPostgres | EmbeddedNats]
+          ) -> tuple[str, dict[str, dict[str, str]], dict[str, str]]:
+    """The server's URL, each service's NATS variables and the operator's (none for a given server)."""
+    if settings.nats_url:
+        return settings.nats_url, {}, {}
+    # Fresh passwords each start: only this run's children (and dev.env's reader) know them.
+    auth = nats_auth.write(settings.data_dir / "nats-auth", Names(settings.nats_prefix),
+                           settings.nats_projects)
+    ns = EmbeddedNats(settings.data_dir / "nats", config=auth.config)
+    servers.append(ns)
+    url = ns.start()
+    return url, {s: auth.service(s).env() for s in SERVICES}, auth.admin.env()
+
+
+def _write_dev_env(data_dir: Path, values: dict[str, str]) -> None:
+    # Written whole (rename), so a reader never sees half a file; the owner's only (a password).
+    staging = data_dir / "dev.env.tmp"
+    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.writelines(f"{k}={v}\n" for k, v in values.items())
+    staging.replace(data_dir / "dev.env")
+
+
 def main() -> int:
     settings = lifecycle.load_settings_or_exit()
     logs.configure("dev", settings.hostname, settings.log_level, settings.log_format)
@@ -153,22 +180,15 @@ def main() -> int:
             pg = EmbeddedPostgres(settings.data_dir / "postgres")
             servers.append(pg)
             db_url = pg.start()
-        nats_url = settings.nats_url
-        if not nats_url:
-            ns = EmbeddedNats(settings.data_dir / "nats")
-            servers.append(ns)
-            nats_url = ns.start()
+        nats_url, service_env, admin = _nats(settings, servers)
         asyncio.run(_prepare_database(db_url))
-        # Written whole (rename), so a reader never sees half a file.
-        staging = settings.data_dir / "dev.env.tmp"
-        staging.write_text(f"EMBER_DATABASE_URL={db_url}\nEMBER_NATS_URL={nats_url}\n")
-        staging.replace(settings.data_dir / "dev.env")
+        _write_dev_env(settings.data_dir, {"EMBER_DATABASE_URL": db_url, "EMBER_NATS_URL": nats_url, **admin})
 
         env = dict(os.environ)
         env.update({"EMBER_DATABASE_URL": db_url, "EMBER_NATS_URL": nats_url,
                     "EMBER_DATA_DIR": str(settings.data_dir)})
         env.setdefault("EMBER_OTEL_EXPORTER", "otlp" if settings.telemetry.otlp_endpoint else "console")
-        supervisor = Supervisor(settings, env, stop)
+        supervisor = Supervisor(settings, env, stop, service_env)
         for child in supervisor.children:
             supervisor.start(child)
         deadline = time.monotonic() + 60
@@ -178,7 +198,9 @@ def main() -> int:
                 return 1
             stop.wait(0.2)
         if not stop.is_set():
-            print(_banner(settings, db_url, nats_url), file=sys.stderr, flush=True)
+            users = settings.data_dir / "nats-auth" / nats_auth.USERS_NAME
+            shown = f"{nats_url}   (users and passwords: {users})" if admin else nats_url
+            print(_banner(settings, db_url, shown), file=sys.stderr, flush=True)
             supervisor.watch()
         return 0
     except process.EmbeddedServerError as exc:

@@ -24,6 +24,7 @@ from libs import background
 from libs.config import Settings
 from libs.db import migrate, services
 from libs.db.pool import create_pool
+from libs.messaging import permissions
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import Probe, ProbeReply
 from libs.messaging.subjects import Names
@@ -102,8 +103,11 @@ async def open_runtime(settings: Settings, service: str) -> AsyncIterator[Runtim
             await migrate.migrate(conn)
         bus = await stack.enter_async_context(
             Bus.connect(nats_url, names, tracer, client_name=f"ember-{service}-{service_id}",
-                        replicas=settings.nats_replicas))
-        await bus.ensure_topology()
+                        replicas=settings.nats_replicas, user=settings.nats_user,
+                        password=settings.nats_password,
+                        inbox_prefix=permissions.inbox_prefix(names, service)))
+        row = permissions.uses(names, service)
+        await bus.ensure_topology(streams=row.streams, consumers=row.consumers)
         rt = Runtime(settings=settings, service=service, service_id=service_id, names=names,
                      provider=provider, tracer=tracer, pool=pool, bus=bus,
                      started_at=time.monotonic())

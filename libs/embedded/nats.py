@@ -53,13 +53,16 @@ class EmbeddedNats:
 
     def __init__(self, store_dir: Path, *, port: int | None = None, host: str = "127.0.0.1",
                  name: str | None = None, cluster_port: int | None = None,
-                 routes: Sequence[str] = (), cluster_name: str = "ember") -> None:
+                 routes: Sequence[str] = (), cluster_name: str = "ember",
+                 config: Path | None = None) -> None:
         self.store_dir = store_dir.absolute()
         self.host = host
         self.name = name if name is not None or cluster_port is None else self.store_dir.name
         self.cluster_port = cluster_port
         self.routes = tuple(routes)
         self.cluster_name = cluster_name
+        # A configuration file (e.g. an authorization block); the flags override what it sets.
+        self.config = config
         self._requested_port = port
         self._port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -102,6 +105,8 @@ class EmbeddedNats:
     def _argv(self, port: int) -> list[str]:
         argv = [str(server_binary()), "-a", self.host, "-p", str(port),
                 "-js", "-sd", str(self.store_dir)]
+        if self.config is not None:
+            argv += ["-c", str(self.config)]
         if self.name is not None:
             argv += ["-n", self.name]
         if self.cluster_port is not None:

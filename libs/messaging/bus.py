@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import nats
@@ -42,7 +42,13 @@ class Bus:
     @classmethod
     @contextlib.asynccontextmanager
     async def connect(cls, url: str, names: Names, tracer: Tracer, *, client_name: str,
-                      replicas: int = 1) -> AsyncIterator[Bus]:
+                      replicas: int = 1, user: str | None = None, password: str | None = None,
+                      inbox_prefix: str | None = None) -> AsyncIterator[Bus]:
+        """Connect as ``user`` (anonymous when None); replies come to ``inbox_prefix``.
+
+        Under authorization each user may only subscribe to its own inboxes
+        (:mod:`libs.messaging.permissions`), so the prefix must be the user's.
+        """
         async def on_error(exc: Exception) -> None:
             log.warning("nats error: %s", exc)
 
@@ -55,8 +61,12 @@ class Bus:
         async def on_reconnect() -> None:
             log.info("nats reconnected")
 
+        credentials: dict[str, Any] = {"user": user, "password": password} if user else {}
+        if inbox_prefix:
+            credentials["inbox_prefix"] = inbox_prefix
         nc = await nats.connect(
             servers=[u.strip() for u in url.split(",")],
+            **credentials,
             name=client_name,
             error_cb=on_error,
             disconnected_cb=on_disconnect,
@@ -74,8 +84,12 @@ class Bus:
                 await nc.drain()
 
     # ---- topology ---------------------------------------------------------
-    async def ensure_topology(self, attempts_seconds: float = 30.0) -> None:
-        """Create every stream and durable consumer, or update them to this config.
+    async def ensure_topology(self, attempts_seconds: float = 30.0, *,
+                              streams: Sequence[StreamSpec] | None = None,
+                              consumers: Sequence[ConsumerSpec] | None = None) -> None:
+        """Create the streams and durable consumers (all unless given), or update them to this config.
+
+        A service ensures only those it uses: its NATS user may touch no others.
 
         Idempotent and safe when several services start at once: JetStream accepts
         an identical ``add_stream`` as a no-op. A fresh cluster needs a moment to
@@ -87,9 +101,9 @@ class Bus:
         js = self.nc.jetstream(timeout=1.0)
         while True:
             try:
-                for stream in self.names.streams:
+                for stream in self.names.streams if streams is None else streams:
                     await self._ensure_stream(js, stream)
-                for consumer in self.names.consumers:
+                for consumer in self.names.consumers if consumers is None else consumers:
                     await self._ensure_consumer(js, consumer)
                 return
             except (nats.errors.TimeoutError, nats.js.errors.ServiceUnavailableError,

@@ -100,6 +100,22 @@ class Names:
         return f"{self.prefix}.work._probe"
 
     @property
+    def plan_all(self) -> str:
+        return f"{self.prefix}.plan.>"
+
+    @property
+    def work_all(self) -> str:
+        return f"{self.prefix}.work.>"
+
+    @property
+    def hooks_all(self) -> str:
+        return f"{self.prefix}.hooks.>"
+
+    @property
+    def events_all(self) -> str:
+        return f"{self.prefix}.events.>"
+
+    @property
     def events_probe(self) -> str:
         return f"{self.prefix}.events._probe"
 
@@ -125,11 +141,29 @@ class Names:
     def scale(self, project: str, stack_id: str, group: str) -> str:
         return f"{self.prefix}.scale.{_token(project)}.{_token(stack_id)}.{_token(group)}"
 
+    # ---- one project's share, for an integration acting for it ---------------
+    def project_events(self, project: str) -> str:
+        return f"{self.prefix}.events.{_token(project)}.>"
+
+    def project_hooks(self, project: str) -> str:
+        return f"{self.prefix}.hooks.{_token(project)}.>"
+
+    def project_hook_clears(self, project: str) -> str:
+        return f"{self.prefix}.hookclear.{_token(project)}.>"
+
+    def project_scales(self, project: str) -> str:
+        return f"{self.prefix}.scale.{_token(project)}.>"
+
     # Core NATS (no JetStream): live control requests answered by running processes.
     def control_ping(self, service: str) -> str:
         if service not in SERVICES:
             raise ValueError(f"unknown service {service!r}")
         return f"{self.prefix}.control.{service}.ping"
+
+
+def principal_token(project: str) -> str:
+    """A project as one subject token (as in its subjects)."""
+    return _token(project)
 
 
 def _token(value: str) -> str:
