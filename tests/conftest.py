@@ -9,6 +9,7 @@ dropped here) and its own stream prefix, so it never sees another run's data.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import os
 import shutil
@@ -24,8 +25,10 @@ import pytest
 
 from libs import config
 from libs.db import migrate
+from libs.embedded import nats_auth
 from libs.embedded.nats import EmbeddedNats
 from libs.embedded.postgres import EmbeddedPostgres
+from libs.messaging.subjects import Names
 from tests.support import Servers, database_url_for
 
 RUN_ID = uuid.uuid4().hex[:8]
@@ -99,6 +102,43 @@ async def nats_prefix(servers: Servers) -> AsyncIterator[str]:
                 await js.delete_stream(stream.config.name)
     finally:
         await nc.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class AuthNats:
+    """A nats-server that admits only Ember's users (of one prefix), as ``ember dev`` runs it."""
+
+    url: str
+    prefix: str
+    auth: nats_auth.NatsAuth
+
+    def settings_for(self, settings: config.Settings, service: str) -> config.Settings:
+        credential = self.auth.service(service)
+        return dataclasses.replace(settings, nats_url=self.url, nats_prefix=self.prefix,
+                                   nats_user=credential.user, nats_password=credential.password)
+
+    async def connect(self, credential: nats_auth.Credential | None, errors: list[str]) -> nats.NATS:
+        """A client as ``credential`` (anonymous: None); the server's refusals land in ``errors``."""
+        async def on_error(exc: Exception) -> None:
+            errors.append(str(exc))
+
+        login: dict[str, Any] = ({"user": credential.user, "password": credential.password,
+                                  "inbox_prefix": credential.inbox_prefix} if credential else {})
+        return await nats.connect(self.url, error_cb=on_error, allow_reconnect=False, **login)
+
+
+@pytest.fixture
+def auth_nats(servers: Servers) -> Iterator[AuthNats]:
+    """An authenticated nats-server of its own, with integration users for projects alpha and beta."""
+    prefix = f"a{RUN_ID}_{uuid.uuid4().hex[:6]}"
+    base = servers.scratch / f"nats-{prefix}"
+    auth = nats_auth.write(base / "auth", Names(prefix), ("alpha", "beta"))
+    server = EmbeddedNats(base / "store", config=auth.config)
+    url = server.start()
+    try:
+        yield AuthNats(url=url, prefix=prefix, auth=auth)
+    finally:
+        server.stop()
 
 
 @pytest.fixture
