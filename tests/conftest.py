@@ -22,6 +22,7 @@ from typing import Any
 import asyncpg
 import nats
 import pytest
+from nats.aio.client import Client
 
 from libs import config
 from libs.db import migrate
@@ -117,7 +118,7 @@ class AuthNats:
         return dataclasses.replace(settings, nats_url=self.url, nats_prefix=self.prefix,
                                    nats_user=credential.user, nats_password=credential.password)
 
-    async def connect(self, credential: nats_auth.Credential | None, errors: list[str]) -> nats.NATS:
+    async def connect(self, credential: nats_auth.Credential | None, errors: list[str]) -> Client:
         """A client as ``credential`` (anonymous: None); the server's refusals land in ``errors``."""
         async def on_error(exc: Exception) -> None:
             errors.append(str(exc))

@@ -18,7 +18,9 @@ from typing import Any
 
 import asyncpg
 import nats
+import nats.errors
 import pytest
+from nats.aio.client import Client
 
 from libs.embedded.process import free_port
 from libs.messaging.subjects import SERVICES
@@ -62,6 +64,20 @@ def _urls(data_dir: Path) -> dict[str, str]:
     return dict(pairs)
 
 
+async def _nats(urls: dict[str, str]) -> Client:
+    """dev.env's operator user: the embedded nats-server admits no anonymous client."""
+    return await nats.connect(urls["EMBER_NATS_URL"], user=urls["EMBER_NATS_USER"],
+                              password=urls["EMBER_NATS_PASSWORD"])
+
+
+async def _anonymous_refused(urls: dict[str, str]) -> bool:
+    try:
+        await nats.connect(urls["EMBER_NATS_URL"], allow_reconnect=False)
+    except nats.errors.Error as exc:
+        return "Authorization Violation" in str(exc)
+    return False
+
+
 async def _write_state(urls: dict[str, str]) -> None:
     conn = await asyncpg.connect(urls["EMBER_DATABASE_URL"])
     try:
@@ -69,7 +85,7 @@ async def _write_state(urls: dict[str, str]) -> None:
         await conn.execute("INSERT INTO kept VALUES ('survives a restart')")
     finally:
         await conn.close()
-    nc = await nats.connect(urls["EMBER_NATS_URL"])
+    nc = await _nats(urls)
     try:
         await nc.jetstream().publish("ember.events.demo.kept", b'{"kind": "note", "v": 1}')
     finally:
@@ -82,7 +98,7 @@ async def _read_state(urls: dict[str, str]) -> tuple[str, int]:
         note = await conn.fetchval("SELECT note FROM kept")
     finally:
         await conn.close()
-    nc = await nats.connect(urls["EMBER_NATS_URL"])
+    nc = await _nats(urls)
     try:
         info = await nc.jetstream().stream_info("EMBER_EVENTS")
     finally:
@@ -107,6 +123,8 @@ def test_dev_runs_everything_keeps_state_and_leaves_nothing(data_dir: Path, tmp_
             urllib.request.urlopen(url + "/", timeout=5)
         assert root.value.code == 300  # Heat's versions document
         asyncio.run(_write_state(_urls(data_dir)))
+        assert asyncio.run(_anonymous_refused(_urls(data_dir)))
+        assert (data_dir / "dev.env").stat().st_mode & 0o077 == 0  # it holds a password
     finally:
         assert terminate(first) == 0
     wait_until(lambda: _no_process_left(data_dir), timeout=15, what="no process of the first run")

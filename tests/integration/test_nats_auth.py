@@ -12,6 +12,7 @@ import aiohttp
 import nats.errors
 import pytest
 from aiohttp.test_utils import TestServer
+from nats.aio.client import Client
 from nats.js import api as js_api
 from opentelemetry import trace
 
@@ -62,7 +63,7 @@ async def test_each_service_is_refused_outside_its_permissions(auth_nats: AuthNa
         stack_id = str(uuid.uuid4())
         item = WorkItem(stack_id=stack_id, traversal_id=str(uuid.uuid4()), node="r:update")
         # (service, what it tries, the refusal the server answers)
-        tries: list[tuple[str, Callable[[nats.NATS], Awaitable[Any]], str]] = [
+        tries: list[tuple[str, Callable[[Client], Awaitable[Any]], str]] = [
             ("notifier", lambda nc: nc.jetstream(timeout=1).publish(names.work(stack_id), item.to_bytes()),
              f'publish to "{names.work(stack_id)}"'),
             ("api", lambda nc: _pull_one(nc, names.workers.stream, names.workers.durable),
@@ -94,12 +95,12 @@ async def test_each_service_is_refused_outside_its_permissions(auth_nats: AuthNa
         await admin.close()
 
 
-async def _pull_one(nc: nats.NATS, stream: str, durable: str) -> None:
+async def _pull_one(nc: Client, stream: str, durable: str) -> None:
     sub = await nc.jetstream(timeout=1).pull_subscribe_bind(durable=durable, stream=stream)
     await sub.fetch(1, timeout=1)
 
 
-async def _next(nc: nats.NATS, subject: str) -> None:
+async def _next(nc: Client, subject: str) -> None:
     sub = await nc.subscribe(subject)
     await nc.flush()
     await sub.next_msg(timeout=1)
@@ -189,7 +190,7 @@ async def test_a_stack_runs_under_auth_and_integrations_stay_in_their_project(
             await beta.close()
 
 
-async def _history(nc: nats.NATS, names: Names, project: str) -> Any:
+async def _history(nc: Client, names: Names, project: str) -> Any:
     """Every event of ``project`` kept in JetStream, through a push consumer to this user's inbox."""
     inbox = nc.new_inbox()
     sub = await nc.subscribe(inbox)
