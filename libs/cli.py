@@ -41,6 +41,17 @@ def _dev() -> None:
     raise SystemExit(dev.main())
 
 
+def _nats_config(projects: list[str], passwords: bool) -> None:
+    from libs import lifecycle
+    from libs.messaging import server_auth
+    from libs.messaging.subjects import Names
+
+    names = Names(lifecycle.load_settings_or_exit().nats_prefix)
+    text = (server_auth.password_lines(names, projects) if passwords
+            else server_auth.config_from_env(names, projects))
+    sys.stdout.write(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ember",
@@ -51,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("dev", help="run everything on this machine (embedded Postgres and NATS "
                                "unless EMBER_DATABASE_URL / EMBER_NATS_URL are set)")
     sub.add_parser("migrate", help="create EMBER_DATABASE_URL's database if missing and apply migrations")
+    nats_config = sub.add_parser(
+        "nats-config", help="print nats-server's authorization block: a user per service, one per --project")
+    nats_config.add_argument("--project", action="append", default=[],
+                             help="a project whose integrations get a user limited to its subjects")
+    nats_config.add_argument("--passwords", action="store_true",
+                             help="print fresh passwords for those users instead, as .env lines")
     stack_cli.configure(sub.add_parser("stack", help="Ember's debugger on a running API: break, step, "
                                                      "continue, paused, watch"))
     return parser
@@ -64,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _migrate()
     elif args.command == "dev":
         _dev()
+    elif args.command == "nats-config":
+        _nats_config(args.project, args.passwords)
     elif args.command == "stack":
         raise SystemExit(stack_cli.run(args))
     else:  # argparse rejects unknown commands before this

@@ -8,11 +8,12 @@ retry ``add_stream`` with a short JetStream timeout.
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -54,7 +55,7 @@ class EmbeddedNats:
     def __init__(self, store_dir: Path, *, port: int | None = None, host: str = "127.0.0.1",
                  name: str | None = None, cluster_port: int | None = None,
                  routes: Sequence[str] = (), cluster_name: str = "ember",
-                 config: Path | None = None) -> None:
+                 config: Path | None = None, env: Mapping[str, str] | None = None) -> None:
         self.store_dir = store_dir.absolute()
         self.host = host
         self.name = name if name is not None or cluster_port is None else self.store_dir.name
@@ -63,6 +64,8 @@ class EmbeddedNats:
         self.cluster_name = cluster_name
         # A configuration file (e.g. an authorization block); the flags override what it sets.
         self.config = config
+        # Its environment, where the configuration reads passwords from (``$NAME``).
+        self.env = env
         self._requested_port = port
         self._port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -84,7 +87,8 @@ class EmbeddedNats:
         port = self._requested_port or process.free_port(self.host)
         process.ensure_port_free(self.host, port)
         self.store_dir.mkdir(parents=True, exist_ok=True)
-        self._proc = process.spawn(self._argv(port), log_path=self.log_path)
+        self._proc = process.spawn(self._argv(port), log_path=self.log_path,
+                                   env=None if self.env is None else {**os.environ, **self.env})
         self._port = port
 
     def wait_ready(self, timeout: float = 30.0) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -54,7 +53,7 @@ def write(directory: Path, names: Names, projects: Iterable[str] = ()) -> NatsAu
     """Write ``auth.conf`` (for nats-server) and ``users.json`` (for people) with new passwords."""
     projects = tuple(projects)
     users = server_auth.users(names, {}, projects, from_env=True)
-    passwords = {u.name: secrets.token_urlsafe(24) for u in users}
+    passwords = {u.name: server_auth.new_password() for u in users}
     literal = server_auth.users(names, passwords, projects)
     inboxes = {server_auth.service_user(s): permissions.inbox_prefix(names, s)
                for s in SERVICES}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -17,7 +18,9 @@ from nats.js import api as js_api
 from opentelemetry import trace
 
 from libs.config import Settings
+from libs.embedded.nats import EmbeddedNats
 from libs.embedded.process import free_port
+from libs.messaging import permissions, server_auth
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import (
     EventNotice,
@@ -28,7 +31,7 @@ from libs.messaging.payloads import (
     WorkItem,
     decode,
 )
-from libs.messaging.subjects import Names
+from libs.messaging.subjects import SERVICES, Names
 from libs.runtime import open_runtime
 from services.api.app import make_app
 from services.notifier.main import body as notifier_body
@@ -36,7 +39,9 @@ from services.planner.main import body as planner_body
 from services.worker.main import body as worker_body
 from tests.conftest import AuthNats
 from tests.integration.engine_support import hot
-from tests.support import eventually
+from tests.support import Servers, eventually
+
+COMPOSE_NATS = Path(__file__).resolve().parents[2] / "compose" / "nats" / "auth.conf"
 
 
 async def _refused(errors: list[str], what: str) -> bool:
@@ -198,3 +203,25 @@ async def _history(nc: Client, names: Names, project: str) -> Any:
         name=f"reader-{uuid.uuid4().hex[:8]}", filter_subject=names.project_events(project),
         deliver_subject=inbox, ack_policy=js_api.AckPolicy.NONE, deliver_policy=js_api.DeliverPolicy.ALL))
     return sub
+
+
+async def test_compose_nats_config_admits_each_service_to_its_own_topology_and_no_one_else(
+        servers: Servers) -> None:
+    """compose/nats/auth.conf on a real nats-server, passwords from its environment as compose gives them."""
+    names = Names()
+    passwords = dict(line.split("=", 1) for line in server_auth.password_lines(names).splitlines())
+    server = EmbeddedNats(servers.scratch / f"compose-nats-{uuid.uuid4().hex[:6]}",
+                          config=COMPOSE_NATS, env=passwords)
+    url = server.start()
+    try:
+        with pytest.raises(nats.errors.Error, match="Authorization Violation"):
+            await nats.connect(url, allow_reconnect=False)
+        for service in SERVICES:
+            user = server_auth.service_user(service)
+            row = permissions.uses(names, service)
+            async with Bus.connect(url, names, trace.NoOpTracer(), client_name=service, user=user,
+                                   password=passwords[server_auth.password_variable(user)],
+                                   inbox_prefix=permissions.inbox_prefix(names, service)) as bus:
+                await bus.ensure_topology(streams=row.streams, consumers=row.consumers)
+    finally:
+        server.stop()

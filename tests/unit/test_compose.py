@@ -10,7 +10,8 @@ from typing import Any
 
 import yaml
 
-from libs.messaging.subjects import SERVICES
+from libs.messaging import server_auth
+from libs.messaging.subjects import SERVICES, Names
 
 COMPOSE = Path(__file__).resolve().parents[2] / "compose" / "compose.yaml"
 
@@ -58,3 +59,21 @@ def test_published_ports_are_loopback_only() -> None:
     for name, service in _compose()["services"].items():
         for port in service.get("ports", []):
             assert str(port).startswith("127.0.0.1:"), (name, port)
+
+
+def test_nats_runs_with_the_generated_users_and_each_service_connects_as_its_own() -> None:
+    services = _compose()["services"]
+    config = COMPOSE.parent / "nats" / "auth.conf"
+    # Generated from the permission table, so it cannot drift from the subjects the code uses.
+    assert config.read_text() == server_auth.config_from_env(Names())
+    users = {u.name for u in server_auth.users(Names(), {}, from_env=True)}
+    for node in (f"nats-{i}" for i in (1, 2, 3)):
+        command = services[node]["command"]
+        assert command[command.index("-c") + 1] == "/etc/nats/auth.conf"
+        assert "./nats/auth.conf:/etc/nats/auth.conf:ro" in services[node]["volumes"]
+        assert set(services[node]["environment"]) == {server_auth.password_variable(u) for u in users}
+    for name in SERVICES:
+        env = services[name]["environment"]
+        assert env["EMBER_NATS_USER"] == server_auth.service_user(name)
+        variable = server_auth.password_variable(name)
+        assert env["EMBER_NATS_PASSWORD"].startswith(f"${{{variable}:?")
