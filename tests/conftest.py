@@ -112,6 +112,8 @@ class AuthNats:
     url: str
     prefix: str
     auth: nats_auth.NatsAuth
+    # nats-server's log, where it records each refusal.
+    log: Path
 
     def settings_for(self, settings: config.Settings, service: str) -> config.Settings:
         credential = self.auth.service(service)
@@ -137,7 +139,7 @@ def auth_nats(servers: Servers) -> Iterator[AuthNats]:
     server = EmbeddedNats(base / "store", config=auth.config)
     url = server.start()
     try:
-        yield AuthNats(url=url, prefix=prefix, auth=auth)
+        yield AuthNats(url=url, prefix=prefix, auth=auth, log=server.log_path)
     finally:
         server.stop()
 

@@ -155,25 +155,11 @@ async def test_a_stack_runs_under_auth_and_integrations_stay_in_their_project(
             await eventually(paused, timeout=30, what="held paused at its hook")
 
             # beta may not clear alpha's hook, scale alpha's group or read alpha's events.
-            clear = HookClearRequest(resource="held", hook="pre-create").to_bytes()
-            with pytest.raises(nats.errors.TimeoutError):
-                await beta.request(names.hook_clear("alpha", stack_id), clear, timeout=1)
-            with pytest.raises(nats.errors.TimeoutError):
-                await beta.request(names.scale("alpha", stack_id, "asg"), ScaleRequest(capacity=3).to_bytes(),
-                                   timeout=1)
-            with pytest.raises(nats.errors.TimeoutError):
-                await _next(beta, names.project_events("alpha"))
-            with pytest.raises(nats.errors.TimeoutError):
-                await _history(beta, names, "alpha")
-            for refusal in (f'publish to "{names.hook_clear("alpha", stack_id)}"',
-                            f'publish to "{names.scale("alpha", stack_id, "asg")}"',
-                            f'subscription to "{names.project_events("alpha")}"',
-                            f'publish to "$js.api.consumer.create.{names.events_stream.name.lower()}.'):
-                await eventually(lambda: _refused(beta_errors, refusal), timeout=5,  # noqa: B023
-                                 what=f"beta refused: {refusal}")
+            await _refused_to_beta(auth_nats, beta, beta_errors, stack_id)
             assert await paused()
 
             # alpha may, and its stack completes.
+            clear = HookClearRequest(resource="held", hook="pre-create").to_bytes()
             reply = decode((await alpha.request(names.hook_clear("alpha", stack_id), clear, timeout=10)).data)
             assert reply == HookClearReply(cleared=True)
 
@@ -193,6 +179,30 @@ async def test_a_stack_runs_under_auth_and_integrations_stay_in_their_project(
         finally:
             await alpha.close()
             await beta.close()
+
+
+async def _refused_to_beta(auth_nats: AuthNats, beta: Client, errors: list[str], stack_id: str) -> None:
+    """Each of beta's tries on alpha's stack is refused: an error to beta, a line in the server's log."""
+    names = Names(auth_nats.prefix)
+    clear = HookClearRequest(resource="held", hook="pre-create").to_bytes()
+    with pytest.raises(nats.errors.TimeoutError):
+        await beta.request(names.hook_clear("alpha", stack_id), clear, timeout=1)
+    with pytest.raises(nats.errors.TimeoutError):
+        await beta.request(names.scale("alpha", stack_id, "asg"), ScaleRequest(capacity=3).to_bytes(),
+                           timeout=1)
+    with pytest.raises(nats.errors.TimeoutError):
+        await _next(beta, names.project_events("alpha"))
+    with pytest.raises(nats.errors.TimeoutError):
+        await _history(beta, names, "alpha")
+    for refusal in (f'publish to "{names.hook_clear("alpha", stack_id)}"',
+                    f'publish to "{names.scale("alpha", stack_id, "asg")}"',
+                    f'subscription to "{names.project_events("alpha")}"',
+                    f'publish to "$js.api.consumer.create.{names.events_stream.name.lower()}.'):
+        await eventually(lambda: _refused(errors, refusal), timeout=5,  # noqa: B023
+                         what=f"beta refused: {refusal}")
+    logged = auth_nats.log.read_text()
+    refused = names.hook_clear("alpha", stack_id)
+    assert f'"$G/user:project.beta" - Publish Violation - Subject "{refused}"' in logged, logged[-2000:]
 
 
 async def _history(nc: Client, names: Names, project: str) -> Any:
