@@ -32,6 +32,8 @@ def test_defaults_match_heat_ports_and_local_data() -> None:
         ({"EMBER_REPORT_INTERVAL": "0.5"}, "report_interval", 0.5),
         ({"EMBER_LOG_LEVEL": "debug"}, "log_level", "DEBUG"),
         ({"EMBER_NATS_PREFIX": "ember_t1"}, "nats_prefix", "ember_t1"),
+        ({"EMBER_NATS_USER": "worker", "EMBER_NATS_PASSWORD": "s3"}, "nats_user", "worker"),
+        ({"EMBER_NATS_PROJECTS": "demo, ops,"}, "nats_projects", ("demo", "ops")),
     ],
 )
 def test_values_are_parsed(env: dict[str, str], field: str, expected: object) -> None:
@@ -62,6 +64,8 @@ def test_otlp_endpoint_alone_selects_the_otlp_exporter() -> None:
         ({"EMBER_AUTH": "ldap"}, "EMBER_AUTH", "one of"),
         ({"EMBER_AUTH": "keystone"}, "EMBER_AUTH_CONFIG", "required"),
         ({"EMBER_MAX_JSON_BODY_SIZE": "big"}, "EMBER_MAX_JSON_BODY_SIZE", "whole number"),
+        ({"EMBER_NATS_USER": "api"}, "EMBER_NATS_PASSWORD", "required"),
+        ({"EMBER_NATS_PASSWORD": "s3"}, "EMBER_NATS_USER", "required"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], variable: str, fragment: str) -> None:
@@ -107,3 +111,7 @@ def test_a_bad_auth_config_stops_the_api_naming_the_field(tmp_path: Path, conten
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and fragment in lines[0], proc.stderr
+
+
+def test_the_nats_password_is_not_shown() -> None:
+    assert "s3cret" not in repr(config.load({"EMBER_NATS_USER": "api", "EMBER_NATS_PASSWORD": "s3cret"}))
