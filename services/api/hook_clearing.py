@@ -95,6 +95,10 @@ async def responder_ctx(app: web.Application) -> AsyncIterator[None]:
         except Exception as exc:  # the caller gets an answer whatever happens
             log.exception("hook clear request on %s failed", msg.subject)
             reply = HookClearReply(error=f"{type(exc).__name__}: {exc}")
+        else:
+            if reply.error:
+                # The caller has the reason in its reply; the operator sees it here.
+                log.warning("hook clear on %s refused: %s", msg.subject, reply.error)
         return reply.to_bytes()
 
     # In the requester's trace, which the reply carries back.
