@@ -1,0 +1,47 @@
+"""The servers every service depends on, and which of them an error says is down.
+
+A request or a step that fails because PostgreSQL or NATS is unreachable has
+done nothing wrong: the api answers 503 naming the server (never 500), health
+reports it, and the work is tried again once the server is back.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import asyncpg
+import nats.errors
+import nats.js.errors
+
+from libs.db.pool import DatabaseUnavailable
+
+
+class Dependency(enum.StrEnum):
+    POSTGRESQL = "postgresql"
+    NATS = "nats"
+
+
+# The server went away mid-query, is shutting down or starting, or cannot be reached.
+_POSTGRESQL_DOWN = (DatabaseUnavailable, asyncpg.PostgresConnectionError, asyncpg.AdminShutdownError,
+                    asyncpg.CrashShutdownError, asyncpg.CannotConnectNowError)
+# The client is reconnecting or closed, or JetStream did not answer in time.
+_NATS_DOWN = (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
+              nats.errors.NoServersError, nats.errors.StaleConnectionError,
+              nats.errors.OutboundBufferLimitError, nats.errors.TimeoutError, nats.errors.NoRespondersError,
+              nats.js.errors.ServiceUnavailableError)
+
+
+def down_in(error: BaseException) -> Dependency | None:
+    """The server ``error`` says is unavailable, or None if it is some other failure."""
+    if isinstance(error, _POSTGRESQL_DOWN):
+        return Dependency.POSTGRESQL
+    if isinstance(error, _NATS_DOWN):
+        return Dependency.NATS
+    return None
+
+
+def unavailable_message(dependency: Dependency) -> str:
+    """What a client is told while ``dependency`` is down."""
+    what = {Dependency.POSTGRESQL: "The database (PostgreSQL)",
+            Dependency.NATS: "The message bus (NATS)"}[dependency]
+    return f"{what} is unavailable; try again shortly."
