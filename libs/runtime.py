@@ -24,6 +24,7 @@ from libs import background
 from libs.config import Settings
 from libs.db import migrate, services
 from libs.db.pool import create_pool
+from libs.errors import describe
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import Probe, ProbeReply
 from libs.messaging.subjects import Names
@@ -73,9 +74,10 @@ async def heartbeat(pool: asyncpg.Pool, rt_service: str, service_id: uuid.UUID,
             try:
                 async with pool.acquire() as conn:
                     await services.beat(conn, service_id)
-            except (OSError, asyncpg.PostgresError) as exc:
-                # A missed beat shows as "down" in GET /services; keep trying.
-                log.warning("heartbeat failed: %s", exc)
+            except Exception as exc:
+                # A missed beat shows as "down" in GET /services; keep trying, whatever
+                # failed: a heartbeat that stopped would show the service down for good.
+                log.warning("heartbeat failed: %s", describe(exc))
 
     try:
         async with background.running(beat_forever, name="heartbeat"):

@@ -14,9 +14,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-import asyncpg
-
 from libs import background
+from libs.db import listener
 from libs.messaging.payloads import EventNotice
 from libs.runtime import Runtime
 from libs.telemetry import logs
@@ -61,8 +60,6 @@ async def publish_pending(rt: Runtime) -> int:
 async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator[None]:
     database_url, _ = rt.settings.require_urls()
     wake = asyncio.Event()
-    listener = await asyncpg.connect(database_url)
-    await listener.add_listener(CHANNEL, lambda *_: wake.set())
 
     async def loop() -> None:
         while True:
@@ -75,9 +72,6 @@ async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator
                 await asyncio.wait_for(wake.wait(), poll_seconds)
             wake.clear()
 
-    try:
-        async with background.running(loop, name="event outbox"):
-            yield
-    finally:
-        with contextlib.suppress(Exception):
-            await listener.close()
+    async with (listener.listening(database_url, CHANNEL, lambda _stack_id: wake.set(), wake.set),
+                background.running(loop, name="event outbox")):
+        yield

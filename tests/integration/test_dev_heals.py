@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -45,6 +46,15 @@ def _call(url: str, method: str = "GET", body: object = None) -> tuple[int, Any]
         return exc.code, json.loads(exc.read() or b"null")
     except OSError as exc:  # the api itself restarting
         return 0, str(exc)
+
+
+def _stream_events(url: str, into: list[dict[str, Any]], opened: threading.Event) -> None:
+    """Read a server-sent event stream to its end, keeping each event's data."""
+    with urllib.request.urlopen(url, timeout=30) as response:
+        opened.set()
+        for line in response:
+            if line.startswith(b"data: "):
+                into.append(json.loads(line[len(b"data: "):]))
 
 
 def _postmaster_pid(data_dir: Path) -> int:
@@ -93,6 +103,12 @@ def test_a_killed_embedded_server_comes_back_and_the_create_completes(
             return status == 200 and any(r["resource_status"] == "CREATE_COMPLETE"
                                          for r in body["resources"])
         wait_until(under_way, timeout=30, interval=0.1, what="the create under way")
+        streamed: list[dict[str, Any]] = []
+        opened = threading.Event()
+        reader = threading.Thread(target=_stream_events, args=(stack_url + "/events/stream?until=settled",
+                                                                streamed, opened), daemon=True)
+        reader.start()
+        assert opened.wait(10), "the event stream did not open"
         killed = victim(data_dir)
         os.kill(killed, signal.SIGKILL)
 
@@ -110,6 +126,10 @@ def test_a_killed_embedded_server_comes_back_and_the_create_completes(
         per_transition = collections.Counter((e["resource_name"], e["resource_status"])
                                              for e in body["events"] if e["resource_name"] != "survivor")
         assert len(per_transition) == 10 and set(per_transition.values()) == {1}, per_transition
+        # A stream open across the restart saw every event, to the stack's end.
+        reader.join(30)
+        assert not reader.is_alive()
+        assert sorted(e["id"] for e in streamed) == sorted(e["id"] for e in body["events"])
         wait_until(lambda: _call(api + "/ember/v1/health")[0] == 200, timeout=30, interval=0.3,
                    what="health back to 200")
     finally:
