@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final, Literal
 
 import nats.errors
+import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from opentelemetry import trace
@@ -168,6 +169,9 @@ class Consumer:
                 for _ in range(free):
                     self._slots.release()
                 return
+            except nats.js.errors.ServiceUnavailableError:
+                msgs = []
+                await self._recreate_if_gone()
             except Exception as exc:
                 self._log.warning("fetch failed: %s", exc)
                 msgs = []
@@ -178,6 +182,19 @@ class Consumer:
                 task = asyncio.create_task(self._handle(msg))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
+
+    async def _recreate_if_gone(self) -> None:
+        """Nobody answers this consumer's fetches: JetStream is still starting, or the consumer is
+        gone (a server back without its store). Create it again then, so that fetching resumes."""
+        try:
+            await self._bus.js.consumer_info(self._spec.stream, self._spec.durable)
+        except nats.js.errors.NotFoundError:
+            self._log.warning("consumer %s is gone; creating it again", self._spec.durable)
+            with contextlib.suppress(Exception):  # the next fetch tells whether it worked
+                await self._bus.ensure_topology(attempts_seconds=5.0)
+        except Exception as exc:
+            self._log.warning("fetch unanswered; JetStream unavailable: %s", exc)
+        await asyncio.sleep(0.5)
 
     async def _handle(self, msg: Msg) -> None:
         started = time.monotonic()
