@@ -21,9 +21,11 @@ class Dependency(enum.StrEnum):
     NATS = "nats"
 
 
-# The server went away mid-query, is shutting down or starting, or cannot be reached.
+# The server went away mid-query, is shutting down or starting, or cannot be reached. asyncpg
+# raises InternalClientError on a connection whose server sent its dying words between two
+# queries (Ember never shares a connection between tasks, the other way to get it).
 _POSTGRESQL_DOWN = (DatabaseUnavailable, asyncpg.PostgresConnectionError, asyncpg.AdminShutdownError,
-                    asyncpg.CrashShutdownError, asyncpg.CannotConnectNowError)
+                    asyncpg.CrashShutdownError, asyncpg.CannotConnectNowError, asyncpg.InternalClientError)
 # The client is reconnecting or closed, or JetStream did not answer in time.
 _NATS_DOWN = (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
               nats.errors.NoServersError, nats.errors.StaleConnectionError,

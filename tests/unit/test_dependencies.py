@@ -18,6 +18,8 @@ from libs.dependencies import Dependency, down_in, unavailable_message
     (asyncpg.CannotConnectNowError("the database system is starting up"), Dependency.POSTGRESQL),
     (asyncpg.AdminShutdownError("terminating connection due to administrator command"),
      Dependency.POSTGRESQL),
+    (asyncpg.InternalClientError("cannot switch to state 11; another operation (2) is in progress"),
+     Dependency.POSTGRESQL),
     (nats.errors.ConnectionClosedError(), Dependency.NATS),
     (nats.errors.TimeoutError(), Dependency.NATS),
     (nats.errors.NoRespondersError(), Dependency.NATS),
