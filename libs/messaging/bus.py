@@ -29,6 +29,7 @@ log = logs.logger("bus")
 
 # JetStream drops a repeated Nats-Msg-Id within this window (the default is 2 min).
 DUPLICATE_WINDOW_SECONDS = 600.0
+NO_RESPONDERS_STATUS = "503"
 
 
 class Bus:
@@ -160,6 +161,8 @@ class Bus:
         done = asyncio.Event()
 
         async def on_reply(msg: Msg) -> None:
+            if msg.headers and msg.headers.get(js_api.Header.STATUS) == NO_RESPONDERS_STATUS:
+                return  # the server saying nobody listens (yet, after a restart): not a reply
             replies.append(msg)
             if expected is not None and len(replies) >= expected:
                 done.set()

@@ -38,6 +38,12 @@ def data_dir() -> Iterator[Path]:
         shutil.rmtree(base, ignore_errors=True)
 
 
+def _health(api: str) -> int:
+    status, body = call(api + "/ember/v1/health")
+    assert status != 500, body
+    return status
+
+
 def _postmaster_pid(data_dir: Path) -> int:
     cluster = data_dir / "postgres"
     location = cluster / "LOCATION"
@@ -63,8 +69,7 @@ def test_a_killed_embedded_server_comes_back_and_the_create_completes(
            "EMBER_SHUTDOWN_GRACE": "3", "EMBER_REPORT_INTERVAL": "1"}
     dev = ember(["dev"], env, tmp_path / "dev.log")
     try:
-        wait_until(lambda: call(api + "/ember/v1/health")[0] == 200, timeout=90, interval=0.3,
-                   what="ember dev healthy")
+        wait_until(lambda: _health(api) == 200, timeout=90, interval=0.3, what="ember dev healthy")
         stack_url = create(api, "survivor", chained_template(5))
 
         def under_way() -> bool:
@@ -86,7 +91,6 @@ def test_a_killed_embedded_server_comes_back_and_the_create_completes(
         stream.join(30)
         assert not stream.is_alive()
         assert sorted(e["id"] for e in stream.events) == sorted(e["id"] for e in events)
-        wait_until(lambda: call(api + "/ember/v1/health")[0] == 200, timeout=30, interval=0.3,
-                   what="health back to 200")
+        wait_until(lambda: _health(api) == 200, timeout=30, interval=0.3, what="health back to 200")
     finally:
         assert terminate(dev) == 0
