@@ -33,9 +33,15 @@ _NATS_DOWN = (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnect
               nats.js.errors.ServiceUnavailableError)
 
 
+def _closed_under_us(error: BaseException) -> bool:
+    # asyncpg has no type of its own for using a connection the server closed meanwhile; its
+    # InterfaceError also means misuse (wrong arguments), which must stay a bug.
+    return isinstance(error, asyncpg.InterfaceError) and "connection is closed" in str(error)
+
+
 def down_in(error: BaseException) -> Dependency | None:
     """The server ``error`` says is unavailable, or None if it is some other failure."""
-    if isinstance(error, _POSTGRESQL_DOWN):
+    if isinstance(error, _POSTGRESQL_DOWN) or _closed_under_us(error):
         return Dependency.POSTGRESQL
     if isinstance(error, _NATS_DOWN):
         return Dependency.NATS

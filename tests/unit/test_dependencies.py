@@ -20,12 +20,15 @@ from libs.dependencies import Dependency, down_in, unavailable_message
      Dependency.POSTGRESQL),
     (asyncpg.InternalClientError("cannot switch to state 11; another operation (2) is in progress"),
      Dependency.POSTGRESQL),
+    (asyncpg.InterfaceError("cannot call Transaction.__aexit__(): the underlying connection is closed"),
+     Dependency.POSTGRESQL),
     (nats.errors.ConnectionClosedError(), Dependency.NATS),
     (nats.errors.TimeoutError(), Dependency.NATS),
     (nats.errors.NoRespondersError(), Dependency.NATS),
     (nats.js.errors.ServiceUnavailableError(), Dependency.NATS),
     # Failures that are not a server being down stay what they are: a bug answers 500.
     (asyncpg.UniqueViolationError("duplicate key"), None),
+    (asyncpg.InterfaceError("the server expects 1 argument for this query, 2 were passed"), None),
     (asyncpg.QueryCanceledError("canceling statement due to statement timeout"), None),
     (TimeoutError(), None),
     (ConnectionRefusedError(), None),  # not from the pool: whose connection, nobody can say
