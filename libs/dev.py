@@ -3,10 +3,12 @@
 Starts an embedded PostgreSQL and nats-server under ``EMBER_DATA_DIR`` (unless
 ``EMBER_DATABASE_URL`` / ``EMBER_NATS_URL`` point at running servers), applies
 migrations, then runs the five services as child processes and restarts any
-that dies, embedded servers included: a server comes back on its port and data
-directory, so the database and JetStream keep their state and the services
-reconnect to the URLs they have. Ctrl-C, SIGTERM or the death of this process stops everything:
+that dies. Ctrl-C, SIGTERM or the death of this process stops everything:
 services first (they drain), then NATS, then PostgreSQL.
+
+A dead embedded server is restarted too, on its port and data directory: the
+database and JetStream keep their state, and the services, which ride out the
+outage, reconnect to the URLs they were given.
 """
 
 from __future__ import annotations
