@@ -52,6 +52,14 @@ class Permanent(EmberError):
     """Retrying cannot help (bad payload, a decision already made): drop the message."""
 
 
+class Undeliverable(EmberError):
+    """A message NATS can never take (over the server's payload limit): set it aside, never retry it.
+
+    Not :class:`Permanent`: a handler that cannot publish what it must has failed,
+    and what it was for fails with the reason rather than being silently dropped.
+    """
+
+
 # Failures of the machinery rather than of the work: they pass when the servers come back.
 _TRANSIENT: Final = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
                      asyncpg.TransactionRollbackError, asyncpg.CannotConnectNowError,
@@ -60,7 +68,7 @@ _TRANSIENT: Final = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionEr
 
 def is_transient(error: BaseException) -> bool:
     """Whether ``error`` is the database or NATS failing, which retrying outlasts."""
-    return isinstance(error, _TRANSIENT)
+    return isinstance(error, _TRANSIENT) and not isinstance(error, Undeliverable)
 
 
 def describe(error: BaseException) -> str:

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from libs import lifecycle
+from libs.consuming import dead_letter_sink
 from libs.messaging.consumer import Consumer
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import EventNotice, HookNotice, Probe
@@ -21,7 +22,8 @@ async def body(rt: Runtime) -> AsyncIterator[None]:
     wake = asyncio.Event()
     intake = Intake(rt, wake)
     dispatch = Dispatch({Probe: rt.answer_probe, EventNotice: intake.handle, HookNotice: intake.handle})
-    consumers = [Consumer(rt.bus, spec, dispatch, concurrency=16, logger_name=rt.service)
+    consumers = [Consumer(rt.bus, spec, dispatch, concurrency=16, logger_name=rt.service,
+                          dead_letter=dead_letter_sink(rt, stack_events=False))
                  for spec in (rt.names.notifier_events, rt.names.notifier_hooks)]
     async with publishing(rt), delivering(rt, wake):
         for consumer in consumers:
