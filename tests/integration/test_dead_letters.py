@@ -1,0 +1,148 @@
+"""Messages that can never go out or be handled are set aside, and hold up nothing behind them.
+
+Issue 14: one event over NATS's 1 MB payload limit (a status reason of 11.7 MB)
+stopped notifications for every project for good. Reasons are now bounded as
+Heat bounds them, and what still cannot go out is a dead letter: a row, an
+event on its stack and one log line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import pytest
+
+from libs import operations
+from libs.config import Settings
+from libs.db import dead_letters, events, stacks
+from libs.messaging.payloads import EventNotice, WorkItem, decode
+from libs.resources.test_resource import TestResource
+from libs.runtime import Runtime, open_runtime
+from libs.template.request import StackRequest
+from services.notifier.main import body as notifier_body
+from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled
+from tests.support import eventually
+
+HUGE = 11_700_000
+
+
+@contextlib.asynccontextmanager
+async def _notices(rt: Runtime) -> AsyncIterator[list[EventNotice]]:
+    """Every event notice published on NATS while inside."""
+    seen: list[EventNotice] = []
+
+    async def got(msg: object) -> None:
+        notice = decode(msg.data)  # type: ignore[attr-defined]
+        if isinstance(notice, EventNotice):
+            seen.append(notice)
+    sub = await rt.bus.nc.subscribe(f"{rt.names.prefix}.events.>", cb=got)
+    try:
+        yield seen
+    finally:
+        await sub.unsubscribe()
+
+
+async def test_reasons_are_bounded_as_heat_bounds_them(settings: Settings) -> None:
+    async with open_runtime(settings, "api") as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="bounded",
+                                             stack_request=StackRequest(template=hot({})))
+        huge = "é" * HUGE  # two bytes each in UTF-8
+        async with api.pool.acquire() as conn:
+            await events.add(conn, stack_id=made.id, resource_name="r", physical_resource_id=None,
+                             resource_type="OS::Heat::None", action="CREATE", status="FAILED", reason=huge)
+            await stacks.set_desired(conn, made.id, action="UPDATE", template_id=made.template_id,
+                                     reason=huge)
+            row = await stacks.get(conn, made.id)
+        assert row is not None
+        # Heat's Event keeps a reason's first 255 characters; a status reason keeps 65,535 bytes.
+        assert ("r", "CREATE_FAILED", "é" * 255) in await event_lines(api.pool, made.id)
+        assert row.status_reason == "é" * (65_535 // 2)
+
+
+async def test_an_event_too_large_for_nats_is_set_aside_while_other_projects_notices_flow(
+        settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="ember.notifier")
+    template = hot({"a": {"type": "OS::Heat::TestResource"}})
+    async with engine(settings) as api, _notices(api) as seen:
+        hostile = await operations.create_stack(api.pool, api.bus, project="evil", name="hostile",
+                                                stack_request=StackRequest(template=template))
+        await settled(api.pool, hostile.id, status="CREATE_COMPLETE")
+        async with api.pool.acquire() as conn:
+            # The issue's event: an 11.7 MB failure reason (bounded now, so its notice goes out) ...
+            bounded = await events.add(conn, stack_id=hostile.id, resource_name="a",
+                                       physical_resource_id=None, resource_type="OS::Heat::TestResource",
+                                       action="UPDATE", status="FAILED", reason="x" * HUGE)
+            # ... and one that no bound makes small enough: a plugin's 2 MB physical id.
+            oversized = await events.add(conn, stack_id=hostile.id, resource_name="a",
+                                         physical_resource_id="p" * 2_000_000,
+                                         resource_type="OS::Heat::TestResource", action="UPDATE",
+                                         status="COMPLETE", reason="state changed")
+        async with open_runtime(settings, "notifier") as notifier, notifier_body(notifier):
+            # Another project's stack, made after both: every one of its events still reaches NATS.
+            other = await operations.create_stack(api.pool, api.bus, project="demo", name="other",
+                                                  stack_request=StackRequest(template=template))
+            await settled(api.pool, other.id, status="CREATE_COMPLETE")
+            async with api.pool.acquire() as conn:
+                expected = {str(e.id) for e in await events.for_stack(conn, other.id)}
+
+            async def all_out() -> bool:
+                return expected <= {n.id for n in seen}
+            await eventually(all_out, timeout=30, what="the other project's notices")
+
+            async def aside() -> list[dead_letters.DeadLetter]:
+                async with api.pool.acquire() as conn:
+                    return await dead_letters.listing(conn)
+            [letter] = await eventually(aside, timeout=10, what="a dead letter")
+            mine = f"Message set aside (dead letter {letter.id})"
+
+            async def told() -> list[EventNotice]:
+                return [n for n in seen if n.resource_status_reason.startswith(mine)]
+            [notice] = await eventually(told, timeout=10, what="the hostile stack's notice of it")
+        assert (letter.source, letter.msg_id, letter.stack_id) == ("events-outbox", f"event:{oversized}",
+                                                                   hostile.id)
+        assert letter.size > 2_000_000 and letter.payload is None  # too large to keep
+        assert "maximum payload exceeded" in letter.reason
+        assert (notice.project, notice.stack_id, notice.resource_name) == ("evil", str(hostile.id), "hostile")
+        assert any(n.id == str(bounded) and n.resource_status_reason == "x" * 255 for n in seen)
+        assert not any(n.id == str(oversized) for n in seen)
+        assert any(r.getMessage().startswith(f"dead letter {letter.id}:") for r in caplog.records)
+
+
+async def test_a_work_message_that_fails_every_time_is_dead_lettered_and_fails_its_resource(
+        settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="ember.worker")
+    # A plugin with a bug: its step on one resource raises, at the start and at every check after.
+    for method in ("start", "check"):
+        real = getattr(TestResource, method)
+
+        def poisoned(self: TestResource, action: object, ctx: object, real: object = real) -> object:
+            if getattr(ctx, "resource_name", "") == "poison":
+                raise RuntimeError("this step breaks every time")
+            return real(self, action, ctx)  # type: ignore[operator]
+        monkeypatch.setattr(TestResource, method, poisoned)
+    template = hot({"poison": {"type": "OS::Heat::TestResource"}, "fine": {"type": "OS::Heat::TestResource"}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="poisoned",
+                                             stack_request=StackRequest(template=template))
+        done = await settled(api.pool, made.id, timeout=60)
+
+        async def aside() -> list[dead_letters.DeadLetter]:
+            async with api.pool.acquire() as conn:
+                return await dead_letters.listing(conn)
+        [letter] = await eventually(aside, timeout=10, what="a dead letter")
+        rows = await resource_rows(api.pool, made.id)
+        lines = await event_lines(api.pool, made.id)
+    poison, fine = rows["poison"], rows["fine"]
+    reason = "RuntimeError: resources.poison: this step breaks every time"
+    assert done.stack_status == "CREATE_FAILED"
+    assert (poison.action, poison.status, poison.status_reason) == ("CREATE", "FAILED", reason)
+    assert (fine.action, fine.status) == ("CREATE", "COMPLETE")
+    assert ("poison", "CREATE_FAILED", reason) in lines
+    assert (letter.source, letter.stack_id) == ("workers", made.id)
+    assert letter.reason == "failed 5 times: RuntimeError: this step breaks every time"
+    assert letter.payload is not None
+    item = decode(letter.payload)
+    assert isinstance(item, WorkItem) and item.node.endswith(":u") and item.stack_id == str(made.id)
+    assert any(r.getMessage().startswith(f"dead letter {letter.id}:") for r in caplog.records)
