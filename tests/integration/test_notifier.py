@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import hashlib
@@ -193,3 +194,44 @@ async def test_a_refused_delivery_is_retried_and_a_restart_sends_nothing_twice(
         deliveries = (await r.json())["deliveries"]
     assert {d["status"] for d in deliveries} == {"delivered"}
     assert sum(d["attempts"] - 1 for d in deliveries) == 2  # each refusal cost one more attempt
+
+
+async def test_a_stack_created_with_event_sinks_has_its_subscription_from_the_start(
+        running: tuple[Client, Runtime, Settings], receiver: tuple[Receiver, str]) -> None:
+    # No notifier runs: the sink is the stack's subscription as soon as the create commits, so no
+    # notice of the stack, however early and however many notifiers handle them at once, misses it.
+    api, _, _ = running
+    _, url = receiver
+    sink = {"type": "webhook", "target": url, "secret": "k", "kinds": ["event"]}
+    path = await _create(api, "early", hot({"a": {"type": "OS::Heat::None"}}), {"event_sinks": [sink]})
+    async with api.get(f"{path}/subscriptions") as r:
+        [sub] = (await r.json())["subscriptions"]
+    assert (sub["source"], sub["url"], sub["kinds"]) == ("environment", url, ["event"])
+    # An update whose environment drops the sink ends it in the same commit.
+    same = hot({"a": {"type": "OS::Heat::None"}})
+    async with api.put(path, json={"template": same, "environment": {}}) as r:
+        assert r.status == 202
+    async with api.get(f"{path}/subscriptions") as r:
+        assert (await r.json())["subscriptions"] == []
+
+
+async def test_event_sinks_get_every_notice_of_many_stacks_made_at_once(
+        running: tuple[Client, Runtime, Settings], receiver: tuple[Receiver, str]) -> None:
+    api, _, settings = running
+    got, url = receiver
+    template = hot({f"r{i}": {"type": "OS::Heat::None"} for i in range(3)})
+    sink = {"type": "webhook", "target": url, "secret": "k", "kinds": ["event"]}
+    async with notifier(settings):  # running while the stacks are made, as in the 2 of 402
+        paths = await asyncio.gather(*(_create(api, f"sunk{i}", template, {"event_sinks": [sink]})
+                                       for i in range(20)))
+        for path in paths:
+            await eventually(lambda p=path: _is(api, p, "CREATE_COMPLETE"), timeout=60, what="the creates")
+        expected: set[str] = set()
+        for path in paths:
+            async with api.get(f"{path}/events") as r:
+                expected |= {e["id"] for e in (await r.json())["events"]}
+        assert len(expected) == 20 * 8  # the stack's start and end, each resource's two
+        await eventually(_async(lambda: {b["notice"]["id"] for b in got.bodies()} >= expected or None),
+                         timeout=60, what="every event of every stack at its sink")
+    ids = [b["notice"]["id"] for b in got.bodies()]
+    assert len(ids) == len(set(ids))  # and none twice
