@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -225,7 +226,8 @@ async def test_event_sinks_get_every_notice_of_many_stacks_made_at_once(
         paths = await asyncio.gather(*(_create(api, f"sunk{i}", template, {"event_sinks": [sink]})
                                        for i in range(20)))
         for path in paths:
-            await eventually(lambda p=path: _is(api, p, "CREATE_COMPLETE"), timeout=60, what="the creates")
+            await eventually(functools.partial(_is, api, path, "CREATE_COMPLETE"), timeout=60,
+                             what="the creates")
         expected: set[str] = set()
         for path in paths:
             async with api.get(f"{path}/events") as r:
