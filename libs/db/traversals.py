@@ -67,7 +67,9 @@ async def parent_hook_mode(conn: Conn, stack_id: uuid.UUID) -> str:
 
 
 async def set_hook_mode(conn: Conn, traversal_ids: list[uuid.UUID], mode: str) -> None:
-    await conn.execute("UPDATE traversals SET hook_mode = $2 WHERE id = ANY($1::uuid[])", traversal_ids, mode)
+    # In id order, as batches finishing nodes lock traversal rows (see finish_many).
+    await conn.execute("UPDATE traversals SET hook_mode = $2 WHERE id IN (SELECT id FROM traversals"
+                       " WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE)", traversal_ids, mode)
 
 
 async def by_request(conn: Conn, stack_id: uuid.UUID, request_id: str) -> uuid.UUID | None:
