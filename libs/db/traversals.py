@@ -135,10 +135,9 @@ async def finish_nodes(conn: Conn, traversal_id: uuid.UUID, keys: list[str]) -> 
     :func:`finish_many`, which takes them in one order too.
     """
     await conn.execute(
-        "SELECT 1 FROM traversal_nodes WHERE traversal_id = $1 AND (node = ANY($2::text[])"
-        " OR node IN (SELECT unnest(successors) FROM traversal_nodes"
-        "             WHERE traversal_id = $1 AND node = ANY($2::text[])))"
-        " ORDER BY node FOR UPDATE", traversal_id, keys)
+        "SELECT 1 FROM traversal_nodes WHERE traversal_id = $1 AND node = ANY($2::text[] || ARRAY("
+        "  SELECT unnest(successors) FROM traversal_nodes"
+        "  WHERE traversal_id = $1 AND node = ANY($2::text[]))) ORDER BY node FOR UPDATE", traversal_id, keys)
     done = await conn.fetch(
         "UPDATE traversal_nodes SET done = true WHERE traversal_id = $1 AND node = ANY($2::text[])"
         " AND NOT done RETURNING node, successors", traversal_id, keys)
