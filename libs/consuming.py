@@ -11,6 +11,7 @@ from libs.db import dead_letters
 from libs.errors import describe
 from libs.messaging.consumer import Consumer, DeadLetter, Handler, SetAside
 from libs.messaging.dispatch import Dispatch
+from libs.messaging.max_deliveries import watching
 from libs.messaging.subjects import ConsumerSpec
 from libs.runtime import Runtime
 from libs.telemetry import logs
@@ -22,15 +23,17 @@ def consuming(spec_of: Callable[[Runtime], ConsumerSpec], handler_of: Callable[[
     @contextlib.asynccontextmanager
     async def body(rt: Runtime) -> AsyncIterator[None]:
         handler = handler_of(rt)
-        consumer = Consumer(rt.bus, spec_of(rt), handler, concurrency=concurrency_of(rt),
-                            logger_name=rt.service,
-                            give_up=handler.give_up if isinstance(handler, Dispatch) else None,
-                            dead_letter=dead_letter_sink(rt, stack_events=True))
-        await consumer.start()
-        try:
-            yield
-        finally:
-            await consumer.stop(rt.settings.shutdown_grace)
+        spec = spec_of(rt)
+        give_up = handler.give_up if isinstance(handler, Dispatch) else None
+        sink = dead_letter_sink(rt, stack_events=True)
+        consumer = Consumer(rt.bus, spec, handler, concurrency=concurrency_of(rt), logger_name=rt.service,
+                            give_up=give_up, dead_letter=sink)
+        async with watching(rt.bus, spec, give_up=give_up, dead_letter=sink, logger_name=rt.service):
+            await consumer.start()
+            try:
+                yield
+            finally:
+                await consumer.stop(rt.settings.shutdown_grace)
 
     return body
 

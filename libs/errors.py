@@ -60,6 +60,11 @@ class Undeliverable(EmberError):
     """
 
 
+class NeverHandled(EmberError):
+    """A message delivered as often as its consumer allows (``max_deliver``) and never settled:
+    each delivery died with its process, or outlasted its ack wait."""
+
+
 # Failures of the machinery rather than of the work: they pass when the servers come back.
 _TRANSIENT: Final = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
                      asyncpg.TransactionRollbackError, asyncpg.CannotConnectNowError,

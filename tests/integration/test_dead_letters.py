@@ -16,12 +16,17 @@ import pytest
 
 from libs import operations
 from libs.config import Settings
+from libs.consuming import consuming
 from libs.db import dead_letters, events, stacks
-from libs.messaging.payloads import EventNotice, WorkItem, decode
+from libs.errors import Retry
+from libs.messaging.consumer import Delivery
+from libs.messaging.dispatch import Dispatch
+from libs.messaging.payloads import EventNotice, PlanRequest, WorkItem, decode
 from libs.resources.test_resource import TestResource
 from libs.runtime import Runtime, open_runtime
 from libs.template.request import StackRequest
 from services.notifier.main import body as notifier_body
+from services.planner.planning import give_up_plan
 from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled
 from tests.support import eventually
 
@@ -146,3 +151,34 @@ async def test_a_work_message_that_fails_every_time_is_dead_lettered_and_fails_i
     item = decode(letter.payload)
     assert isinstance(item, WorkItem) and item.node.endswith(":u") and item.stack_id == str(made.id)
     assert any(r.getMessage().startswith(f"dead letter {letter.id}:") for r in caplog.records)
+
+
+async def test_a_plan_request_never_settled_is_set_aside_at_max_deliver_and_fails_the_stack(
+        settings: Settings) -> None:
+    # As if every delivery died with its planner (it never settles, so the planner's own count of
+    # failures never grows): JetStream stops at max_deliver, and its advisory ends the request.
+    def handlers(rt: Runtime) -> Dispatch:
+        async def never_settles(request: PlanRequest, delivery: Delivery) -> None:
+            raise Retry(0.0, "as good as a planner that died")
+
+        async def give_up(request: PlanRequest, error: BaseException) -> None:
+            await give_up_plan(rt, request, error)
+        return Dispatch({PlanRequest: never_settles}, give_ups={PlanRequest: give_up})
+
+    async with open_runtime(settings, "api") as api, open_runtime(settings, "planner") as planner, \
+            consuming(lambda rt: rt.names.planners, handlers)(planner):
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="unsettled",
+                                             stack_request=StackRequest(template=hot({})))
+        done = await settled(api.pool, made.id, timeout=30)
+
+        async def aside() -> list[dead_letters.DeadLetter]:
+            async with api.pool.acquire() as conn:
+                return await dead_letters.listing(conn)
+        [letter] = await eventually(aside, timeout=10, what="a dead letter")
+        info = await api.bus.js.consumer_info(api.names.planners.stream, api.names.planners.durable)
+    max_deliver = api.names.planners.max_deliver
+    reason = f"NeverHandled: plan message delivered {max_deliver} times and never handled"
+    assert (done.stack_status, done.status_reason) == ("CREATE_FAILED", reason)
+    assert (letter.source, letter.stack_id, letter.reason) == ("planners", made.id, reason.split(": ", 1)[1])
+    assert isinstance(decode(letter.payload or b""), PlanRequest)
+    assert info.num_pending == 0 and info.num_ack_pending == 0  # gone from the work queue
