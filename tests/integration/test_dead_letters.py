@@ -8,8 +8,11 @@ event on its stack and one log line.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator
 
 import pytest
@@ -182,3 +185,57 @@ async def test_a_plan_request_never_settled_is_set_aside_at_max_deliver_and_fail
     assert (letter.source, letter.stack_id, letter.reason) == ("planners", made.id, reason.split(": ", 1)[1])
     assert isinstance(decode(letter.payload or b""), PlanRequest)
     assert info.num_pending == 0 and info.num_ack_pending == 0  # gone from the work queue
+
+
+async def _ember(env: dict[str, str], *args: str) -> tuple[int, str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("EMBER_")} | env
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "libs.cli", *args, env=full,
+                                                stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
+    return await proc.wait(), out.decode()
+
+
+async def test_an_operator_lists_dead_letters_and_replays_one(settings: Settings,
+                                                             ember_env: dict[str, str]) -> None:
+    async with open_runtime(settings, "api") as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="replayed",
+                                             stack_request=StackRequest(template=hot({})))
+        plan = PlanRequest(project="demo", stack_id=str(made.id), reason="check", action="CHECK",
+                           request_id="r1")
+        subject = api.names.plan("demo", str(made.id))
+        async with api.pool.acquire() as conn:
+            kept = await dead_letters.add(conn, source="plan-outbox", subject=subject, msg_id=plan.msg_id,
+                                          stack_id=made.id, reason="as if NATS had refused it",
+                                          payload=plan.to_bytes())
+            too_big = await dead_letters.add(conn, source="events-outbox", subject=subject, msg_id="big",
+                                             stack_id=None, reason="too large", payload=b"x" * (2 << 20))
+        status, listed = await _ember(ember_env, "dead-letters")
+        assert status == 0
+        assert _line(listed, kept).endswith(f"{subject}  {len(plan.to_bytes())} bytes  stack {made.id}")
+        assert f"{2 << 20} bytes" in _line(listed, too_big) and "as if NATS had refused it" in listed
+
+        got: list[bytes] = []
+
+        async def on_plan(msg: object) -> None:
+            got.append(msg.data)  # type: ignore[attr-defined]
+        sub = await api.bus.nc.subscribe(subject, cb=on_plan)
+        try:
+            status, said = await _ember(ember_env, "dead-letters", "replay", str(kept))
+            assert (status, said.strip()) == (0, f"replayed dead letter {kept} on {subject}")
+            async def arrived() -> list[bytes]:
+                return got
+            await eventually(arrived, timeout=10, what="the replayed request")
+        finally:
+            await sub.unsubscribe()
+        assert decode(got[0]) == plan
+        status, said = await _ember(ember_env, "dead-letters", "replay", str(too_big))
+        assert status == 1 and f"dead letter {too_big} was too large to keep" in said
+        status, listed = await _ember(ember_env, "dead-letters")
+        assert _line(listed, too_big) and not _line(listed, kept)
+        status, listed = await _ember(ember_env, "dead-letters", "--all")
+        assert "  replayed " in _line(listed, kept)
+
+
+def _line(listing: str, letter_id: int) -> str:
+    return next((line for line in listing.splitlines() if line.startswith(f"{letter_id}  ")), "")
