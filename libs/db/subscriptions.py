@@ -108,6 +108,19 @@ async def follow_environment(conn: Conn, stack_id: uuid.UUID, project: str, temp
             sub.source)
 
 
+async def follow_environments_not_followed(conn: Conn) -> int:
+    """Stacks whose environment declares ``event_sinks`` that are not yet their subscriptions (made
+    before sinks were committed with their environment): follow them now; how many stacks."""
+    rows = await conn.fetch(
+        "SELECT s.id, s.project, s.template_id FROM stacks s JOIN raw_templates t ON t.id = s.template_id"
+        " WHERE s.deleted_at IS NULL AND CASE WHEN json_typeof(t.environment -> 'event_sinks') = 'array'"
+        " THEN json_array_length(t.environment -> 'event_sinks') > 0 ELSE false END AND NOT EXISTS"
+        " (SELECT 1 FROM subscriptions u WHERE u.stack_id = s.id AND u.source = 'environment')")
+    for row in rows:
+        await follow_environment(conn, row["id"], row["project"], row["template_id"])
+    return len(rows)
+
+
 async def get(conn: Conn, project: str, sub_id: uuid.UUID) -> Subscription | None:
     row = await conn.fetchrow(f"SELECT {_SUB_COLUMNS} FROM subscriptions WHERE project = $1 AND id = $2",
                               project, sub_id)

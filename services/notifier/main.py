@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 from libs import lifecycle
 from libs.consuming import dead_letter_sink
+from libs.db import subscriptions
 from libs.messaging.consumer import Consumer
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.max_deliveries import watching
@@ -21,6 +22,8 @@ from services.notifier.outbox import publishing
 @contextlib.asynccontextmanager
 async def body(rt: Runtime) -> AsyncIterator[None]:
     wake = asyncio.Event()
+    async with rt.pool.acquire() as conn:
+        await subscriptions.follow_environments_not_followed(conn)
     intake = Intake(rt, wake)
     dispatch = Dispatch({Probe: rt.answer_probe, EventNotice: intake.handle, HookNotice: intake.handle})
     sink = dead_letter_sink(rt, stack_events=False)

@@ -237,3 +237,16 @@ async def test_event_sinks_get_every_notice_of_many_stacks_made_at_once(
                          timeout=60, what="every event of every stack at its sink")
     ids = [b["notice"]["id"] for b in got.bodies()]
     assert len(ids) == len(set(ids))  # and none twice
+
+
+async def test_a_notifier_starting_follows_sinks_of_stacks_made_before_they_were_committed(
+        running: tuple[Client, Runtime, Settings], receiver: tuple[Receiver, str]) -> None:
+    api, rt, settings = running
+    _, url = receiver
+    sink = {"type": "webhook", "target": url, "secret": "k", "kinds": ["event"]}
+    path = await _create(api, "older", hot({"a": {"type": "OS::Heat::None"}}), {"event_sinks": [sink]})
+    async with rt.pool.acquire() as conn:  # as a stack made by an Ember that made sinks lazily
+        await conn.execute("DELETE FROM subscriptions WHERE source = 'environment'")
+    async with notifier(settings), api.get(f"{path}/subscriptions") as r:
+        [sub] = (await r.json())["subscriptions"]
+    assert (sub["source"], sub["url"]) == ("environment", url)
