@@ -73,7 +73,7 @@ _TRANSIENT: Final = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionEr
 
 def is_transient(error: BaseException) -> bool:
     """Whether ``error`` is the database or NATS failing, which retrying outlasts."""
-    return isinstance(error, _TRANSIENT) and not isinstance(error, Undeliverable)
+    return isinstance(error, _TRANSIENT)
 
 
 def describe(error: BaseException) -> str:

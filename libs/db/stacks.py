@@ -45,6 +45,7 @@ class StackRow:
 async def insert(conn: Conn, *, stack_id: uuid.UUID, name: str, project: str, template_id: uuid.UUID,
                  disable_rollback: bool, timeout_mins: int | None, tags: list[str],
                  parent_id: uuid.UUID | None = None, nested_depth: int = 0) -> StackRow:
+    """A new stack at its first desired state, its ``event_sinks`` made its subscriptions."""
     row = await conn.fetchrow(
         f"INSERT INTO stacks (id, name, project, action, status, template_id, disable_rollback,"
         f" timeout_mins, tags, parent_id, nested_depth)"
@@ -75,7 +76,11 @@ async def by_name(conn: Conn, project: str, name: str) -> StackRow | None:
 
 async def set_desired(conn: Conn, stack_id: uuid.UUID, *, action: str, template_id: uuid.UUID | None,
                       reason: str = "", **fields: Any) -> None:
-    """Point the stack at a new desired state; the planner picks it up from here."""
+    """Point the stack at a new desired state; the planner picks it up from here.
+
+    The desired state's ``event_sinks`` become the stack's subscriptions in the caller's
+    transaction (as at :func:`insert`): they commit together, before any of its events.
+    """
     sets = ["action = $2", "status = 'IN_PROGRESS'", "status_reason = $3", "template_id = $4",
             "updated_at = now()"]
     args: list[Any] = [stack_id, action, reason, template_id]
