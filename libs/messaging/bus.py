@@ -21,6 +21,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Tracer
 
+from libs.errors import Undeliverable
 from libs.messaging.payloads import Payload
 from libs.messaging.subjects import ConsumerSpec, Names, StreamSpec
 from libs.telemetry import logs, propagation
@@ -146,7 +147,13 @@ class Bus:
             headers = propagation.inject({})
             if msg_id is not None:
                 headers["Nats-Msg-Id"] = msg_id
-            await self.js.publish(subject, payload.to_bytes(), headers=headers)
+            data = payload.to_bytes()
+            try:
+                await self.js.publish(subject, data, headers=headers)
+            except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError) as exc:
+                # The same bytes fail the same way on every try: the caller sets them aside.
+                raise Undeliverable(f"{payload.kind} message of {len(data)} bytes on {subject}:"
+                                    f" {exc} (limit {self.nc.max_payload} bytes)") from exc
 
     async def request_core(self, subject: str, data: bytes, timeout: float) -> Msg:
         """A core NATS request (no JetStream), traced."""

@@ -17,7 +17,9 @@ raises anything else                     ``nak(backoff)``, logged with its trace
 Giving up calls the handler's ``give_up`` with the error (the worker fails the
 resource, the planner the stack, each with the error as the reason) and acks;
 should that fail too, the message is tried again later. A consumer without one
-terminates the message.
+terminates the message. Either way the message is handed to ``dead_letter``
+(set aside with its reason, where an operator finds it), as is one no handler
+can read.
 
 Failures are counted per message (its stream sequence) in this process, not by
 JetStream's delivery count: a step that waits is redelivered many times without
@@ -109,13 +111,32 @@ Handler = Callable[[Payload, Delivery], Awaitable[None]]
 GiveUp = Callable[[Payload, BaseException], Awaitable[None]]
 
 
+@dataclasses.dataclass(frozen=True)
+class SetAside:
+    """A message the consumer will never handle: what it was, and why."""
+
+    durable: str
+    subject: str
+    data: bytes
+    payload: Payload | None
+    reason: str
+    # Whether the handler's give_up failed what the message was for (its owner has an event saying so).
+    owner_told: bool
+
+
+# Where set-aside messages go (a dead-letter row); it must not raise.
+DeadLetter = Callable[[SetAside], Awaitable[None]]
+
+
 class Consumer:
     def __init__(self, bus: Bus, spec: ConsumerSpec, handler: Handler, *, concurrency: int,
-                 logger_name: str, batch: int = 64, give_up: GiveUp | None = None) -> None:
+                 logger_name: str, batch: int = 64, give_up: GiveUp | None = None,
+                 dead_letter: DeadLetter | None = None) -> None:
         self._bus = bus
         self._spec = spec
         self._handler = handler
         self._give_up = give_up
+        self._dead_letter = dead_letter
         # Stream sequence -> how often its handler failed here (see the module's docstring).
         self._failures: collections.OrderedDict[int, int] = collections.OrderedDict()
         self._slots = asyncio.Semaphore(concurrency)
@@ -235,6 +256,11 @@ class Consumer:
                 if outcome.action == "give_up":
                     assert error is not None
                     outcome = await self._giving_up(payload, error, outcome)
+                    if outcome.action != "nak":
+                        await self._set_aside(msg, payload, outcome.reason,
+                                              owner_told=outcome.action == "ack")
+                elif isinstance(error, PayloadError):
+                    await self._set_aside(msg, None, outcome.reason, owner_told=False)
                 if outcome.action != "nak":
                     self._failures.pop(sequence, None)
                 await self._settle(msg, outcome)
@@ -279,6 +305,11 @@ class Consumer:
             self._log.warning("could not give up on a message yet: %s", describe(exc))
             return Outcome("nak", backoff(GIVE_UP_AFTER), outcome.reason)
         return Outcome("ack", reason=outcome.reason)
+
+    async def _set_aside(self, msg: Msg, payload: Payload | None, reason: str, *, owner_told: bool) -> None:
+        if self._dead_letter is not None:
+            await self._dead_letter(SetAside(self._spec.durable, msg.subject, msg.data, payload, reason,
+                                             owner_told))
 
     async def _settle(self, msg: Msg, outcome: Outcome) -> None:
         try:

@@ -125,6 +125,11 @@ class Names:
     def scale(self, project: str, stack_id: str, group: str) -> str:
         return f"{self.prefix}.scale.{_token(project)}.{_token(stack_id)}.{_token(group)}"
 
+    @staticmethod
+    def max_deliveries(spec: ConsumerSpec) -> str:
+        """JetStream's advisory that a message of this consumer reached its ``max_deliver``."""
+        return f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{spec.stream}.{spec.durable}"
+
     # Core NATS (no JetStream): live control requests answered by running processes.
     def control_ping(self, service: str) -> str:
         if service not in SERVICES:

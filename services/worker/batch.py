@@ -374,10 +374,15 @@ async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
     async with conn.transaction():
         for group in groups:
             await _finish_group(conn, group, results)
-            keys = [j.item.node for j in group.finish]
-            if not keys:
+        # Every traversal's nodes in one order, and stacks settled only after: every
+        # worker's transaction takes these rows' locks in the same order (no deadlock).
+        outcomes = await traversals.finish_many(conn, {g.trav.id: [j.item.node for j in g.finish]
+                                                       for g in groups})
+        ended: list[_Group] = []
+        for group in groups:
+            if group.trav.id not in outcomes:
                 continue
-            finished, now_ready, remaining = await traversals.finish_nodes(conn, group.trav.id, keys)
+            finished, now_ready, remaining = outcomes[group.trav.id]
             by = _releasers(group.finish, set(finished))
             stack_id, trav_id = str(group.stack.id), str(group.trav.id)
             ready.extend(Ready(stack_id, trav_id, node, by.get(node, group.finish[0].index))
@@ -386,8 +391,10 @@ async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
                 results[job.index] = None
                 released_by.append(job.index)
             if finished and remaining == 0:
-                with group.finish[-1].acting():
-                    await stack_end.complete(conn, group.stack, group.trav, group.want, registry)
+                ended.append(group)
+        for group in ended:
+            with group.finish[-1].acting():
+                await stack_end.complete(conn, group.stack, group.trav, group.want, registry)
 
 
 def _releasers(finish: list[_Job], finished: set[str]) -> dict[str, int]:
