@@ -22,10 +22,10 @@ from libs import operations
 from libs.db import Conn, resources, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import preview
+from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.validation import plugin_checks
 from libs.template import request
 from libs.template.environment import Environment
 from libs.template.registry import ResourceRegistry
@@ -62,16 +62,22 @@ Changes = dict[str, list[Entry]]
 
 async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_request: request.StackRequest,
                          registry: Registry, existing: bool = False, clear_parameters: Sequence[str] = (),
-                         show_nested: bool = False) -> Changes:
-    """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``."""
-    if existing:
-        stack_request = await operations.patched_request(pool, stack, stack_request, clear_parameters)
+                         show_nested: bool = False, evaluation: EvaluationPool = INLINE) -> Changes:
+    """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``.
+
+    The request is checked as an update is, in ``evaluation``'s processes under
+    their deadline; the comparison then loads what passed once more, here.
+    """
+    checking = operations.Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id),
+                                   builtin_types=registry.types(), registry=registry,
+                                   top=stack.parent_id is None)
+    checked = await evaluation.run(operations.checked_update, stack_request,
+                                   await operations.stored_of(pool, stack), checking, existing=existing,
+                                   clear_parameters=clear_parameters)
+    stack_request = request.StackRequest(template=checked.template, files=checked.files,
+                                         environment=checked.environment)
     loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
-                          project_id=stack.project, builtin_types=registry.types(),
-                          checks=plugin_checks(registry), updating=True)
-    await operations.check_immutable_parameters(pool, stack, loaded)
-    if stack.parent_id is None:
-        operations.check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
+                          project_id=stack.project, builtin_types=registry.types(), updating=True)
     how = nesting.Expansion(registry, stack.project)
     out: Changes = {key: [] for key in KEYS}
     async with pool.acquire() as conn:

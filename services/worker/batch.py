@@ -105,6 +105,8 @@ class _Group:
     failure: tuple[_Job, str] | None = None
     # The environments rows were made with, by template id (see rowkit.own_template).
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
+    # Resources whose properties are resolved in the evaluation pool (one item at a time).
+    heavy: frozenset[str] = frozenset()
 
     def own_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
         """The registry of the desired state ``row`` was made or last converged with."""
@@ -207,8 +209,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
         replaced = await resources.replacements(conn, update_ids, trav.id) if update_ids else {}
         live = [j for j in live if j.rid not in replaced
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
-        want = await ctx.cache.get(conn, stack, trav.template_id) if trav.template_id is not None else None
-        group = _Group(stack, trav, want, live)
+        entry = await ctx.cache.entry(conn, stack, trav.template_id) if trav.template_id is not None else None
+        group = _Group(stack, trav, entry.desired if entry else None, live,
+                       heavy=entry.heavy if entry else frozenset())
         # What a row is resolves through the environment it was made with.
         for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
             if template_id is not None:
@@ -272,6 +275,8 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     external_id: str | None = None
     if job.kind == "u" and in_template and trav.action in status.CONVERGING:
         assert want is not None and resolver is not None
+        if row.name in group.heavy:
+            return False  # resolved in the evaluation pool, on the one-item path
         new_type = want.definition.resources[row.name].type
         try:
             plugin = ctx.registry.implementing(new_type, resource_name=row.name,

@@ -7,28 +7,43 @@ the bound keeps a long-running worker's memory flat.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import uuid
 
 from libs.db import Conn, stacks, templates
 from libs.engine import desired
+from services.worker import evaluation
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    desired: desired.Desired
+    # What the evaluation pool loads it from, and the resources it resolves there.
+    source: evaluation.Source
+    heavy: frozenset[str]
 
 
 class DesiredCache:
     def __init__(self, size: int = 64) -> None:
         self._size = size
-        self._entries: collections.OrderedDict[tuple[uuid.UUID, uuid.UUID], desired.Desired] = (
+        self._entries: collections.OrderedDict[tuple[uuid.UUID, uuid.UUID], Entry] = (
             collections.OrderedDict())
 
     async def get(self, conn: Conn, stack: stacks.StackRow, template_id: uuid.UUID) -> desired.Desired:
+        return (await self.entry(conn, stack, template_id)).desired
+
+    async def entry(self, conn: Conn, stack: stacks.StackRow, template_id: uuid.UUID) -> Entry:
         key = (stack.id, template_id)
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
             return found
         raw = await templates.get(conn, template_id)
-        loaded = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
-                              stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
-        self._entries[key] = loaded
+        source = evaluation.Source(key=(str(stack.id), str(template_id)), template=raw.template,
+                                   files=raw.files, environment=raw.environment, facade=raw.facade,
+                                   stack_name=stack.name, project_id=stack.project)
+        loaded = source.load()
+        entry = self._entries[key] = Entry(loaded, source, evaluation.heavy_resources(loaded))
         while len(self._entries) > self._size:
             self._entries.popitem(last=False)
-        return loaded
+        return entry

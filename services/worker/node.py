@@ -33,7 +33,7 @@ from libs.template.attribute_store import AttributeFailed
 from libs.template.errors import TemplateError
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import children, rows, stack_end
+from services.worker import children, evaluation, rows, stack_end
 from services.worker.hook_gate import Gate
 
 if TYPE_CHECKING:
@@ -211,9 +211,15 @@ class Node:
         definition = self.want.definition
         required = definition.required(name)
         current = await resources.current_by_names(self.conn, self.stack_id, required)
-        data = StaticResourceData({n: r.reference for n, r in current.items()},
-                                  {n: r.attributes for n, r in current.items()})
-        resolved = StackResolver(definition, data).properties(name)
+        references = {n: r.reference for n, r in current.items()}
+        attributes = {n: r.attributes for n, r in current.items()}
+        assert self.trav.template_id is not None
+        entry = await self.s.cache.entry(self.conn, self.stack, self.trav.template_id)
+        if name in entry.heavy:
+            resolved = await self.s.evaluation.run(evaluation.properties, entry.source, name, references,
+                                                   attributes)
+        else:
+            resolved = StackResolver(definition, StaticResourceData(references, attributes)).properties(name)
         return dict(plugin.validate(resolved, resource_name=name))
 
     async def carry_out(self, row: resources.ResourceRow, decision: Decision,
@@ -442,7 +448,7 @@ class Node:
             async with self.conn.transaction():
                 child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
                                               row=row, short_id=rows.short_id(row.id), nest=request,
-                                              after_commit=staged)
+                                              after_commit=staged, evaluation=self.s.evaluation)
                 changes: dict[str, Any] = {}
                 if child_id is not None and row.physical_id != str(child_id):
                     changes["physical_id"] = str(child_id)

@@ -1,0 +1,239 @@
+"""Where CPU-heavy template evaluation runs: a few processes of our own, each job under a deadline.
+
+A yaql ``matches`` with a catastrophic regular expression, or a template that
+expands without end, would hold the event loop of the api or a worker for
+minutes, and every project with it: ``re`` keeps the GIL for the whole match,
+so a thread does not help. Such work goes to :meth:`EvaluationPool.run`: a pure
+function and its arguments are sent to an idle process, and a job that passes
+``timeout`` seconds has its process killed and replaced, and raises
+:class:`EvaluationTimeout` (Heat's ``RequestLimitExceeded``, a 400). A process
+that dies (a segmentation fault of a too-deep structure, the kernel's OOM
+killer) is replaced too, and its job raises :class:`EvaluationCrashed`.
+
+``concurrent.futures.ProcessPoolExecutor`` cannot do this: it never kills a
+task that overruns, and a dead process breaks the whole executor. With
+``processes=0`` the function runs inline, on the caller's loop, with no
+deadline (the simulator, and operators who want no processes).
+
+The processes fork from a ``forkserver`` (never from the service itself,
+whose threads and sockets a fork would copy), with the template language
+loaded once, so a replacement costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import multiprocessing
+import pickle
+import signal
+from collections.abc import AsyncIterator, Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any, ParamSpec, TypeVar
+
+from libs.telemetry import logs
+from libs.template.errors import RequestLimitExceeded, TemplateError
+
+log = logs.logger("evaluation")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# Imported by the forkserver once, so that each process it forks has them loaded.
+_PRELOAD = ["libs.template.request", "libs.template.functions.hot_yaql", "libs.resources.registry",
+            "libs.resources.validation"]
+
+
+class EvaluationTimeout(RequestLimitExceeded):
+    """A job ran past the pool's deadline; its process was killed."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"Template evaluation took longer than {seconds:g} seconds.")
+
+
+class EvaluationCrashed(TemplateError):
+    """The process died while evaluating (a crash of the interpreter, or the kernel killed it)."""
+
+    error_type = "StackValidationFailed"
+
+    def __init__(self) -> None:
+        super().__init__("The template could not be evaluated: its evaluation process died.")
+
+
+def _rebuilt(cls: type[BaseException], args: tuple[Any, ...], state: dict[str, Any]) -> BaseException:
+    # Not through __init__: many errors take other arguments than their ``args`` hold.
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
+
+class _Pickler(pickle.Pickler):
+    """Errors go across whole, whatever their constructor takes (plain pickling calls ``cls(*args)``)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, BaseException):
+            return _rebuilt, (type(obj), obj.args, dict(obj.__dict__))
+        return NotImplemented
+
+
+def _dumps(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    return buffer.getvalue()
+
+
+def _answer(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
+    try:
+        outcome: tuple[bool, Any] = (True, fn(*args, **kwargs))
+    except Exception as exc:
+        outcome = (False, exc)
+    try:
+        return _dumps(outcome)
+    except Exception as exc:  # an error or result that cannot cross: say what it was
+        return _dumps((False, TemplateError(f"{type(exc).__name__}: {exc}")))
+
+
+def _serve(conn: Connection) -> None:
+    """A pool process: one job at a time, until the service closes its end of the pipe."""
+    # Ctrl-C reaches the whole process group; the service decides when its processes end.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            fn, args, kwargs = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        conn.send_bytes(_answer(fn, args, kwargs))
+
+
+class _Process:
+    """One pool process and the service's end of its pipe."""
+
+    def __init__(self, context: multiprocessing.context.BaseContext) -> None:
+        ours, theirs = context.Pipe()
+        self.conn = ours
+        self.process: BaseProcess = context.Process(  # type: ignore[attr-defined]
+            target=_serve, args=(theirs,), name="ember-evaluation", daemon=True)
+        self.process.start()
+        theirs.close()
+
+    def stop(self) -> None:
+        self.conn.close()
+        self.process.kill()
+        self.process.join(5)
+
+
+def _stop_all(procs: set[_Process]) -> None:
+    for proc in procs:
+        proc.stop()
+
+
+class EvaluationPool:
+    """``processes`` processes that run pure functions, each job ended after ``timeout`` seconds."""
+
+    def __init__(self, processes: int, timeout: float) -> None:
+        self.processes = processes
+        self.timeout = timeout
+        self._context = multiprocessing.get_context("forkserver")
+        self._idle: asyncio.Queue[_Process] = asyncio.Queue()
+        self._all: set[_Process] = set()
+        self.replaced = 0  # processes killed and replaced (overruns and crashes)
+        self._closed = False
+
+    def closed(self) -> bool:
+        return self._closed
+
+    async def start(self) -> None:
+        if self.processes == 0:
+            return
+        self._context.set_forkserver_preload(_PRELOAD)
+        # The first start waits for the forkserver to load the template language: not on the loop.
+        started = await asyncio.to_thread(lambda: [_Process(self._context) for _ in range(self.processes)])
+        for proc in started:
+            self._all.add(proc)
+            self._idle.put_nowait(proc)
+
+    async def close(self) -> None:
+        self._closed = True
+        procs, self._all = self._all, set()
+        await asyncio.to_thread(_stop_all, procs)
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn(*args, **kwargs)`` in a pool process (``fn`` and its arguments must pickle)."""
+        if self.processes == 0:
+            return fn(*args, **kwargs)
+        payload = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        proc = await self._idle.get()
+        healthy = False
+        try:
+            answer = await self._exchange(proc, payload)
+            healthy = True
+        finally:
+            if healthy:
+                self._idle.put_nowait(proc)
+            else:
+                # Overran, died or was abandoned (the caller was cancelled): its state is unknown.
+                await self._replace(proc)
+        ok, value = pickle.loads(answer)
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    async def _exchange(self, proc: _Process, payload: bytes) -> bytes:
+        loop = asyncio.get_running_loop()
+        readable = loop.create_future()
+        fd = proc.conn.fileno()
+
+        def ready() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        loop.add_reader(fd, ready)
+        try:
+            try:
+                # The process is idle, reading: the send does not wait on it.
+                proc.conn.send_bytes(payload)
+            except OSError:
+                raise EvaluationCrashed() from None
+            try:
+                await asyncio.wait_for(readable, self.timeout)
+            except TimeoutError:
+                log.warning("an evaluation ran past %gs: its process is replaced", self.timeout)
+                raise EvaluationTimeout(self.timeout) from None
+        finally:
+            loop.remove_reader(fd)
+        try:
+            return proc.conn.recv_bytes()
+        except (EOFError, OSError):
+            log.error("an evaluation process died (exit code %s): it is replaced", proc.process.exitcode)
+            raise EvaluationCrashed() from None
+
+    async def _replace(self, proc: _Process) -> None:
+        self._all.discard(proc)
+        self.replaced += 1
+        await asyncio.to_thread(proc.stop)
+        if self.closed():
+            return
+        fresh = await asyncio.to_thread(_Process, self._context)
+        if self.closed():  # closed while the replacement started
+            await asyncio.to_thread(fresh.stop)
+            return
+        self._all.add(fresh)
+        self._idle.put_nowait(fresh)
+
+
+@contextlib.asynccontextmanager
+async def opened(processes: int, timeout: float) -> AsyncIterator[EvaluationPool]:
+    """A started pool, closed (its processes killed) on exit."""
+    pool = EvaluationPool(processes, timeout)
+    await pool.start()
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+# Evaluation on the caller's loop, for callers that have no pool (the simulator, scripts).
+INLINE = EvaluationPool(0, 0.0)

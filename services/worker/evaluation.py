@@ -1,0 +1,84 @@
+"""Which of a worker's evaluations go to its evaluation pool, and what runs there.
+
+Resolving a resource's properties is cheap for nearly every template, and a
+round trip to the pool would cost the 10^5-resource stacks more than the
+evaluation itself; but a few functions can run for minutes on a few bytes
+(yaql's ``matches`` with a catastrophic regular expression, ``repeat`` over
+long lists, ``str_replace`` of a long value). A resource whose definition
+calls one of them is resolved in the pool (:mod:`libs.evaluation_pool`),
+under its deadline; every other resource on the worker's loop, as before.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from libs.engine import desired
+from libs.template.resolution import StackResolver, StaticResourceData
+
+# Functions whose cost does not follow the size of the template that calls them.
+HEAVY_FUNCTIONS = frozenset({"yaql", "repeat", "str_replace", "str_replace_strict", "str_replace_vstrict",
+                             "Fn::Replace"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """What a desired state is loaded from: it crosses to the pool, which loads it once per process."""
+
+    key: tuple[str, str]  # (stack id, template id): a template id never changes what it names
+    template: Mapping[str, Any]
+    files: Mapping[str, str]
+    environment: Mapping[str, Any]
+    facade: Mapping[str, Any] | None
+    stack_name: str
+    project_id: str
+
+    def load(self) -> desired.Desired:
+        return desired.load(self.template, self.files, self.environment, stack_name=self.stack_name,
+                            stack_id=self.key[0], project_id=self.project_id, facade=self.facade)
+
+
+def _calls_heavy(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if any(k in HEAVY_FUNCTIONS for k in item):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def heavy_resources(want: desired.Desired) -> frozenset[str]:
+    """The resources whose definitions call a heavy function (resolved in the pool)."""
+    section = want.template.raw.get(want.template.dialect.resources)
+    if not isinstance(section, Mapping):
+        return frozenset()
+    return frozenset(name for name, snippet in section.items() if _calls_heavy(snippet))
+
+
+# The desired states a pool process loaded last (each process keeps its own).
+_LOADED: collections.OrderedDict[tuple[str, str], desired.Desired] = collections.OrderedDict()
+_LOADED_KEPT = 8
+
+
+def _loaded(source: Source) -> desired.Desired:
+    found = _LOADED.get(source.key)
+    if found is None:
+        found = _LOADED[source.key] = source.load()
+        while len(_LOADED) > _LOADED_KEPT:
+            _LOADED.popitem(last=False)
+    _LOADED.move_to_end(source.key)
+    return found
+
+
+def properties(source: Source, name: str, references: Mapping[str, Any],
+               attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """The resource's resolved properties over the given rows' data (in the pool)."""
+    data = StaticResourceData(dict(references), dict(attributes))
+    return dict(StackResolver(_loaded(source).definition, data).properties(name))
