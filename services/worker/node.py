@@ -23,6 +23,7 @@ from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.step import Decision, Refusal, attempted_action, decide, preempted_reason
 from libs.errors import Conflict, Permanent, Retry, is_transient
+from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
 from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
@@ -30,7 +31,7 @@ from libs.resources.nested import NestedStackType
 from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.attribute_store import AttributeFailed
-from libs.template.errors import TemplateError
+from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import children, evaluation, rows, stack_end
@@ -216,8 +217,12 @@ class Node:
         assert self.trav.template_id is not None
         entry = await self.s.cache.entry(self.conn, self.stack, self.trav.template_id)
         if name in entry.heavy:
-            resolved = await self.s.evaluation.run(evaluation.properties, entry.source, name, references,
-                                                   attributes)
+            try:
+                resolved = await self.s.evaluation.run(evaluation.properties, entry.source, name, references,
+                                                       attributes)
+            except (EvaluationTimeout, EvaluationCrashed) as exc:
+                # Not retried: the same evaluation would overrun again. The resource fails, naming it.
+                raise StackValidationFailed(str(exc), ("resources", name, "properties")) from None
         else:
             resolved = StackResolver(definition, StaticResourceData(references, attributes)).properties(name)
         return dict(plugin.validate(resolved, resource_name=name))
