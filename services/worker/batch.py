@@ -51,6 +51,7 @@ from services.worker import rows as rowkit
 from services.worker import stack_end
 from services.worker.arrival import Arrival, Ready, acting_for
 from services.worker.context import WorkerContext
+from services.worker.evaluation import OutputsOf
 
 
 class _Slow:
@@ -160,14 +161,15 @@ async def step_batch(ctx: WorkerContext, arrivals: list[Arrival]) -> BatchResult
             await _decide(ctx, conn, groups, results)
             await _start(conn, groups, results)
             await _run_steps(ctx, groups, results)
-            await _finish(conn, groups, results, ready, released_by, registry=ctx.registry)
+            await _finish(conn, groups, results, ready, released_by, registry=ctx.registry,
+                          resolve=ctx.outputs)
             for group in groups:
                 if group.failure is not None:
                     failed_by, reason = group.failure
                     current = group.stack.current_traversal == group.trav.id
                     with failed_by.acting():
                         await stack_end.fail(conn, ctx.bus, group.stack, group.trav, reason,
-                                             current=current, want=group.want)
+                                             current=current, want=group.want, resolve=ctx.outputs)
         finally:
             await locks.unlock_resources(conn, sorted(held))
     return BatchResult(results, ready, released_by)
@@ -375,7 +377,8 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
 
 
 async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
-                  ready: list[Ready], released_by: list[int], *, registry: Registry) -> None:
+                  ready: list[Ready], released_by: list[int], *, registry: Registry,
+                  resolve: OutputsOf) -> None:
     async with conn.transaction():
         for group in groups:
             await _finish_group(conn, group, results)
@@ -392,7 +395,8 @@ async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
                 released_by.append(job.index)
             if finished and remaining == 0:
                 with group.finish[-1].acting():
-                    await stack_end.complete(conn, group.stack, group.trav, group.want, registry)
+                    await stack_end.complete(conn, group.stack, group.trav, group.want, registry,
+                                             resolve=resolve)
 
 
 def _releasers(finish: list[_Job], finished: set[str]) -> dict[str, int]:

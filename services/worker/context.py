@@ -10,6 +10,7 @@ import asyncpg
 from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
+from services.worker import evaluation as routing
 from services.worker.desired_cache import DesiredCache
 
 
@@ -22,3 +23,7 @@ class WorkerContext:
     rng: random.Random
     # Where heavy evaluations run, under a deadline (services/worker/evaluation.py).
     evaluation: EvaluationPool = INLINE
+
+    @property
+    def outputs(self) -> routing.OutputsOf:
+        return routing.outputs_resolver(self.evaluation, self.cache)

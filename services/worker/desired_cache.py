@@ -21,6 +21,7 @@ class Entry:
     # What the evaluation pool loads it from, and the resources it resolves there.
     source: evaluation.Source
     heavy: frozenset[str]
+    heavy_outputs: frozenset[str]
 
 
 class DesiredCache:
@@ -28,6 +29,8 @@ class DesiredCache:
         self._size = size
         self._entries: collections.OrderedDict[tuple[uuid.UUID, uuid.UUID], Entry] = (
             collections.OrderedDict())
+        # The same entries by their desired state, for code that holds only that (a stack's end).
+        self._by_desired: dict[int, Entry] = {}
 
     async def get(self, conn: Conn, stack: stacks.StackRow, template_id: uuid.UUID) -> desired.Desired:
         return (await self.entry(conn, stack, template_id)).desired
@@ -43,7 +46,15 @@ class DesiredCache:
                                    files=raw.files, environment=raw.environment, facade=raw.facade,
                                    stack_name=stack.name, project_id=stack.project)
         loaded = source.load()
-        entry = self._entries[key] = Entry(loaded, source, evaluation.heavy_resources(loaded))
+        entry = self._entries[key] = Entry(loaded, source, evaluation.heavy_resources(loaded),
+                                           evaluation.heavy_outputs(loaded))
+        self._by_desired[id(loaded)] = entry
         while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+            _, gone = self._entries.popitem(last=False)
+            self._by_desired.pop(id(gone.desired), None)
         return entry
+
+    def entry_for(self, want: desired.Desired) -> Entry | None:
+        """The entry of a desired state this cache loaded (None if it has gone since)."""
+        found = self._by_desired.get(id(want))
+        return found if found is not None and found.desired is want else None

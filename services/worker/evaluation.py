@@ -13,11 +13,20 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from libs.engine import desired
+from libs.evaluation_pool import EvaluationCrashed, EvaluationPool, EvaluationTimeout
 from libs.template.resolution import StackResolver, StaticResourceData
+
+if TYPE_CHECKING:
+    from services.worker.desired_cache import DesiredCache
+
+# The current rows a stack's outputs read: name -> (reference, attributes).
+Current = Mapping[str, tuple[Any, Mapping[str, Any]]]
+# How a worker resolves a stack's outputs (inline, or the heavy ones in its pool).
+OutputsOf = Callable[[desired.Desired, Current], Awaitable[list[dict[str, Any]]]]
 
 # Functions whose cost does not follow the size of the template that calls them.
 HEAVY_FUNCTIONS = frozenset({"yaql", "repeat", "str_replace", "str_replace_strict", "str_replace_vstrict",
@@ -54,12 +63,21 @@ def _calls_heavy(value: Any) -> bool:
     return False
 
 
-def heavy_resources(want: desired.Desired) -> frozenset[str]:
-    """The resources whose definitions call a heavy function (resolved in the pool)."""
-    section = want.template.raw.get(want.template.dialect.resources)
+def _heavy(want: desired.Desired, section_name: str | None) -> frozenset[str]:
+    section = want.template.raw.get(section_name) if section_name else None
     if not isinstance(section, Mapping):
         return frozenset()
     return frozenset(name for name, snippet in section.items() if _calls_heavy(snippet))
+
+
+def heavy_resources(want: desired.Desired) -> frozenset[str]:
+    """The resources whose definitions call a heavy function (resolved in the pool)."""
+    return _heavy(want, want.template.dialect.resources)
+
+
+def heavy_outputs(want: desired.Desired) -> frozenset[str]:
+    """The outputs that call a heavy function (resolved in the pool)."""
+    return _heavy(want, want.template.dialect.outputs)
 
 
 # The desired states a pool process loaded last (each process keeps its own).
@@ -82,3 +100,42 @@ def properties(source: Source, name: str, references: Mapping[str, Any],
     """The resource's resolved properties over the given rows' data (in the pool)."""
     data = StaticResourceData(dict(references), dict(attributes))
     return dict(StackResolver(_loaded(source).definition, data).properties(name))
+
+
+def _data(current: Current) -> StaticResourceData:
+    return StaticResourceData({n: ref for n, (ref, _) in current.items()},
+                              {n: dict(attrs) for n, (_, attrs) in current.items()})
+
+
+def output(source: Source, name: str, current: Current) -> dict[str, Any]:
+    """One output in the API's shape over the current rows (in the pool)."""
+    return StackResolver(_loaded(source).definition, _data(current)).output(name)
+
+
+async def inline_outputs(want: desired.Desired, current: Current) -> list[dict[str, Any]]:
+    return desired.outputs_over(want.definition, current)
+
+
+def outputs_resolver(pool: EvaluationPool, cache: DesiredCache) -> OutputsOf:
+    """Outputs resolved on the loop, but those that call a heavy function in ``pool``."""
+
+    async def resolve(want: desired.Desired, current: Current) -> list[dict[str, Any]]:
+        entry = cache.entry_for(want)
+        if entry is None or not entry.heavy_outputs:
+            return desired.outputs_over(want.definition, current)
+        resolver = StackResolver(want.definition, _data(current))
+        shown = []
+        for name in want.definition.outputs:
+            if name not in entry.heavy_outputs:
+                shown.append(resolver.output(name))
+                continue
+            try:
+                shown.append(await pool.run(output, entry.source, name, current))
+            except (EvaluationTimeout, EvaluationCrashed) as exc:
+                # As any output that fails: the others are still shown.
+                described = want.definition.outputs[name].description
+                shown.append({"output_key": name, "output_value": None, "output_error": str(exc),
+                              "description": "No description given" if described is None else str(described)})
+        return shown
+
+    return resolve

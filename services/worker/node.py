@@ -556,11 +556,12 @@ class Node:
 
     # ---- the stack's end ----------------------------------------------------
     async def complete_stack(self) -> None:
-        await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry)
+        await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry,
+                                 resolve=self.s.ctx.outputs)
 
     async def fail_stack(self, reason: str) -> None:
         await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current,
-                             want=self.want)
+                             want=self.want, resolve=self.s.ctx.outputs)
 
     async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
         """An update Heat refuses: the resource keeps its state, at most an event says why."""

@@ -127,3 +127,22 @@ async def settled_source(api: Runtime, stack_id: uuid.UUID) -> None:
         return True if "source" in rows and rows["source"].status == "COMPLETE" else None
 
     await eventually(made, timeout=10)
+
+
+async def test_an_output_that_overruns_is_an_output_error_and_the_stack_completes(
+        budgeted: Settings) -> None:
+    template = hot({"source": {"type": "OS::Heat::Value", "properties": {"value": HOSTILE}}}, outputs={
+        "hostile": {"value": {"yaql": {"expression": MATCHES,
+                                       "data": {"a": {"get_attr": ["source", "value"]}}}}},
+        "plain": {"value": {"str_replace": {"template": "got $v", "params": {
+            "$v": {"get_attr": ["source", "value"]}}}}},
+    })
+    async with engine(budgeted) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="attacker", name="outputs",
+                                             stack_request=StackRequest(template=template))
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=10 * BUDGET)
+    assert done.outputs == [
+        {"output_key": "hostile", "description": "No description given", "output_value": None,
+         "output_error": "Request limit exceeded: Template evaluation took longer than 1 seconds."},
+        {"output_key": "plain", "description": "No description given", "output_value": f"got {HOSTILE}"},
+    ]
