@@ -26,7 +26,7 @@ from services.api.http import (
     query_marker,
     query_sort_desc,
 )
-from services.api.keys import REGISTRY, RUNTIME
+from services.api.keys import EVALUATION, REGISTRY, RUNTIME
 
 RESOURCE_FILTERS = {"type": "type", "status": "status", "name": "name", "action": "action",
                     "id": "id", "physical_resource_id": "physical_id"}
@@ -131,6 +131,7 @@ async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
     if group is None:
         raise NotFound("Resource", str(props.get("auto_scaling_group_id")))
     await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group,
+                        evaluation=request.app[EVALUATION],
                         change=scaling.Adjustment(
                             adjustment_type=str(props["adjustment_type"]),
                             adjustment=float(props["scaling_adjustment"]),
