@@ -27,6 +27,7 @@ import contextlib
 import io
 import multiprocessing
 import pickle
+import resource
 import signal
 from collections.abc import AsyncIterator, Callable
 from multiprocessing.connection import Connection
@@ -51,6 +52,13 @@ class EvaluationTimeout(RequestLimitExceeded):
 
     def __init__(self, seconds: float) -> None:
         super().__init__(f"Template evaluation took longer than {seconds:g} seconds.")
+
+
+class EvaluationTooLarge(RequestLimitExceeded):
+    """A job needed more memory than a pool process may have."""
+
+    def __init__(self, megabytes: int) -> None:
+        super().__init__(f"Template evaluation needed more than {megabytes} MB of memory.")
 
 
 class EvaluationCrashed(TemplateError):
@@ -85,9 +93,11 @@ def _dumps(value: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _answer(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bytes:
+def _answer(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], megabytes: int) -> bytes:
     try:
         outcome: tuple[bool, Any] = (True, fn(*args, **kwargs))
+    except MemoryError:
+        outcome = (False, EvaluationTooLarge(megabytes))
     except Exception as exc:
         outcome = (False, exc)
     try:
@@ -96,26 +106,30 @@ def _answer(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         return _dumps((False, TemplateError(f"{type(exc).__name__}: {exc}")))
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, megabytes: int) -> None:
     """A pool process: one job at a time, until the service closes its end of the pipe."""
     # Ctrl-C reaches the whole process group; the service decides when its processes end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if megabytes:
+        # A template that expands without end gets a MemoryError here, not the host's OOM killer.
+        limit = megabytes * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     while True:
         try:
             fn, args, kwargs = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return
-        conn.send_bytes(_answer(fn, args, kwargs))
+        conn.send_bytes(_answer(fn, args, kwargs, megabytes))
 
 
 class _Process:
     """One pool process and the service's end of its pipe."""
 
-    def __init__(self, context: multiprocessing.context.BaseContext) -> None:
+    def __init__(self, context: multiprocessing.context.BaseContext, megabytes: int) -> None:
         ours, theirs = context.Pipe()
         self.conn = ours
         self.process: BaseProcess = context.Process(  # type: ignore[attr-defined]
-            target=_serve, args=(theirs,), name="ember-evaluation", daemon=True)
+            target=_serve, args=(theirs, megabytes), name="ember-evaluation", daemon=True)
         self.process.start()
         theirs.close()
 
@@ -131,11 +145,15 @@ def _stop_all(procs: set[_Process]) -> None:
 
 
 class EvaluationPool:
-    """``processes`` processes that run pure functions, each job ended after ``timeout`` seconds."""
+    """``processes`` processes that run pure functions, each job ended after ``timeout`` seconds.
 
-    def __init__(self, processes: int, timeout: float) -> None:
+    Each process may use ``megabytes`` of address space (0: no limit).
+    """
+
+    def __init__(self, processes: int, timeout: float, megabytes: int = 0) -> None:
         self.processes = processes
         self.timeout = timeout
+        self.megabytes = megabytes
         self._context = multiprocessing.get_context("forkserver")
         self._idle: asyncio.Queue[_Process] = asyncio.Queue()
         self._all: set[_Process] = set()
@@ -150,10 +168,13 @@ class EvaluationPool:
             return
         self._context.set_forkserver_preload(_PRELOAD)
         # The first start waits for the forkserver to load the template language: not on the loop.
-        started = await asyncio.to_thread(lambda: [_Process(self._context) for _ in range(self.processes)])
+        started = await asyncio.to_thread(lambda: [self._new() for _ in range(self.processes)])
         for proc in started:
             self._all.add(proc)
             self._idle.put_nowait(proc)
+
+    def _new(self) -> _Process:
+        return _Process(self._context, self.megabytes)
 
     async def close(self) -> None:
         self._closed = True
@@ -216,7 +237,7 @@ class EvaluationPool:
         await asyncio.to_thread(proc.stop)
         if self.closed():
             return
-        fresh = await asyncio.to_thread(_Process, self._context)
+        fresh = await asyncio.to_thread(self._new)
         if self.closed():  # closed while the replacement started
             await asyncio.to_thread(fresh.stop)
             return
@@ -225,9 +246,9 @@ class EvaluationPool:
 
 
 @contextlib.asynccontextmanager
-async def opened(processes: int, timeout: float) -> AsyncIterator[EvaluationPool]:
+async def opened(processes: int, timeout: float, megabytes: int = 0) -> AsyncIterator[EvaluationPool]:
     """A started pool, closed (its processes killed) on exit."""
-    pool = EvaluationPool(processes, timeout)
+    pool = EvaluationPool(processes, timeout, megabytes)
     await pool.start()
     try:
         yield pool

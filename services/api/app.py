@@ -42,7 +42,8 @@ async def _runtime_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def _evaluation_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
-    async with evaluation_pool.opened(settings.evaluation_processes, settings.evaluation_timeout) as pool:
+    async with evaluation_pool.opened(settings.evaluation_processes, settings.evaluation_timeout,
+                                      settings.evaluation_memory_mb) as pool:
         app[EVALUATION] = pool
         yield
 

@@ -73,6 +73,29 @@ async def test_validate_of_a_catastrophic_regex_answers_400_and_the_api_stays_fr
         "Request limit exceeded: Template evaluation took longer than 1 seconds.")
 
 
+def _laughs(depth: int) -> str:
+    """A "billion laughs": each alias level multiplies the parsed value by 9 (a few hundred bytes)."""
+    lines = ["heat_template_version: 2016-10-14", "parameters:", "  p:", "    type: json",
+             '    default: {l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"      , l{i}: &l{i} [{','.join([f'*l{i - 1}'] * 9)}]" for i in range(1, depth + 1)]
+    lines[-1] += "}"
+    return "\n".join([*lines, "outputs:", "  o:", "    value: {get_param: p}", ""])
+
+
+def _repeat() -> dict[str, Any]:
+    items = [str(i) for i in range(200)]
+    return hot({"r": {"type": "OS::Heat::Value", "properties": {"value": {"repeat": {
+        "for_each": {"%a": items, "%b": items, "%c": items}, "template": "%a%b%c"}}}}})
+
+
+@pytest.mark.parametrize("template", [_laughs(9), _repeat()], ids=["billion-laughs", "repeat"])
+async def test_other_hostile_templates_answer_400_and_the_api_stays_free(api: Client, template: Any
+                                                                         ) -> None:
+    fault = await _while_hostile(api, "POST", "/v1/attacker/validate", {"template": template})
+    # Whichever budget ends it first (time, memory, or the template language's own), Heat's fault shape.
+    assert fault["code"] == 400 and fault["error"]["message"]
+
+
 async def test_a_stack_create_with_a_catastrophic_regex_is_refused_and_never_stored(api: Client) -> None:
     template = hot({"r": {"type": "OS::Heat::Value", "properties": {"value": _hostile_value()}}})
     body = {"stack_name": "hostile", "template": template}

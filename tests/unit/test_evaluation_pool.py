@@ -11,7 +11,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from libs.evaluation_pool import EvaluationCrashed, EvaluationPool, EvaluationTimeout, opened
+from libs.evaluation_pool import (
+    EvaluationCrashed,
+    EvaluationPool,
+    EvaluationTimeout,
+    EvaluationTooLarge,
+    opened,
+)
 from libs.template.errors import StackValidationFailed
 
 TIMEOUT = 0.5
@@ -115,3 +121,24 @@ async def test_closing_ends_the_processes() -> None:
 async def test_no_processes_means_inline() -> None:
     async with opened(0, TIMEOUT) as pool:
         assert await pool.run(pid) == os.getpid()
+
+
+def hog(megabytes: int) -> int:
+    return len(bytearray(megabytes * 2**20))
+
+
+def address_space_mb() -> int:
+    with open("/proc/self/status") as status:
+        line = next(x for x in status if x.startswith("VmSize:"))
+    return int(line.split()[1]) // 1024
+
+
+async def test_a_job_past_the_memory_cap_is_refused_and_the_process_goes_on() -> None:
+    async with opened(1, 10 * TIMEOUT, megabytes=512) as pool:
+        assert await pool.run(address_space_mb) < 512
+        with pytest.raises(EvaluationTooLarge) as caught:
+            await pool.run(hog, 1024)
+        assert str(caught.value) == ("Request limit exceeded: Template evaluation needed more than 512 MB"
+                                     " of memory.")
+        assert await pool.run(hog, 16) == 16 * 2**20
+        assert pool.replaced == 0
