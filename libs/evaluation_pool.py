@@ -29,6 +29,7 @@ import multiprocessing
 import pickle
 import resource
 import signal
+import sys
 from collections.abc import AsyncIterator, Callable
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -87,9 +88,21 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
+# Pickling recurses twice per level of nesting, and a JSON body may nest 1,024 deep (orjson's
+# limit): deep enough for that, shallow enough for the C stack.
+_PICKLE_RECURSION = 4000
+
+
 def _dumps(value: Any) -> bytes:
     buffer = io.BytesIO()
-    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, _PICKLE_RECURSION))
+    try:
+        _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    except RecursionError:
+        raise RequestLimitExceeded("The template is nested too deeply to evaluate.") from None
+    finally:
+        sys.setrecursionlimit(limit)
     return buffer.getvalue()
 
 
@@ -185,7 +198,7 @@ class EvaluationPool:
         """``fn(*args, **kwargs)`` in a pool process (``fn`` and its arguments must pickle)."""
         if self.processes == 0:
             return fn(*args, **kwargs)
-        payload = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        payload = _dumps((fn, args, kwargs))
         proc = await self._idle.get()
         healthy = False
         try:
