@@ -169,3 +169,21 @@ async def test_an_output_that_overruns_is_an_output_error_and_the_stack_complete
          "output_error": "Request limit exceeded: Template evaluation took longer than 2 seconds."},
         {"output_key": "plain", "description": "No description given", "output_value": f"got {HOSTILE}"},
     ]
+
+
+async def test_an_update_preview_that_overruns_over_live_attributes_answers_400(
+        budgeted: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
+    # The check of the new template cannot meet the hostile value; the comparison with the live
+    # resources does, as it resolves the new properties over their attributes.
+    source = {"source": {"type": "OS::Heat::Value", "properties": {"value": HOSTILE}}}
+    async with engine(budgeted) as runtime:
+        api = await aiohttp_client(make_app(budgeted))
+        made = await api.post("/v1/attacker/stacks", json={"stack_name": "live", "template": hot(source)})
+        assert made.status == 201
+        stack_id = uuid.UUID((await made.json())["stack"]["id"])
+        await settled(runtime.pool, stack_id, status="CREATE_COMPLETE", timeout=10 * BUDGET)
+        updated = hot({**source, "victim": {"type": "OS::Heat::Value", "properties": {"value": {"yaql": {
+            "expression": MATCHES, "data": {"a": {"get_attr": ["source", "value"]}}}}}}})
+        fault = await _while_hostile(api, "PUT", f"/v1/attacker/stacks/live/{stack_id}/preview",
+                                     {"template": updated})
+    assert fault["error"]["type"] == "RequestLimitExceeded"
