@@ -18,10 +18,11 @@ from services.worker import evaluation
 @dataclasses.dataclass(frozen=True)
 class Entry:
     desired: desired.Desired
-    # What the evaluation pool loads it from, and the resources it resolves there.
-    source: evaluation.Source
+    # The resources and outputs resolved in the evaluation pool, and what the pool loads them from
+    # (None when there are none: most templates never cross).
     heavy: frozenset[str]
     heavy_outputs: frozenset[str]
+    source: evaluation.Source | None
 
 
 class DesiredCache:
@@ -42,12 +43,12 @@ class DesiredCache:
             self._entries.move_to_end(key)
             return found
         raw = await templates.get(conn, template_id)
-        source = evaluation.Source(key=(str(stack.id), str(template_id)), template=raw.template,
-                                   files=raw.files, environment=raw.environment, facade=raw.facade,
-                                   stack_name=stack.name, project_id=stack.project)
-        loaded = source.load()
-        entry = self._entries[key] = Entry(loaded, source, evaluation.heavy_resources(loaded),
-                                           evaluation.heavy_outputs(loaded))
+        loaded = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
+                              stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
+        heavy, heavy_outputs = evaluation.heavy_resources(loaded), evaluation.heavy_outputs(loaded)
+        source = evaluation.Source.of((str(stack.id), str(template_id)), raw, stack_name=stack.name,
+                                      project_id=stack.project) if heavy or heavy_outputs else None
+        entry = self._entries[key] = Entry(loaded, heavy, heavy_outputs, source)
         self._by_desired[id(loaded)] = entry
         while len(self._entries) > self._size:
             _, gone = self._entries.popitem(last=False)

@@ -4,8 +4,8 @@ Resolving a resource's properties is cheap for nearly every template, and a
 round trip to the pool would cost the 10^5-resource stacks more than the
 evaluation itself; but a few functions can run for minutes on a few bytes
 (yaql's ``matches`` with a catastrophic regular expression, ``repeat`` over
-long lists, ``str_replace`` of a long value). A resource whose definition
-calls one of them is resolved in the pool (:mod:`libs.evaluation_pool`),
+long lists). A resource or output whose definition calls one of them is
+resolved in the pool (:mod:`libs.evaluation_pool`),
 under its deadline; every other resource on the worker's loop, as before.
 """
 
@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import pickle
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from libs.db import templates
 from libs.engine import desired
 from libs.evaluation_pool import EvaluationCrashed, EvaluationPool, EvaluationTimeout
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -28,26 +30,32 @@ Current = Mapping[str, tuple[Any, Mapping[str, Any]]]
 # How a worker resolves a stack's outputs (inline, or the heavy ones in its pool).
 OutputsOf = Callable[[desired.Desired, Current], Awaitable[list[dict[str, Any]]]]
 
-# Functions whose cost does not follow the size of the template that calls them.
-HEAVY_FUNCTIONS = frozenset({"yaql", "repeat", "str_replace", "str_replace_strict", "str_replace_vstrict",
-                             "Fn::Replace"})
+# Functions whose time does not follow the size of the template that calls them. (``str_replace``
+# and the like can make huge values, but quickly: size budgets end those. Sending them here would
+# cost a common template 0.3 ms a resource instead of 0.03.)
+HEAVY_FUNCTIONS = frozenset({"yaql", "repeat"})
 
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """What a desired state is loaded from: it crosses to the pool, which loads it once per process."""
+    """What a desired state is loaded from: it crosses to the pool, which loads it once per process.
+
+    Pickled once, when the worker first loads it: each job then carries these
+    bytes, and a pool process that has the state loaded does not even read them.
+    """
 
     key: tuple[str, str]  # (stack id, template id): a template id never changes what it names
-    template: Mapping[str, Any]
-    files: Mapping[str, str]
-    environment: Mapping[str, Any]
-    facade: Mapping[str, Any] | None
-    stack_name: str
-    project_id: str
+    packed: bytes
+
+    @classmethod
+    def of(cls, key: tuple[str, str], raw: templates.RawTemplate, *, stack_name: str, project_id: str
+           ) -> Source:
+        return cls(key, pickle.dumps((raw, stack_name, project_id), protocol=pickle.HIGHEST_PROTOCOL))
 
     def load(self) -> desired.Desired:
-        return desired.load(self.template, self.files, self.environment, stack_name=self.stack_name,
-                            stack_id=self.key[0], project_id=self.project_id, facade=self.facade)
+        raw, stack_name, project_id = pickle.loads(self.packed)
+        return desired.load(raw.template, raw.files, raw.environment, stack_name=stack_name,
+                            stack_id=self.key[0], project_id=project_id, facade=raw.facade)
 
 
 def _calls_heavy(value: Any) -> bool:
@@ -121,7 +129,7 @@ def outputs_resolver(pool: EvaluationPool, cache: DesiredCache) -> OutputsOf:
 
     async def resolve(want: desired.Desired, current: Current) -> list[dict[str, Any]]:
         entry = cache.entry_for(want)
-        if entry is None or not entry.heavy_outputs:
+        if entry is None or entry.source is None or not entry.heavy_outputs:
             return desired.outputs_over(want.definition, current)
         resolver = StackResolver(want.definition, _data(current))
         shown = []

@@ -216,7 +216,7 @@ class Node:
         attributes = {n: r.attributes for n, r in current.items()}
         assert self.trav.template_id is not None
         entry = await self.s.cache.entry(self.conn, self.stack, self.trav.template_id)
-        if name in entry.heavy:
+        if name in entry.heavy and entry.source is not None:
             try:
                 resolved = await self.s.evaluation.run(evaluation.properties, entry.source, name, references,
                                                        attributes)
