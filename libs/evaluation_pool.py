@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import io
 import multiprocessing
 import pickle
@@ -33,7 +34,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from libs.telemetry import logs
 from libs.template.errors import RequestLimitExceeded, TemplateError
@@ -46,6 +47,12 @@ T = TypeVar("T")
 # Imported by the forkserver once, so that each process it forks has them loaded.
 _PRELOAD = ["libs.template.request", "libs.template.functions.hot_yaql", "libs.resources.registry",
             "libs.resources.validation"]
+
+
+class Evaluator(Protocol):
+    """Runs a pure function somewhere (a pool, a project's share of one, inline) and answers."""
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T: ...
 
 
 class EvaluationTimeout(RequestLimitExceeded):
@@ -172,6 +179,10 @@ class EvaluationPool:
         self._all: set[_Process] = set()
         self.replaced = 0  # processes killed and replaced (overruns and crashes)
         self._closed = False
+        # One owner (a project) may hold all processes but one: another project's job always
+        # finds one free within a deadline, however many hostile jobs the first one sends.
+        self._per_owner = max(1, processes - 1)
+        self._owners: dict[str, _Share] = {}
 
     def closed(self) -> bool:
         return self._closed
@@ -193,6 +204,23 @@ class EvaluationPool:
         self._closed = True
         procs, self._all = self._all, set()
         await asyncio.to_thread(_stop_all, procs)
+
+    def on_behalf_of(self, owner: str) -> Evaluator:
+        """This pool as ``owner`` uses it: at most all processes but one at a time."""
+        return _Owned(self, owner)
+
+    async def run_as(self, owner: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        share = self._owners.get(owner)
+        if share is None:
+            share = self._owners[owner] = _Share(asyncio.Semaphore(self._per_owner))
+        share.users += 1
+        try:
+            async with share.semaphore:
+                return await self.run(fn, *args, **kwargs)
+        finally:
+            share.users -= 1
+            if share.users == 0:
+                del self._owners[owner]
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)`` in a pool process (``fn`` and its arguments must pickle)."""
@@ -256,6 +284,21 @@ class EvaluationPool:
             return
         self._all.add(fresh)
         self._idle.put_nowait(fresh)
+
+
+@dataclasses.dataclass
+class _Share:
+    semaphore: asyncio.Semaphore
+    users: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Owned:
+    pool: EvaluationPool
+    owner: str
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self.pool.run_as(self.owner, fn, *args, **kwargs)
 
 
 @contextlib.asynccontextmanager

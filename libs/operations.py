@@ -18,7 +18,7 @@ from libs import plan_requests
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
-from libs.evaluation_pool import INLINE, EvaluationPool
+from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.resources import nesting
@@ -71,7 +71,7 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        adopt_data: Mapping[str, Any] | None = None,
                        facade: Mapping[str, Any] | None = None,
                        after_commit: list[PlanRequest] | None = None,
-                       evaluation: EvaluationPool = INLINE) -> stacks.StackRow:
+                       evaluation: Evaluator = INLINE) -> stacks.StackRow:
     """A new stack (``parent``: the stack it is nested in, one level deeper).
 
     With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
@@ -199,7 +199,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
                        cancel_running: bool = False, after_commit: list[PlanRequest] | None = None,
-                       evaluation: EvaluationPool = INLINE) -> None:
+                       evaluation: Evaluator = INLINE) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with

@@ -22,7 +22,7 @@ from libs import operations
 from libs.db import Conn, resources, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import preview
-from libs.evaluation_pool import INLINE, EvaluationPool
+from libs.evaluation_pool import INLINE, Evaluator
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
@@ -62,7 +62,7 @@ Changes = dict[str, list[Entry]]
 
 async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_request: request.StackRequest,
                          registry: Registry, existing: bool = False, clear_parameters: Sequence[str] = (),
-                         show_nested: bool = False, evaluation: EvaluationPool = INLINE) -> Changes:
+                         show_nested: bool = False, evaluation: Evaluator = INLINE) -> Changes:
     """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``.
 
     What is stored is read first (:class:`Stored`); the request is then checked

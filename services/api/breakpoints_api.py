@@ -26,8 +26,8 @@ from libs.resources.registry import Registry
 from libs.template.registry import HOOK_TYPES
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.api import lookup
-from services.api.http import BadRequest, NotFound, json_body, json_response
-from services.api.keys import EVALUATION, REGISTRY, RUNTIME
+from services.api.http import BadRequest, NotFound, evaluation, json_body, json_response
+from services.api.keys import REGISTRY, RUNTIME
 
 DEFAULT_HOOKS = ("pre-create", "pre-update", "pre-delete")
 
@@ -144,12 +144,12 @@ async def pending(request: web.Request, stack: stacks.StackRow, row: resources.R
         about_to_apply = at.action in ("CREATE", "UPDATE") and (at.hook.startswith("pre-") or ":" in at.hook)
         if about_to_apply and stack.template_id is not None:
             raw = await templates.get(conn, stack.template_id)
-            evaluation = request.app[EVALUATION]
-            required = await evaluation.run(_required, raw, stack, row.name)
+            evaluator = evaluation(request)
+            required = await evaluator.run(_required, raw, stack, row.name)
             if required is not None:
                 current = await resources.current_by_names(conn, stack.id, required)
                 try:
-                    properties = await evaluation.run(
+                    properties = await evaluator.run(
                         _about_to_apply, raw, stack, row.name, request.app[REGISTRY],
                         references={n: r.reference for n, r in current.items()},
                         attributes={n: r.attributes for n, r in current.items()})

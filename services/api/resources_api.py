@@ -16,6 +16,7 @@ from services.api import breakpoints_api, hook_clearing, lookup, views
 from services.api.http import (
     BadRequest,
     NotFound,
+    evaluation,
     json_body,
     json_response,
     json_value,
@@ -26,7 +27,7 @@ from services.api.http import (
     query_marker,
     query_sort_desc,
 )
-from services.api.keys import EVALUATION, REGISTRY, RUNTIME
+from services.api.keys import REGISTRY, RUNTIME
 
 RESOURCE_FILTERS = {"type": "type", "status": "status", "name": "name", "action": "action",
                     "id": "id", "physical_resource_id": "physical_id"}
@@ -131,7 +132,7 @@ async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
     if group is None:
         raise NotFound("Resource", str(props.get("auto_scaling_group_id")))
     await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group,
-                        evaluation=request.app[EVALUATION],
+                        evaluation=evaluation(request),
                         change=scaling.Adjustment(
                             adjustment_type=str(props["adjustment_type"]),
                             adjustment=float(props["scaling_adjustment"]),

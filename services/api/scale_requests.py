@@ -44,7 +44,7 @@ async def _answer(app: web.Application, msg: Msg) -> ScaleReply:
     change = (scaling.Adjustment("exact_capacity", float(request.capacity)) if request.capacity is not None
               else scaling.Adjustment("change_in_capacity", float(request.adjust or 0)))
     capacity = await scaling.scale(rt.pool, rt.bus, app[REGISTRY], stack, group=group, change=change,
-                                   evaluation=app[EVALUATION])
+                                   evaluation=app[EVALUATION].on_behalf_of(project))
     return ScaleReply(capacity=capacity)
 
 

@@ -36,6 +36,7 @@ from services.api.http import (
     BadRequest,
     Forbidden,
     NotFound,
+    evaluation,
     json_body,
     json_response,
     parse_bool,
@@ -44,7 +45,7 @@ from services.api.http import (
     query_marker,
     query_sort_desc,
 )
-from services.api.keys import EVALUATION, REGISTRY, RUNTIME, SETTINGS
+from services.api.keys import REGISTRY, RUNTIME, SETTINGS
 
 PREFIX = "/v1/{project_id}"
 LIST_PARAMS = frozenset({"limit", "marker", "sort_keys", "sort_dir", "show_deleted", "show_nested",
@@ -123,14 +124,14 @@ async def create(request: web.Request) -> web.Response:
         # Heat adopts with the abandoned stack's own template and environment unless given.
         body = {"template": adopt.get("template"), "environment": adopt.get("environment"),
                 "files": adopt.get("files") or {}, **{k: v for k, v in body.items() if v is not None}}
-    evaluation = request.app[EVALUATION]
-    stack_request, limits = await evaluation.run(bodies.parsed, bodies.stack_request(body),
+    evaluator = evaluation(request)
+    stack_request, limits = await evaluator.run(bodies.parsed, bodies.stack_request(body),
                                                  limits_of(request))
     row = await operations.create_stack(
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
         options=bodies.options(body), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt,
-        evaluation=evaluation)
+        evaluation=evaluator)
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
                          status=201, headers={"Location": href})
@@ -141,7 +142,7 @@ async def preview_create(request: web.Request) -> web.Response:
     body = await json_body(request)
     name = bodies.stack_name(body)
     options = bodies.options(body)
-    stack = await request.app[EVALUATION].run(
+    stack = await evaluation(request).run(
         _previewed, bodies.stack_request(body), limits_of(request), request.app[REGISTRY], name=name,
         project=context(request).project, options=options, base=lookup.base_url(request))
     return json_response({"stack": stack})
@@ -216,7 +217,7 @@ async def _summary(request: web.Request, row: stacks.StackRow, template_id: uuid
     async with request.app[RUNTIME].pool.acquire() as conn:
         raw = await templates.get(conn, template_id)
     try:
-        description, parameters = await request.app[EVALUATION].run(_summarized, raw, row.name, str(row.id),
+        description, parameters = await evaluation(request).run(_summarized, raw, row.name, str(row.id),
                                                                      row.project)
         summary = TemplateSummary(description, MappingProxyType(parameters))
     except Exception:  # a stored template that no longer loads still shows its stack
@@ -268,14 +269,14 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     clear = body.get("clear_parameters") or []
     if not isinstance(clear, list):
         raise BadRequest("clear_parameters: expected a list of parameter names")
-    evaluation = request.app[EVALUATION]
-    stack_request, limits = await evaluation.run(
+    evaluator = evaluation(request)
+    stack_request, limits = await evaluator.run(
         bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
     await operations.update_stack(
         rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
         converge=parse_bool("converge", body.get("converge", False)), limits=limits,
-        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluation)
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator)
     return web.Response(status=202)
 
 
@@ -290,14 +291,14 @@ async def update_patch(request: web.Request) -> web.Response:
 async def _preview_update(request: web.Request, *, existing: bool) -> web.Response:
     row = await lookup.stack_of(request)
     body = await json_body(request)
-    evaluation = request.app[EVALUATION]
-    stack_request, _ = await evaluation.run(
+    evaluator = evaluation(request)
+    stack_request, _ = await evaluator.run(
         bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
     changes = await update_preview.preview_update(
         request.app[RUNTIME].pool, row, stack_request=stack_request,
         registry=request.app[REGISTRY], existing=existing,
         clear_parameters=body.get("clear_parameters") or [],
-        show_nested=query_bool(request, "show_nested"), evaluation=evaluation)
+        show_nested=query_bool(request, "show_nested"), evaluation=evaluator)
 
     def shown(entry: update_preview.Entry) -> dict[str, Any]:
         if isinstance(entry, update_preview.Existing):

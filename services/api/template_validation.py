@@ -20,8 +20,8 @@ from libs.template import request
 from libs.template.limits import Limits
 from services.api import bodies
 from services.api.context import context
-from services.api.http import BadRequest, json_body, json_response, query_bool
-from services.api.keys import EVALUATION, REGISTRY
+from services.api.http import BadRequest, evaluation, json_body, json_response, query_bool
+from services.api.keys import REGISTRY
 from services.api.nested_parameters import NestedParameters
 from services.api.stacks import limits_of
 
@@ -43,7 +43,7 @@ async def validate(req: web.Request) -> web.Response:
     body = await json_body(req)
     given = bodies.stack_request(body)
     _check_ignorable(req)
-    result = await req.app[EVALUATION].run(_validated, given, limits_of(req), req.app[REGISTRY],
+    result = await evaluation(req).run(_validated, given, limits_of(req), req.app[REGISTRY],
                                            project=context(req).project,
                                            show_nested=query_bool(req, "show_nested"))
     return json_response(result)

@@ -17,7 +17,7 @@ from typing import Any
 from libs import operations
 from libs.db import Conn, resources, stacks
 from libs.db.pool import Held
-from libs.evaluation_pool import INLINE, EvaluationPool
+from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import Registry
@@ -56,7 +56,7 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,
               row: resources.ResourceRow, short_id: str, nest: Nest,
-              after_commit: list[PlanRequest], evaluation: EvaluationPool = INLINE) -> uuid.UUID | None:
+              after_commit: list[PlanRequest], evaluation: Evaluator = INLINE) -> uuid.UUID | None:
     """Carry out ``nest`` on the child; returns the child's id (None when there is no child).
 
     Runs on the step's own connection, in the step's transaction: the child's new

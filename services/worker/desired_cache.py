@@ -23,6 +23,7 @@ class Entry:
     heavy: frozenset[str]
     heavy_outputs: frozenset[str]
     source: evaluation.Source | None
+    project: str
 
 
 class DesiredCache:
@@ -48,7 +49,7 @@ class DesiredCache:
         heavy, heavy_outputs = evaluation.heavy_resources(loaded), evaluation.heavy_outputs(loaded)
         source = evaluation.Source.of((str(stack.id), str(template_id)), raw, stack_name=stack.name,
                                       project_id=stack.project) if heavy or heavy_outputs else None
-        entry = self._entries[key] = Entry(loaded, heavy, heavy_outputs, source)
+        entry = self._entries[key] = Entry(loaded, heavy, heavy_outputs, source, stack.project)
         self._by_desired[id(loaded)] = entry
         while len(self._entries) > self._size:
             _, gone = self._entries.popitem(last=False)

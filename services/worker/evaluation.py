@@ -138,7 +138,7 @@ def outputs_resolver(pool: EvaluationPool, cache: DesiredCache) -> OutputsOf:
                 shown.append(resolver.output(name))
                 continue
             try:
-                shown.append(await pool.run(output, entry.source, name, current))
+                shown.append(await pool.on_behalf_of(entry.project).run(output, entry.source, name, current))
             except (EvaluationTimeout, EvaluationCrashed) as exc:
                 # As any output that fails: the others are still shown.
                 described = want.definition.outputs[name].description

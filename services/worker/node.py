@@ -218,8 +218,8 @@ class Node:
         entry = await self.s.cache.entry(self.conn, self.stack, self.trav.template_id)
         if name in entry.heavy and entry.source is not None:
             try:
-                resolved = await self.s.evaluation.run(evaluation.properties, entry.source, name, references,
-                                                       attributes)
+                resolved = await self.s.evaluation.on_behalf_of(self.stack.project).run(
+                    evaluation.properties, entry.source, name, references, attributes)
             except (EvaluationTimeout, EvaluationCrashed) as exc:
                 # Not retried: the same evaluation would overrun again. The resource fails, naming it.
                 raise StackValidationFailed(str(exc), ("resources", name, "properties")) from None

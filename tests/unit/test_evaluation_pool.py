@@ -145,3 +145,16 @@ async def test_a_job_past_the_memory_cap_is_refused_and_the_process_goes_on() ->
                                      " of memory.")
         assert await pool.run(hog, 16) == 16 * 2**20
         assert pool.replaced == 0
+
+
+async def test_one_owner_leaves_a_process_to_the_others() -> None:
+    async with opened(2, 60) as pool:
+        attacker = pool.on_behalf_of("attacker")
+        stuck = [asyncio.create_task(attacker.run(catastrophic, 40)) for _ in range(3)]
+        await asyncio.sleep(0)
+        # Without shares the three would hold both processes for a minute.
+        assert await asyncio.wait_for(pool.on_behalf_of("bystander").run(add, 1, 2), 30) == 3
+        assert not any(task.done() for task in stuck)
+        for task in stuck:
+            task.cancel()
+        await asyncio.gather(*stuck, return_exceptions=True)
