@@ -85,6 +85,12 @@ class Settings:
     plan_sweep_seconds: float = 2.0
     # The first wait before a failed webhook delivery is tried again (it doubles each time).
     notify_retry_seconds: float = 1.0
+    # Template evaluation of the api and the workers runs in this many processes of their
+    # own (0: inline, with no deadline), each job killed after evaluation_timeout seconds.
+    evaluation_processes: int = 2
+    evaluation_timeout: float = 5.0
+    # Address space each evaluation process may use, in MB (0: no limit).
+    evaluation_memory_mb: int = 2048
 
     @property
     def api_url(self) -> str:
@@ -232,6 +238,9 @@ def load(env: Mapping[str, str]) -> Settings:
         hook_sweep_seconds=_number(env, "EMBER_HOOK_SWEEP_SECONDS", 2.0, 0.05),
         plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
+        evaluation_processes=_integer(env, "EMBER_EVALUATION_PROCESSES", 2, 0, 64),
+        evaluation_timeout=_number(env, "EMBER_EVALUATION_TIMEOUT", 5.0, 0.1),
+        evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),
         api=_api(env),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
     )

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 import orjson
 from aiohttp import web
 
+from libs import evaluation_pool
 from libs.config import Settings
 from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
@@ -22,7 +23,7 @@ from services.api import (
 )
 from services.api.auth import auth_middleware
 from services.api.faults import fault_middleware
-from services.api.keys import REGISTRY, RUNTIME, SETTINGS
+from services.api.keys import EVALUATION, REGISTRY, RUNTIME, SETTINGS
 from services.api.tracing import tracing_middleware
 
 
@@ -39,6 +40,14 @@ async def _runtime_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
+async def _evaluation_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    async with evaluation_pool.opened(settings.evaluation_processes, settings.evaluation_timeout,
+                                      settings.evaluation_memory_mb) as pool:
+        app[EVALUATION] = pool
+        yield
+
+
 def make_app(settings: Settings) -> web.Application:
     # Tracing outside faults, so the span records the status the client gets;
     # auth inside faults, so its refusals have Heat's body too.
@@ -46,6 +55,7 @@ def make_app(settings: Settings) -> web.Application:
                           client_max_size=settings.api.max_json_body_size)
     app[SETTINGS] = settings
     app[REGISTRY] = default_registry()
+    app.cleanup_ctx.append(_evaluation_ctx)
     app.cleanup_ctx.append(_runtime_ctx)
     app.cleanup_ctx.append(event_stream.feed_ctx)
     app.cleanup_ctx.append(scale_requests.responder_ctx)

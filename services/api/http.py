@@ -8,8 +8,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from libs.evaluation_pool import Evaluator
 from libs.template import errors
-from services.api.keys import SETTINGS
+from services.api.context import context
+from services.api.keys import EVALUATION, SETTINGS
 
 
 class BadRequest(errors.TemplateError):
@@ -37,6 +39,11 @@ class NotFound(errors.TemplateError):
 
     def __init__(self, entity: str, name: str) -> None:
         super().__init__(f"The {entity} ({name}) could not be found.")
+
+
+def evaluation(request: web.Request) -> Evaluator:
+    """Where this request's templates are evaluated: the api's pool, as the caller's project's share."""
+    return request.app[EVALUATION].on_behalf_of(context(request).project)
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
