@@ -17,6 +17,8 @@ from libs.template.request import StackRequest
 from services.api.http import BadRequest, parse_bool
 
 MALFORMED = errors.MALFORMED
+# The stacks table keeps timeout_mins in a PostgreSQL integer.
+MAX_TIMEOUT_MINS = 2**31 - 1
 
 TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
                  "files_container")
@@ -95,6 +97,8 @@ def _timeout(value: Any) -> int | None:
         raise BadRequest("Only integer is acceptable by 'timeout_mins'.") from None
     if minutes < 0:
         raise BadRequest("Value must be at least 0 for 'timeout_mins'.")
+    if minutes > MAX_TIMEOUT_MINS:
+        raise BadRequest(f"Value must be at most {MAX_TIMEOUT_MINS} for 'timeout_mins'.")
     return minutes or None
 
 

@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from libs.template import budgets
 from libs.template.errors import (
     InvalidTemplateAttribute,
     InvalidTemplateReference,
@@ -354,7 +355,11 @@ def resolve(snippet: Any, resolver: Resolver, *, nullable: bool = False) -> Any:
     the top level it becomes None unless the caller is ``nullable``.
     """
     if isinstance(snippet, Function):
-        value = snippet.result(resolver)
+        # Every function's value, intermediate or final, is measured here (the one place
+        # they all pass), against its own budget and the whole evaluation's.
+        with budgets.evaluation():
+            value = snippet.result(resolver)
+            budgets.charge(value, snippet.name)
         if value is REMOVED and not nullable:
             return None
         return value

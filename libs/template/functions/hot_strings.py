@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from libs.template import budgets
 from libs.template.functions.base import Function, Resolver, resolve
 
 
@@ -140,6 +141,9 @@ class Replace(Function):
         out = []
         for piece in pieces:
             parts = piece.split(key)
+            # Refused before the join builds it: a short template of many placeholders
+            # and a long value make a result of their product.
+            budgets.expect(len(piece) + len(value) * (len(parts) - 1), self.name)
             if len(parts) > 1:
                 unreplaced.discard(key)
             out.append(value.join(self._substitute(parts, keys[1:], mapping, unreplaced)))
