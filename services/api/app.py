@@ -10,6 +10,7 @@ from aiohttp import web
 from libs.config import Settings
 from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
+from libs.template import budgets
 from services.api import (
     catalog,
     event_stream,
@@ -45,6 +46,7 @@ def make_app(settings: Settings) -> web.Application:
     app = web.Application(middlewares=[tracing_middleware, fault_middleware, auth_middleware],
                           client_max_size=settings.api.max_json_body_size)
     app[SETTINGS] = settings
+    budgets.configure(settings.budgets)
     app[REGISTRY] = default_registry()
     app.cleanup_ctx.append(_runtime_ctx)
     app.cleanup_ctx.append(event_stream.feed_ctx)
