@@ -92,6 +92,11 @@ ROWS = (
             {"template": _template(), "environment_files": ["e.yaml"],
              "files": {"e.yaml": "parameter_defaults:\n" + _laughs(indent="  ")}},
             "alias"),
+    Hostile("yaml alias bomb in a provider template",
+            {"template": _template({"r": {"type": "t.yaml"}}),
+             "files": {"t.yaml": VERSION + "parameters:\n  p:\n    type: json\n    default:\n"
+                                 + _laughs(indent="      ")}},
+            "alias", routes=RESOLVED),
     Hostile("output nested 50,000 levels (text)", {"template": _nested_json_text(50_000)}, "nested"),
     Hostile("json template nested 5,000 levels (text)", {"template": _nested_json_text(5_000)}, "nested"),
     Hostile("yaml block sequences nested 20,000 levels",
