@@ -363,7 +363,13 @@ def _resolve(snippet: Any, resolver: Resolver, nullable: bool) -> Any:
     if isinstance(snippet, Function):
         # Every function's value, intermediate or final, is measured here (the one place
         # they all pass), against its own budget and the whole evaluation's.
-        value = snippet.result(resolver)
+        try:
+            value = snippet.result(resolver)
+        except RecursionError:
+            # Functions that recurse per argument (str_replace per placeholder, as Heat's)
+            # run out of stack on thousands of them: the user's input, so a 400.
+            raise budgets.ValueTooLarge(f"{snippet.name}: too many values nested or "
+                                        "placeholders to evaluate.") from None
         budgets.charge(value, snippet.name)
         if value is REMOVED and not nullable:
             return None

@@ -122,6 +122,13 @@ def test_growing_functions_are_refused_before_building(snippet: dict[str, Any]) 
         _resolve(snippet)
 
 
+def test_running_out_of_stack_is_the_inputs_fault() -> None:
+    # str_replace substitutes placeholder by placeholder, recursing once per placeholder.
+    many = {"str_replace": {"template": "x", "params": {f"k{n}": "v" for n in range(3000)}}}
+    with pytest.raises(budgets.ValueTooLarge, match=r"^str_replace: too many values nested or placeholders"):
+        _resolve(many)
+
+
 def test_one_evaluation_sums_every_function_value(small: budgets.Budgets) -> None:
     # Each join is 800, under the value budget; four of them pass the 3000 per evaluation.
     join = {"list_join": ["", ["x" * 400, "y" * 400]]}
