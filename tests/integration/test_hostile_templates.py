@@ -22,6 +22,8 @@ from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
 from services.api.app import make_app
+from tests.integration.engine_support import engine
+from tests.support import eventually
 
 Client = TestClient[web.Request, web.Application]
 
@@ -182,3 +184,27 @@ async def test_a_text_plain_body_is_not_read_as_json(api: Client) -> None:
         answer = await response.json()
     assert response.status == 400, answer
     assert "text/plain" in answer["error"]["message"]
+
+
+async def test_another_projects_stack_completes_on_time_meanwhile(
+        settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
+    # One event loop holds the api, the planner and a worker, so any hostile request that
+    # held it would hold the other project's stack too.
+    async with engine(settings):
+        api = await aiohttp_client(make_app(settings))
+        other = _template({f"r{n}": {"type": "OS::Heat::Value", "properties": {"value": n}}
+                           for n in range(5)})
+        started = time.monotonic()
+        async with api.post("/v1/other/stacks", json={"stack_name": "bystander", "template": other}) as made:
+            assert made.status == 201, await made.text()
+            location = f"/v1/other/stacks/bystander/{(await made.json())['stack']['id']}"
+        for row in ROWS:
+            body = {**row.body, "stack_name": "hostile"}
+            status, answer, _ = await _send(api, "POST", f"{BASE}/stacks", body)
+            assert status == 400, f"{row.name}: {answer}"
+
+        async def complete() -> bool:
+            async with api.get(location) as shown:
+                return bool((await shown.json())["stack"]["stack_status"] == "CREATE_COMPLETE")
+        await eventually(complete, timeout=QUICK_SECONDS * 6, what="the other project's stack")
+        assert time.monotonic() - started < QUICK_SECONDS * 6
