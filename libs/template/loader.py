@@ -159,7 +159,7 @@ def _load_template_text(text: str, url: str | None) -> Any:
         try:
             # Heat returns this reparse's result when it succeeds, without the
             # None -> {} step below; the two loaders practically never disagree.
-            return _load_yaml(text, yaml.SafeLoader, "The template")
+            return _reparse_yaml(text, "The template")
         except yaml.YAMLError as exc:
             where = "[root stack]" if url is None else url
             raise TemplateParseError(f"Error parsing template {where} {exc}") from None
@@ -172,6 +172,18 @@ def _load_yaml(text: str, yaml_loader: type[Any], what: str) -> Any:
     aliases share what they stand for until something copies it."""
     budgets.check_yaml_events(text, yaml_loader, what)
     return yaml.load(text, Loader=yaml_loader)
+
+
+def _reparse_yaml(text: str, what: str) -> Any:
+    """The pure-Python loader, after the fast one failed: for its error message, so the
+    budgets are checked (a second slow pass) only when it loads after all. Its composer
+    recursing too deep is a Python error here, not a crash."""
+    try:
+        data = yaml.load(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise budgets.too_deep(what) from None
+    budgets.check_yaml_events(text, yaml.SafeLoader, what)
+    return data
 
 
 def parse_environment(source: Source | None) -> dict[str, Any]:
@@ -190,7 +202,7 @@ def parse_environment(source: Source | None) -> dict[str, Any]:
         env = _load_yaml(text, HeatYamlLoader, "The environment")
     except yaml.YAMLError:
         try:
-            env = _load_yaml(text, yaml.SafeLoader, "The environment")
+            env = _reparse_yaml(text, "The environment")
         except yaml.YAMLError as exc:
             raise InvalidEnvironment(str(exc)) from None
     else:
