@@ -58,3 +58,11 @@ async def test_a_nested_template_over_the_alias_budget_fails_its_resource(settin
 async def test_a_value_over_budget_at_run_time_fails_its_resource(settings: Settings) -> None:
     reason = await _failed_reason(settings, hot({**ITEMS, **GROWS}), "grows")
     assert "repeat: the result would be larger than the limit" in reason
+
+
+async def test_a_get_file_missing_inside_a_nested_template_fails_its_resource(settings: Settings) -> None:
+    child = ("heat_template_version: 2018-08-31\nresources:\n  v:\n    type: OS::Heat::Value\n"
+             "    properties: {value: {get_file: nope.txt}}\n")
+    template = hot({"nest": {"type": "OS::Heat::Stack", "properties": {"template": child}}})
+    reason = await _failed_reason(settings, template, "nest")
+    assert 'No content found in the "files" section for get_file path: nope.txt' in reason
