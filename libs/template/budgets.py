@@ -73,7 +73,7 @@ def check_depth(value: Any, what: str, limit: int | None = None,
     """Refuse ``value`` (already built, e.g. from a JSON body) nested deeper than the budget.
 
     Iterative, so it cannot itself run out of stack. ``error`` makes the exception from
-    the thing named: a ValueError where the value is a function's or a parameter's.
+    the message: a ValueError where the value is a function's or a parameter's.
     """
     limit = _budgets.max_depth if limit is None else limit
     stack: list[tuple[Any, int]] = [(value, 0)]
