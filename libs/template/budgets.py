@@ -14,11 +14,10 @@ The budgets are process-wide: every service sets them once from its configuratio
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import yaml
 
@@ -27,6 +26,8 @@ from libs.template.errors import RequestLimitExceeded
 # Python code walks template data recursively (parsing functions, resolving them,
 # copying), a few frames per level; the interpreter's limit is 1000 frames.
 DEPTH_CEILING = 200
+
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,25 +138,33 @@ def check_yaml_events(text: str, loader: type[Any], what: str) -> None:
 def size_of(value: Any, limit: int) -> int:
     """The size of ``value`` as the budgets count it, or ``limit + 1`` as soon as it passes
     ``limit`` (so a huge value costs no more to refuse than the limit does to measure)."""
+    return _walk(value, limit, None)
+
+
+def _walk(value: Any, limit: int, max_depth: int | None) -> int:
+    # Size and, given ``max_depth``, depth in one pass: -1 when too deep.
     total = 0
-    stack = [value]
+    stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         if isinstance(item, str):
             total += len(item)
-        elif isinstance(item, Mapping):
+            continue
+        if isinstance(item, Mapping):
             total += 2 * len(item)
-            for key, child in item.items():
-                stack.append(key)
-                stack.append(child)
+            children: Any = [c for pair in item.items() for c in pair]
         elif isinstance(item, (list, tuple)):
             total += 2 * len(item)
-            stack.extend(item)
+            children = item
         else:
             total += 8
+            continue
         if total > limit:
             return limit + 1
-    return total
+        if max_depth is not None and depth >= max_depth:
+            return -1
+        stack.extend((child, depth + 1) for child in children)
+    return total if total <= limit else limit + 1
 
 
 class _Meter:
@@ -166,15 +175,13 @@ class _Meter:
 _meter: contextvars.ContextVar[_Meter | None] = contextvars.ContextVar("evaluation_meter", default=None)
 
 
-@contextlib.contextmanager
-def evaluation() -> Iterator[None]:
-    """One evaluation's total: the outermost call opens it, nested calls share it."""
+def metered(call: Callable[[], T]) -> T:
+    """``call()`` as one evaluation: the outermost call opens its total, nested calls share it."""
     if _meter.get() is not None:
-        yield
-        return
+        return call()
     token = _meter.set(_Meter())
     try:
-        yield
+        return call()
     finally:
         _meter.reset(token)
 
@@ -189,7 +196,14 @@ def expect(size: int, what: str) -> None:
 def charge(value: Any, what: str) -> None:
     """Measure a function's result against the value budget and the evaluation's total."""
     budgets = _budgets
-    size = size_of(value, budgets.max_value_size)
+    if isinstance(value, str):
+        size = len(value)
+    elif isinstance(value, (Mapping, list, tuple)):
+        size = _walk(value, budgets.max_value_size, budgets.max_depth)
+        if size < 0:
+            raise ValueTooLarge(depth_message(f"The result of {what}"))
+    else:
+        size = 8
     if size > budgets.max_value_size:
         raise ValueTooLarge(f"{what}: the result is larger than the limit of "
                             f"{budgets.max_value_size} (EMBER_MAX_VALUE_SIZE).")
@@ -199,5 +213,3 @@ def charge(value: Any, what: str) -> None:
         if meter.spent > budgets.max_evaluation_size:
             raise ValueTooLarge(f"{what}: the values computed exceed the limit of "
                                 f"{budgets.max_evaluation_size} per evaluation (EMBER_MAX_EVALUATION_SIZE).")
-    if isinstance(value, (Mapping, list, tuple)):
-        check_depth(value, f"The result of {what}", error=ValueTooLarge)

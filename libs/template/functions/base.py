@@ -355,8 +355,7 @@ def resolve(snippet: Any, resolver: Resolver, *, nullable: bool = False) -> Any:
     the top level it becomes None unless the caller is ``nullable``. The outermost
     call is one evaluation for the value budgets.
     """
-    with budgets.evaluation():
-        return _resolve(snippet, resolver, nullable)
+    return budgets.metered(lambda: _resolve(snippet, resolver, nullable))
 
 
 def _resolve(snippet: Any, resolver: Resolver, nullable: bool) -> Any:
