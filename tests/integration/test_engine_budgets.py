@@ -66,3 +66,16 @@ async def test_a_get_file_missing_inside_a_nested_template_fails_its_resource(se
     template = hot({"nest": {"type": "OS::Heat::Stack", "properties": {"template": child}}})
     reason = await _failed_reason(settings, template, "nest")
     assert 'No content found in the "files" section for get_file path: nope.txt' in reason
+
+
+async def test_an_output_over_budget_shows_its_error(settings: Settings) -> None:
+    # As any output that fails to resolve: the stack is made, the output carries the reason.
+    template = hot(ITEMS, outputs={"big": {"value": GROWS["grows"]["properties"]["value"]}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="outputs",
+                                             stack_request=StackRequest(template=template),
+                                             registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        [output] = done.outputs
+        assert output["output_value"] is None
+        assert "repeat: the result would be larger than the limit" in output["output_error"]
