@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from libs import operations
-from libs.template import errors, loader
+from libs.template import budgets, errors, loader
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
 from services.api.http import BadRequest, parse_bool
@@ -123,6 +123,7 @@ def adopt_data(body: Mapping[str, Any]) -> dict[str, Any] | None:
             given = orjson.loads(given)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Invalid adopt data: {exc}") from None
+        budgets.check_depth(given, "adopt_stack_data")
     if not isinstance(given, dict) or not isinstance(given.get("resources", {}), dict):
         raise BadRequest("Invalid adopt data: expected an object with resources")
     return given

@@ -30,9 +30,9 @@ BOMB = ("heat_template_version: 2018-08-31\nparameters:\n  p:\n    type: json\n 
 # Three lists of 200 known only once ``items`` is made: 8 million copies.
 ITEMS = {"items": {"type": "OS::Heat::Value",
                    "properties": {"type": "comma_delimited_list", "value": [f"i{n}" for n in range(200)]}}}
-GROWS = {"grows": {"type": "OS::Heat::Value", "properties": {"value": {"repeat": {
-    "template": "<%a%><%b%><%c%>",
-    "for_each": {f"<%{k}%>": {"get_attr": ["items", "value"]} for k in "abc"}}}}}}
+REPEAT = {"repeat": {"template": "<%a%><%b%><%c%>",
+                     "for_each": {f"<%{k}%>": {"get_attr": ["items", "value"]} for k in "abc"}}}
+GROWS = {"grows": {"type": "OS::Heat::Value", "properties": {"value": REPEAT}}}
 
 
 async def _failed_reason(settings: Settings, template: dict[str, object], resource: str) -> str:
@@ -70,7 +70,7 @@ async def test_a_get_file_missing_inside_a_nested_template_fails_its_resource(se
 
 async def test_an_output_over_budget_shows_its_error(settings: Settings) -> None:
     # As any output that fails to resolve: the stack is made, the output carries the reason.
-    template = hot(ITEMS, outputs={"big": {"value": GROWS["grows"]["properties"]["value"]}})
+    template = hot(ITEMS, outputs={"big": {"value": REPEAT}})
     async with engine(settings) as api:
         made = await operations.create_stack(api.pool, api.bus, project="demo", name="outputs",
                                              stack_request=StackRequest(template=template),

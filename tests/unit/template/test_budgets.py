@@ -11,7 +11,8 @@ import yaml
 
 from libs import config
 from libs.template import budgets, loader
-from libs.template.errors import RequestLimitExceeded, StackValidationFailed
+from libs.template.environment import merge_environments
+from libs.template.errors import RequestLimitExceeded, StackValidationFailed, UnhandledPythonError
 from libs.template.functions import base
 from tests.unit.template.function_support import FakeResolver, parse
 
@@ -170,3 +171,13 @@ def test_the_deepest_allowed_template_goes_through_the_recursive_code() -> None:
         assert _resolve(template["outputs"]["o"]["value"]) == _nested(levels, "a,b")
     finally:
         budgets.configure(before)
+
+
+def test_a_merged_json_parameter_nested_too_deep_is_the_environments_fault() -> None:
+    deep = "[" * 5000 + "]" * 5000
+    files = {"e.yaml": "parameter_merge_strategies: {p: merge}\nparameters: {p: '" + deep + "'}\n"}
+    base = {"parameters": {"p": "[]"}}
+    # Heat's engine raises the ValueError, and its API answers it as it is (here a 400).
+    with pytest.raises(UnhandledPythonError, match=r"^Invalid parameter in environment The value is nested "
+                                                   r"more than 100 levels deep\.$"):
+        merge_environments(["e.yaml"], files, base, {"p": "json"})
