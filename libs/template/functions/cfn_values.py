@@ -93,6 +93,7 @@ class Join(Function):
         delimiter = resolve(self._delimiter, resolver)
         if not isinstance(delimiter, str):
             raise TypeError(f'"{self.name}" delimiter must be a string')
+        budgets.expect(len(delimiter) * (len(items) - 1), self.name)
         return delimiter.join(_join_item(item) for item in items)
 
 

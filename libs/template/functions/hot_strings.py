@@ -48,6 +48,8 @@ class Join(Function):
                 raise TypeError(f"Items to join must be strings not {repr(item)[:200]}")
             return item
 
+        # A long delimiter (a file) between many short items is the join's own growth.
+        budgets.expect(len(delimiter) * (len(strings) - 1), self.name)
         return delimiter.join(text(item) for item in strings)
 
     def _delimiter(self, resolver: Resolver) -> str:
@@ -92,6 +94,8 @@ class JoinMultiple(Join):
                                     f"{repr(item)[:200]} failed json serialization") from None
             raise TypeError(f"Items to join must be string, map or list not {repr(item)[:200]}")
 
+        # A long delimiter (a file) between many short items is the join's own growth.
+        budgets.expect(len(delimiter) * (len(strings) - 1), self.name)
         return delimiter.join(text(item) for item in strings)
 
 

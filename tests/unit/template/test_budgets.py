@@ -116,7 +116,8 @@ def test_a_function_value_over_budget_fails_naming_the_function(small: budgets.B
     {"str_replace": {"template": "$x" * 1000, "params": {"$x": "v" * 100_000}}},
     {"repeat": {"template": "<%a%><%b%><%c%>",
                 "for_each": {f"<%{k}%>": [str(i) for i in range(200)] for k in "abc"}}},
-], ids=["str_replace", "repeat"])
+    {"list_join": ["d" * 100_000, ["a"] * 1000]},
+], ids=["str_replace", "repeat", "list_join"])
 def test_growing_functions_are_refused_before_building(snippet: dict[str, Any]) -> None:
     name = next(iter(snippet))
     with pytest.raises(budgets.ValueTooLarge, match=rf"^{name}: the result would be larger than the limit"):
