@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+from libs.template.budgets import DEPTH_CEILING, Budgets
+
 Exporter = Literal["none", "console", "otlp", "file"]
 LogFormat = Literal["json", "text"]
 AuthMode = Literal["noauth", "keystone"]
@@ -91,6 +93,8 @@ class Settings:
     evaluation_timeout: float = 5.0
     # Address space each evaluation process may use, in MB (0: no limit).
     evaluation_memory_mb: int = 2048
+    # What one template, environment, file or evaluation may cost (libs/template/budgets.py).
+    budgets: Budgets = dataclasses.field(default_factory=Budgets)
 
     @property
     def api_url(self) -> str:
@@ -243,4 +247,16 @@ def load(env: Mapping[str, str]) -> Settings:
         evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),
         api=_api(env),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
+        budgets=_budgets(env),
+    )
+
+
+def _budgets(env: Mapping[str, str]) -> Budgets:
+    default = Budgets()
+    return Budgets(
+        max_depth=_integer(env, "EMBER_MAX_TEMPLATE_DEPTH", default.max_depth, 10, DEPTH_CEILING),
+        max_alias_nodes=_integer(env, "EMBER_MAX_YAML_ALIAS_NODES", default.max_alias_nodes, 0, 10**8),
+        max_value_size=_integer(env, "EMBER_MAX_VALUE_SIZE", default.max_value_size, 1024, 2**31),
+        max_evaluation_size=_integer(env, "EMBER_MAX_EVALUATION_SIZE", default.max_evaluation_size,
+                                     1024, 2**31),
     )

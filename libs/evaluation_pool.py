@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import io
 import multiprocessing
 import pickle
@@ -36,7 +37,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any, ParamSpec, Protocol, TypeVar
 
+from libs.config import Settings
 from libs.telemetry import logs
+from libs.template import budgets
 from libs.template.errors import RequestLimitExceeded, TemplateError
 
 log = logs.logger("evaluation")
@@ -126,10 +129,13 @@ def _answer(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         return _dumps((False, TemplateError(f"{type(exc).__name__}: {exc}")))
 
 
-def _serve(conn: Connection, megabytes: int) -> None:
+def _serve(conn: Connection, megabytes: int, prepare: Callable[[], None] | None) -> None:
     """A pool process: one job at a time, until the service closes its end of the pipe."""
     # Ctrl-C reaches the whole process group; the service decides when its processes end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if prepare is not None:
+        # The forkserver started fresh: the service's process-wide settings are set again here.
+        prepare()
     if megabytes:
         # A template that expands without end gets a MemoryError here, not the host's OOM killer.
         limit = megabytes * 2**20
@@ -145,11 +151,12 @@ def _serve(conn: Connection, megabytes: int) -> None:
 class _Process:
     """One pool process and the service's end of its pipe."""
 
-    def __init__(self, context: multiprocessing.context.BaseContext, megabytes: int) -> None:
+    def __init__(self, context: multiprocessing.context.BaseContext, megabytes: int,
+                 prepare: Callable[[], None] | None) -> None:
         ours, theirs = context.Pipe()
         self.conn = ours
         self.process: BaseProcess = context.Process(  # type: ignore[attr-defined]
-            target=_serve, args=(theirs, megabytes), name="ember-evaluation", daemon=True)
+            target=_serve, args=(theirs, megabytes, prepare), name="ember-evaluation", daemon=True)
         self.process.start()
         theirs.close()
 
@@ -170,10 +177,12 @@ class EvaluationPool:
     Each process may use ``megabytes`` of address space (0: no limit).
     """
 
-    def __init__(self, processes: int, timeout: float, megabytes: int = 0) -> None:
+    def __init__(self, processes: int, timeout: float, megabytes: int = 0,
+                 prepare: Callable[[], None] | None = None) -> None:
         self.processes = processes
         self.timeout = timeout
         self.megabytes = megabytes
+        self.prepare = prepare  # run first in each process (picklable: a module function, a partial)
         self._context = multiprocessing.get_context("forkserver")
         self._idle: asyncio.Queue[_Process] = asyncio.Queue()
         self._all: set[_Process] = set()
@@ -198,7 +207,7 @@ class EvaluationPool:
             self._idle.put_nowait(proc)
 
     def _new(self) -> _Process:
-        return _Process(self._context, self.megabytes)
+        return _Process(self._context, self.megabytes, self.prepare)
 
     async def close(self) -> None:
         self._closed = True
@@ -302,9 +311,10 @@ class _Owned:
 
 
 @contextlib.asynccontextmanager
-async def opened(processes: int, timeout: float, megabytes: int = 0) -> AsyncIterator[EvaluationPool]:
+async def opened(processes: int, timeout: float, megabytes: int = 0,
+                 prepare: Callable[[], None] | None = None) -> AsyncIterator[EvaluationPool]:
     """A started pool, closed (its processes killed) on exit."""
-    pool = EvaluationPool(processes, timeout, megabytes)
+    pool = EvaluationPool(processes, timeout, megabytes, prepare)
     await pool.start()
     try:
         yield pool
@@ -314,3 +324,9 @@ async def opened(processes: int, timeout: float, megabytes: int = 0) -> AsyncIte
 
 # Evaluation on the caller's loop, for callers that have no pool (the simulator, scripts).
 INLINE = EvaluationPool(0, 0.0)
+
+
+def opened_for(settings: Settings) -> contextlib.AbstractAsyncContextManager[EvaluationPool]:
+    """A service's pool: its size, deadline and memory from config, and its template budgets."""
+    return opened(settings.evaluation_processes, settings.evaluation_timeout, settings.evaluation_memory_mb,
+                  functools.partial(budgets.configure, settings.budgets))

@@ -11,6 +11,7 @@ from libs import evaluation_pool
 from libs.config import Settings
 from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
+from libs.template import budgets
 from services.api import (
     catalog,
     event_stream,
@@ -42,8 +43,7 @@ async def _runtime_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def _evaluation_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
-    async with evaluation_pool.opened(settings.evaluation_processes, settings.evaluation_timeout,
-                                      settings.evaluation_memory_mb) as pool:
+    async with evaluation_pool.opened_for(settings) as pool:
         app[EVALUATION] = pool
         yield
 
@@ -54,6 +54,7 @@ def make_app(settings: Settings) -> web.Application:
     app = web.Application(middlewares=[tracing_middleware, fault_middleware, auth_middleware],
                           client_max_size=settings.api.max_json_body_size)
     app[SETTINGS] = settings
+    budgets.configure(settings.budgets)
     app[REGISTRY] = default_registry()
     app.cleanup_ctx.append(_evaluation_ctx)
     app.cleanup_ctx.append(_runtime_ctx)

@@ -26,8 +26,7 @@ def handlers(rt: Runtime, evaluation: EvaluationPool) -> Handler:
 async def body(rt: Runtime) -> AsyncIterator[None]:
     settings = rt.settings
     # Opened first and closed last: a step drained at shutdown may still evaluate.
-    async with evaluation_pool.opened(settings.evaluation_processes, settings.evaluation_timeout,
-                                      settings.evaluation_memory_mb) as pool:
+    async with evaluation_pool.opened_for(settings) as pool:
         working = consuming(lambda rt: rt.names.workers, lambda rt: handlers(rt, pool))
         async with working(rt), sweeping(rt):
             yield

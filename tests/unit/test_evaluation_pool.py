@@ -11,13 +11,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from libs import config
 from libs.evaluation_pool import (
     EvaluationCrashed,
     EvaluationPool,
     EvaluationTimeout,
     EvaluationTooLarge,
     opened,
+    opened_for,
 )
+from libs.template import budgets
 from libs.template.errors import StackValidationFailed
 
 TIMEOUT = 0.5
@@ -158,3 +161,12 @@ async def test_one_owner_leaves_a_process_to_the_others() -> None:
         for task in stuck:
             task.cancel()
         await asyncio.gather(*stuck, return_exceptions=True)
+
+
+async def test_a_services_pool_evaluates_under_the_services_budgets() -> None:
+    # The processes start from a fresh forkserver: without the service's budgets they would
+    # evaluate under the defaults, and an operator's lower limit would not hold there.
+    lowered = config.load({"EMBER_MAX_VALUE_SIZE": "2048", "EMBER_EVALUATION_PROCESSES": "1"})
+    async with opened_for(lowered) as pool:
+        assert await pool.run(budgets.current) == lowered.budgets
+        assert lowered.budgets != budgets.Budgets()
