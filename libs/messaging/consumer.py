@@ -65,6 +65,10 @@ class Outcome:
     reason: str = ""
 
 
+# The longest wait between tries while PostgreSQL or NATS is away.
+OUTAGE_RETRY_SECONDS = 2.0
+
+
 def backoff(failures: int) -> float:
     """Delay after an unexpected error: 0.5 s doubling per failure, at most a minute."""
     return float(min(0.5 * 2 ** max(failures - 1, 0), 60.0))
@@ -89,7 +93,11 @@ def outcome_for(error: BaseException | None, failures: int) -> Outcome:
         return Outcome("term", reason=str(error))
     if isinstance(error, asyncio.CancelledError):
         return Outcome("nak", 0.0, "handed back at shutdown")
-    if failures >= GIVE_UP_AFTER and not is_transient(error):
+    if is_transient(error):
+        # Waited out, but checked often: once the server is back the work resumes within
+        # seconds, not after the minute a long outage would have grown the delay to.
+        return Outcome("nak", min(backoff(failures), OUTAGE_RETRY_SECONDS), describe(error))
+    if failures >= GIVE_UP_AFTER:
         return Outcome("give_up", reason=f"failed {failures} times: {describe(error)}")
     return Outcome("nak", backoff(failures), describe(error))
 
