@@ -8,6 +8,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
+from libs import dependencies
+
 
 @contextlib.asynccontextmanager
 async def running(loop: Callable[[], Coroutine[Any, Any, None]], *, name: str) -> AsyncIterator[None]:
@@ -29,6 +31,10 @@ def every(seconds: float, one_round: Callable[[], Awaitable[object]], *, name: s
             await asyncio.sleep(seconds)
             try:
                 await one_round()
-            except Exception:  # the next round tries again
-                log.exception("%s failed", name)
+            except Exception as exc:  # the next round tries again
+                if (down := dependencies.down_in(exc)) is not None:
+                    # Expected while a server restarts: one line, not a traceback every round.
+                    log.warning("%s failed: %s is down: %s", name, down, exc)
+                else:
+                    log.exception("%s failed", name)
     return running(loop, name=name)

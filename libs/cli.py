@@ -1,4 +1,5 @@
-"""The ``ember`` command: one service, all of them (``dev``), ``migrate``, or the debugger (``stack``)."""
+"""The ``ember`` command: one service, all of them (``dev``), ``migrate``, the debugger (``stack``),
+or ``dead-letters``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from libs import stack_cli
+from libs import dead_letter_cli, stack_cli
 from libs.messaging.subjects import SERVICES
 
 
@@ -70,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                              help="print fresh passwords for those users instead, as .env lines")
     stack_cli.configure(sub.add_parser("stack", help="Ember's debugger on a running API: break, step, "
                                                      "continue, paused, watch"))
+    dead_letter_cli.configure(sub.add_parser("dead-letters", help="list the messages Ember set aside, or "
+                                                                  "replay one (needs both URLs)"))
     return parser
 
 
@@ -85,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _nats_config(args.project, args.passwords)
     elif args.command == "stack":
         raise SystemExit(stack_cli.run(args))
+    elif args.command == "dead-letters":
+        raise SystemExit(dead_letter_cli.run(args))
     else:  # argparse rejects unknown commands before this
         sys.exit(2)
 

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+from libs.template.budgets import DEPTH_CEILING, Budgets
+
 Exporter = Literal["none", "console", "otlp", "file"]
 LogFormat = Literal["json", "text"]
 AuthMode = Literal["noauth", "keystone"]
@@ -90,6 +92,14 @@ class Settings:
     nats_password: str | None = dataclasses.field(default=None, repr=False)
     # Projects `ember dev` makes integration users for on its embedded nats-server.
     nats_projects: tuple[str, ...] = ()
+    # Template evaluation of the api and the workers runs in this many processes of their
+    # own (0: inline, with no deadline), each job killed after evaluation_timeout seconds.
+    evaluation_processes: int = 2
+    evaluation_timeout: float = 5.0
+    # Address space each evaluation process may use, in MB (0: no limit).
+    evaluation_memory_mb: int = 2048
+    # What one template, environment, file or evaluation may cost (libs/template/budgets.py).
+    budgets: Budgets = dataclasses.field(default_factory=Budgets)
 
     @property
     def api_url(self) -> str:
@@ -242,10 +252,25 @@ def load(env: Mapping[str, str]) -> Settings:
         hook_sweep_seconds=_number(env, "EMBER_HOOK_SWEEP_SECONDS", 2.0, 0.05),
         plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
+        evaluation_processes=_integer(env, "EMBER_EVALUATION_PROCESSES", 2, 0, 64),
+        evaluation_timeout=_number(env, "EMBER_EVALUATION_TIMEOUT", 5.0, 0.1),
+        evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),
         api=_api(env),
         nats_user=nats_user,
         nats_password=nats_password,
         nats_projects=tuple(p.strip() for p in (_get(env, "EMBER_NATS_PROJECTS") or "").split(",")
                             if p.strip()),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
+        budgets=_budgets(env),
+    )
+
+
+def _budgets(env: Mapping[str, str]) -> Budgets:
+    default = Budgets()
+    return Budgets(
+        max_depth=_integer(env, "EMBER_MAX_TEMPLATE_DEPTH", default.max_depth, 10, DEPTH_CEILING),
+        max_alias_nodes=_integer(env, "EMBER_MAX_YAML_ALIAS_NODES", default.max_alias_nodes, 0, 10**8),
+        max_value_size=_integer(env, "EMBER_MAX_VALUE_SIZE", default.max_value_size, 1024, 2**31),
+        max_evaluation_size=_integer(env, "EMBER_MAX_EVALUATION_SIZE", default.max_evaluation_size,
+                                     1024, 2**31),
     )

@@ -5,6 +5,10 @@ Starts an embedded PostgreSQL and nats-server under ``EMBER_DATA_DIR`` (unless
 migrations, then runs the five services as child processes and restarts any
 that dies. Ctrl-C, SIGTERM or the death of this process stops everything:
 services first (they drain), then NATS, then PostgreSQL.
+
+A dead embedded server is restarted too, on its port and data directory: the
+database and JetStream keep their state, and the services, which ride out the
+outage, reconnect to the URLs they were given.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-from libs import lifecycle
+from libs import lifecycle, restart_backoff
 from libs.config import Settings
 from libs.db import migrate
 from libs.embedded import nats_auth, process
@@ -34,15 +38,27 @@ from libs.telemetry import logs
 
 log = logs.logger("dev")
 
-RESTART_BACKOFF_MAX = 10.0
+Server = EmbeddedPostgres | EmbeddedNats
 
 
 @dataclasses.dataclass
 class Child:
     service: str
     proc: subprocess.Popen[bytes] | None = None
-    restarts: int = 0
+    crashes: int = 0
+    started_at: float = 0.0
     next_start: float = 0.0
+
+
+@dataclasses.dataclass
+class ServerChild:
+    """An embedded server dev started, and restarts should it die."""
+
+    name: str
+    server: Server
+    crashes: int = 0
+    started_at: float = dataclasses.field(default_factory=time.monotonic)
+    next_start: float | None = None  # set while it is dead and waits for its delay
 
 
 def _banner(settings: Settings, db_url: str, nats_url: str) -> str:
@@ -88,16 +104,18 @@ def _api_answers(url: str) -> bool:
 
 class Supervisor:
     def __init__(self, settings: Settings, env: dict[str, str], stop: threading.Event,
-                 service_env: dict[str, dict[str, str]] | None = None) -> None:
+                 servers: list[ServerChild], service_env: dict[str, dict[str, str]] | None = None) -> None:
         self.settings = settings
         self.env = env
         # Each service's own variables (its NATS user), over the shared ones.
         self.service_env = service_env or {}
         self.stop = stop
+        self.servers = servers
         self.children = [Child(s) for s in SERVICES]
         self.log_dir = settings.data_dir / "logs"
 
     def start(self, child: Child) -> None:
+        child.started_at = time.monotonic()
         child.proc = process.spawn(
             [sys.executable, "-m", "libs.cli", child.service],
             # Structured logs to the terminal; console spans (stdout) to a file.
@@ -107,6 +125,8 @@ class Supervisor:
 
     def watch(self) -> None:
         while not self.stop.wait(0.2):
+            for server in self.servers:
+                self._keep_server(server)
             now = time.monotonic()
             for child in self.children:
                 if child.proc is None:
@@ -117,11 +137,37 @@ class Supervisor:
                 if code is None:
                     continue
                 # A crashed process costs a short delay, as the design promises.
-                delay = min(0.5 * 2 ** child.restarts, RESTART_BACKOFF_MAX)
-                log.warning("%s exited with %s; restarting in %.1fs", child.service, code, delay)
+                restart = restart_backoff.after_exit(child.crashes, now - child.started_at)
+                log.warning("%s exited with %s; restarting in %.1fs", child.service, code, restart.delay)
                 child.proc = None
-                child.restarts += 1
-                child.next_start = now + delay
+                child.crashes = restart.crashes
+                child.next_start = now + restart.delay
+
+    def _keep_server(self, child: ServerChild) -> None:
+        """Start a dead server again, on the same port and data directory, once its delay is over.
+
+        Blocks until it accepts connections: the services cannot work without it anyway.
+        """
+        now = time.monotonic()
+        if child.next_start is None:
+            code = child.server.poll()
+            if code is None:
+                return
+            restart = restart_backoff.after_exit(child.crashes, now - child.started_at)
+            log.warning("%s exited with %s; restarting in %.1fs", child.name, code, restart.delay)
+            child.crashes = restart.crashes
+            child.next_start = now + restart.delay
+        if now < child.next_start:
+            return
+        child.started_at = now
+        try:
+            child.server.start()
+        except (process.EmbeddedServerError, OSError) as exc:
+            child.next_start = None  # poll() reports the failed start; its delay grows
+            log.error("%s did not start again: %s", child.name, exc)
+            return
+        child.next_start = None
+        log.info("%s restarted", child.name)
 
     def stop_all(self) -> None:
         running = [c.proc for c in self.children if c.proc is not None and c.proc.poll() is None]
@@ -141,7 +187,7 @@ async def _prepare_database(url: str) -> None:
     await migrate.migrate_url(url)
 
 
-def _nats(settings: Settings, servers: list[EmbeddedPostgres | EmbeddedNats]
+def _nats(settings: Settings, servers: list[ServerChild]
           ) -> tuple[str, dict[str, dict[str, str]], dict[str, str]]:
     """The server's URL, each service's NATS variables and the operator's (none for a given server)."""
     if settings.nats_url:
@@ -150,7 +196,7 @@ def _nats(settings: Settings, servers: list[EmbeddedPostgres | EmbeddedNats]
     auth = nats_auth.write(settings.data_dir / "nats-auth", Names(settings.nats_prefix),
                            settings.nats_projects)
     ns = EmbeddedNats(settings.data_dir / "nats", config=auth.config)
-    servers.append(ns)
+    servers.append(ServerChild("nats-server", ns))
     url = ns.start()
     return url, {s: auth.service(s).env() for s in SERVICES}, auth.admin.env()
 
@@ -172,13 +218,13 @@ def main() -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.set())
 
-    servers: list[EmbeddedPostgres | EmbeddedNats] = []
+    servers: list[ServerChild] = []
     supervisor: Supervisor | None = None
     try:
         db_url = settings.database_url
         if not db_url:
             pg = EmbeddedPostgres(settings.data_dir / "postgres")
-            servers.append(pg)
+            servers.append(ServerChild("postgresql", pg))
             db_url = pg.start()
         nats_url, service_env, admin = _nats(settings, servers)
         asyncio.run(_prepare_database(db_url))
@@ -188,7 +234,7 @@ def main() -> int:
         env.update({"EMBER_DATABASE_URL": db_url, "EMBER_NATS_URL": nats_url,
                     "EMBER_DATA_DIR": str(settings.data_dir)})
         env.setdefault("EMBER_OTEL_EXPORTER", "otlp" if settings.telemetry.otlp_endpoint else "console")
-        supervisor = Supervisor(settings, env, stop, service_env)
+        supervisor = Supervisor(settings, env, stop, servers, service_env)
         for child in supervisor.children:
             supervisor.start(child)
         deadline = time.monotonic() + 60
@@ -209,6 +255,6 @@ def main() -> int:
     finally:
         if supervisor is not None:
             supervisor.stop_all()
-        for server in reversed(servers):
-            server.stop()
+        for kept in reversed(servers):
+            kept.server.stop()
         lock.close()

@@ -52,6 +52,19 @@ class Permanent(EmberError):
     """Retrying cannot help (bad payload, a decision already made): drop the message."""
 
 
+class Undeliverable(EmberError):
+    """A message NATS can never take (over the server's payload limit): set it aside, never retry it.
+
+    Not :class:`Permanent`: a handler that cannot publish what it must has failed,
+    and what it was for fails with the reason rather than being silently dropped.
+    """
+
+
+class NeverHandled(EmberError):
+    """A message delivered as often as its consumer allows (``max_deliver``) and never settled:
+    each delivery died with its process, or outlasted its ack wait."""
+
+
 # Failures of the machinery rather than of the work: they pass when the servers come back.
 _TRANSIENT: Final = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
                      asyncpg.TransactionRollbackError, asyncpg.CannotConnectNowError,

@@ -18,6 +18,7 @@ from contextlib import AbstractAsyncContextManager
 from libs import config
 from libs.runtime import Runtime, open_runtime
 from libs.telemetry import logs
+from libs.template import budgets
 
 Body = Callable[[Runtime], AbstractAsyncContextManager[None]]
 
@@ -36,6 +37,7 @@ def load_settings_or_exit(*, need_urls: bool = False) -> config.Settings:
 
 async def serve(settings: config.Settings, service: str, body: Body) -> None:
     log = logs.logger(service)
+    budgets.configure(settings.budgets)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

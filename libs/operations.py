@@ -18,6 +18,7 @@ from libs import plan_requests
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
+from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.resources import nesting
@@ -69,23 +70,23 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        parent: stacks.StackRow | None = None,
                        adopt_data: Mapping[str, Any] | None = None,
                        facade: Mapping[str, Any] | None = None,
-                       after_commit: list[PlanRequest] | None = None) -> stacks.StackRow:
+                       after_commit: list[PlanRequest] | None = None,
+                       evaluation: Evaluator = INLINE) -> stacks.StackRow:
     """A new stack (``parent``: the stack it is nested in, one level deeper).
 
     With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
-    it lists instead of creating them: the ``ADOPT`` action.
+    it lists instead of creating them: the ``ADOPT`` action. The request is
+    checked in ``evaluation``'s processes, under its deadline.
     """
     stack_id = uuid.uuid4()
-    loaded = request.load(stack_request, stack_name=name, stack_id=str(stack_id), project_id=project,
-                          limits=limits, builtin_types=builtin_types, facade=facade,
-                          checks=plugin_checks(registry) if registry is not None else None)
-    if registry is not None and parent is None:
-        check_nested(loaded, registry, project=project, stack_name=name)
+    how = Checking(project=project, stack_name=name, stack_id=str(stack_id), limits=limits,
+                   builtin_types=builtin_types, registry=registry, facade=facade, top=parent is None)
+    loaded = await evaluation.run(checked_create, stack_request, how)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
-        template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
-                                             loaded.environment.to_dict(), facade)
+        template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
+                                             facade)
         try:
             row = await stacks.insert(conn, stack_id=stack_id, name=name, project=project,
                                       template_id=template_id, disable_rollback=options.disable_rollback,
@@ -105,17 +106,14 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
     return row
 
 
-async def patched_request(pool: Connections, stack: stacks.StackRow, given: request.StackRequest,
-                          clear_parameters: Sequence[str] = ()) -> request.StackRequest:
+def patched(stored: templates.RawTemplate, given: request.StackRequest,
+            clear_parameters: Sequence[str] = ()) -> request.StackRequest:
     """Heat's PATCH (``existing``): what is given, merged over what the stack has.
 
     No template means the stored one; files merge into the stored files; the
     environment is loaded over the stored one; parameters merge over the stored
     ones, minus ``clear_parameters``, and those the template lacks are dropped.
     """
-    assert stack.template_id is not None
-    async with pool.acquire() as conn:
-        stored = await templates.get(conn, stack.template_id)
     template = Template.load(given.template if given.template is not None else stored.template,
                              {**stored.files, **given.files})
     env = Environment.from_dict(stored.environment).with_layer(
@@ -126,16 +124,72 @@ async def patched_request(pool: Connections, stack: stacks.StackRow, given: requ
     return request.StackRequest(template=template.raw, files=template.files, environment=env)
 
 
-async def check_immutable_parameters(pool: Connections, stack: stacks.StackRow,
-                                     loaded: request.LoadedStack) -> None:
-    """Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter."""
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """What is stored of a request that passed Heat's validation."""
+
+    template: dict[str, Any]
+    files: dict[str, str]
+    environment: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Checking:
+    """How a create or update request is checked (every field pickles: it crosses to the pool)."""
+
+    project: str
+    stack_name: str
+    stack_id: str
+    limits: Limits = request.DEFAULT_LIMITS
+    builtin_types: Collection[str] | None = None
+    registry: Registry | None = None
+    facade: Mapping[str, Any] | None = None
+    # Nested stacks are checked with the top stack only.
+    top: bool = True
+
+
+def checked_create(stack_request: request.StackRequest, how: Checking) -> Checked:
+    """Heat's validation of a new stack's request (pure: it runs in the evaluation pool)."""
+    loaded = request.load(stack_request, stack_name=how.stack_name, stack_id=how.stack_id,
+                          project_id=how.project, limits=how.limits, builtin_types=how.builtin_types,
+                          facade=how.facade,
+                          checks=plugin_checks(how.registry) if how.registry is not None else None)
+    if how.registry is not None and how.top:
+        check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name)
+    return _stored(loaded)
+
+
+def checked_update(stack_request: request.StackRequest, stored: templates.RawTemplate | None, how: Checking,
+                   *, existing: bool = False, clear_parameters: Sequence[str] = ()) -> Checked:
+    """Heat's validation of an update over the ``stored`` desired state (pure, as above)."""
+    if existing:
+        assert stored is not None
+        stack_request = patched(stored, stack_request, clear_parameters)
+    loaded = request.load(stack_request, stack_name=how.stack_name, stack_id=how.stack_id,
+                          project_id=how.project, limits=how.limits, builtin_types=how.builtin_types,
+                          facade=how.facade,
+                          checks=plugin_checks(how.registry) if how.registry is not None else None,
+                          updating=True)
+    if stored is not None:
+        # Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter.
+        old = desired.load(stored.template, stored.files, stored.environment, stack_name=how.stack_name,
+                           stack_id=how.stack_id, project_id=how.project, facade=stored.facade)
+        check_immutable(old.parameters, loaded.parameters, loaded.environment.parameters)
+    if how.registry is not None and how.top:
+        check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name)
+    return _stored(loaded)
+
+
+def _stored(loaded: request.LoadedStack) -> Checked:
+    return Checked(dict(loaded.template.raw), dict(loaded.template.files), loaded.environment.to_dict())
+
+
+async def stored_of(pool: Connections, stack: stacks.StackRow) -> templates.RawTemplate | None:
+    """The stack's current desired state, which an update is checked against."""
     if stack.template_id is None:
-        return
+        return None
     async with pool.acquire() as conn:
-        stored = await templates.get(conn, stack.template_id)
-    old = desired.load(stored.template, stored.files, stored.environment, stack_name=stack.name,
-                       stack_id=str(stack.id), project_id=stack.project, facade=stored.facade)
-    check_immutable(old.parameters, loaded.parameters, loaded.environment.parameters)
+        return await templates.get(conn, stack.template_id)
 
 
 async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
@@ -144,7 +198,8 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        converge: bool = False, limits: Limits = request.DEFAULT_LIMITS,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
-                       cancel_running: bool = False, after_commit: list[PlanRequest] | None = None) -> None:
+                       cancel_running: bool = False, after_commit: list[PlanRequest] | None = None,
+                       evaluation: Evaluator = INLINE) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -157,18 +212,14 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
         raise errors.NotSupported("Updating a stack when it is suspended")
     if stack.action == "DELETE":
         raise errors.NotSupported("Updating a stack when it is deleting")
-    if existing:
-        stack_request = await patched_request(pool, stack, stack_request, clear_parameters)
-    loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
-                          project_id=stack.project, limits=limits, builtin_types=builtin_types,
-                          facade=facade, checks=plugin_checks(registry) if registry is not None else None,
-                          updating=True)
-    await check_immutable_parameters(pool, stack, loaded)
-    if registry is not None and stack.parent_id is None:
-        check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
+    how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
+                   builtin_types=builtin_types, registry=registry, facade=facade,
+                   top=stack.parent_id is None)
+    loaded = await evaluation.run(checked_update, stack_request, await stored_of(pool, stack), how,
+                                  existing=existing, clear_parameters=clear_parameters)
     async with pool.acquire() as conn, conn.transaction():
-        template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
-                                             loaded.environment.to_dict(), facade)
+        template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
+                                             facade)
         if cancel_running:
             await _cancel_running(conn, stack.id, actions=("CREATE", "UPDATE"))
         extra: dict[str, Any] = {}

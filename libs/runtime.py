@@ -24,6 +24,7 @@ from libs import background
 from libs.config import Settings
 from libs.db import migrate, services
 from libs.db.pool import create_pool
+from libs.errors import describe
 from libs.messaging import permissions
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import Probe, ProbeReply
@@ -74,9 +75,10 @@ async def heartbeat(pool: asyncpg.Pool, rt_service: str, service_id: uuid.UUID,
             try:
                 async with pool.acquire() as conn:
                     await services.beat(conn, service_id)
-            except (OSError, asyncpg.PostgresError) as exc:
-                # A missed beat shows as "down" in GET /services; keep trying.
-                log.warning("heartbeat failed: %s", exc)
+            except Exception as exc:
+                # A missed beat shows as "down" in GET /services; keep trying, whatever
+                # failed: a heartbeat that stopped would show the service down for good.
+                log.warning("heartbeat failed: %s", describe(exc))
 
     try:
         async with background.running(beat_forever, name="heartbeat"):
@@ -104,8 +106,7 @@ async def open_runtime(settings: Settings, service: str) -> AsyncIterator[Runtim
         bus = await stack.enter_async_context(
             Bus.connect(nats_url, names, tracer, client_name=f"ember-{service}-{service_id}",
                         replicas=settings.nats_replicas, user=settings.nats_user,
-                        password=settings.nats_password,
-                        inbox_prefix=permissions.inbox_prefix(names, service)))
+                        password=settings.nats_password))
         row = permissions.uses(names, service)
         await bus.ensure_topology(streams=row.streams, consumers=row.consumers)
         rt = Runtime(settings=settings, service=service, service_id=service_id, names=names,

@@ -20,6 +20,7 @@ import orjson
 
 from libs import operations
 from libs.db import events, resources, stacks, templates
+from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.resources import autoscaling
 from libs.resources.registry import Registry
@@ -50,7 +51,7 @@ def _cooling(group: resources.ResourceRow) -> bool:
 
 
 async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.StackRow, *,
-                group: resources.ResourceRow, change: Adjustment) -> int:
+                group: resources.ResourceRow, change: Adjustment, evaluation: Evaluator = INLINE) -> int:
     """Apply ``change`` to ``group``; returns the capacity the group now has (or keeps).
 
     As in Heat, nothing changes while the group's cooldown lasts (from its last
@@ -91,6 +92,6 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
         pool, bus, child, stack_request=StackRequest(template=plugin.template_for(props, members),
                                                      files=raw.files if raw else {}, environment=env),
         options=operations.Options(disable_rollback=True, timeout_mins=stack.timeout_mins), limits=GENERATED,
-        builtin_types=registry.types(), registry=registry)
+        builtin_types=registry.types(), registry=registry, evaluation=evaluation)
     return capacity
 

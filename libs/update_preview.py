@@ -22,10 +22,10 @@ from libs import operations
 from libs.db import Conn, resources, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import preview
+from libs.evaluation_pool import INLINE, Evaluator
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.validation import plugin_checks
 from libs.template import request
 from libs.template.environment import Environment
 from libs.template.registry import ResourceRegistry
@@ -62,21 +62,64 @@ Changes = dict[str, list[Entry]]
 
 async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_request: request.StackRequest,
                          registry: Registry, existing: bool = False, clear_parameters: Sequence[str] = (),
-                         show_nested: bool = False) -> Changes:
-    """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``."""
-    if existing:
-        stack_request = await operations.patched_request(pool, stack, stack_request, clear_parameters)
-    loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
-                          project_id=stack.project, builtin_types=registry.types(),
-                          checks=plugin_checks(registry), updating=True)
-    await operations.check_immutable_parameters(pool, stack, loaded)
-    if stack.parent_id is None:
-        operations.check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
-    how = nesting.Expansion(registry, stack.project)
-    out: Changes = {key: [] for key in KEYS}
+                         show_nested: bool = False, evaluation: Evaluator = INLINE) -> Changes:
+    """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``.
+
+    What is stored is read first (:class:`Stored`); the request is then checked
+    as an update is and compared with it in ``evaluation``'s processes, under
+    their deadline: the comparison resolves the new properties over the live
+    resources' attributes, which the check alone never sees.
+    """
+    checking = operations.Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id),
+                                   builtin_types=registry.types(), registry=registry,
+                                   top=stack.parent_id is None)
+    desired_now = await operations.stored_of(pool, stack)
     async with pool.acquire() as conn:
-        await _compare(conn, stack, loaded, out, how, new_name=stack.name, new_id=str(stack.id),
-                       parent_resource=None, show_nested=show_nested, depth=0)
+        stored = await Stored.read(conn, stack, nested=show_nested)
+    return await evaluation.run(compared, stack_request, desired_now, checking, stack, stored,
+                                existing=existing, clear_parameters=clear_parameters, show_nested=show_nested)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stored:
+    """What the preview reads of a stack and (with ``nested``) the stacks under it: their current
+    rows, their live children, and the environments their rows were made with."""
+
+    rows: dict[uuid.UUID, list[resources.ResourceRow]]
+    children: dict[uuid.UUID, dict[uuid.UUID, stacks.StackRow]]
+    environments: dict[uuid.UUID, dict[str, Any]]
+
+    @classmethod
+    async def read(cls, conn: Conn, stack: stacks.StackRow, *, nested: bool) -> Stored:
+        rows: dict[uuid.UUID, list[resources.ResourceRow]] = {}
+        children: dict[uuid.UUID, dict[uuid.UUID, stacks.StackRow]] = {}
+        pending = [stack.id]
+        while pending:
+            stack_id = pending.pop()
+            rows[stack_id] = await resources.for_stack(conn, stack_id)
+            found = await stacks.get_many(conn, list(await stacks.children(conn, stack_id)))
+            children[stack_id] = {k: v for k, v in found.items() if v.deleted_at is None}
+            if nested:
+                pending.extend(children[stack_id])
+        ids = list({r.template_id for listed in rows.values() for r in listed if r.template_id is not None})
+        return cls(rows, children, await templates.environments(conn, ids))
+
+
+def compared(stack_request: request.StackRequest, desired_now: templates.RawTemplate | None,
+             checking: operations.Checking, stack: stacks.StackRow, stored: Stored, *, existing: bool,
+             clear_parameters: Sequence[str], show_nested: bool) -> Changes:
+    """The update preview's changes (pure: it runs in the evaluation pool)."""
+    checked = operations.checked_update(stack_request, desired_now, checking, existing=existing,
+                                        clear_parameters=clear_parameters)
+    assert checking.registry is not None
+    loaded = request.load(request.StackRequest(template=checked.template, files=checked.files,
+                                               environment=checked.environment),
+                          stack_name=stack.name, stack_id=str(stack.id), project_id=stack.project,
+                          builtin_types=checking.registry.types(), updating=True)
+    how = nesting.Expansion(checking.registry, stack.project)
+    out: Changes = {key: [] for key in KEYS}
+    _compare(stored, stack, loaded, out, how, new_name=stack.name, new_id=str(stack.id), parent_resource=None,
+             show_nested=show_nested, depth=0)
     return out
 
 
@@ -92,10 +135,8 @@ class _Current:
         self.parent_resource = parent_resource
 
     @classmethod
-    async def load(cls, conn: Conn, stack: stacks.StackRow, parent_resource: str | None) -> _Current:
-        rows = await resources.for_stack(conn, stack.id)
-        children = await stacks.get_many(conn, list(await stacks.children(conn, stack.id)))
-        return cls(stack, rows, {k: v for k, v in children.items() if v.deleted_at is None}, parent_resource)
+    def of(cls, stored: Stored, stack: stacks.StackRow, parent_resource: str | None) -> _Current:
+        return cls(stack, stored.rows[stack.id], stored.children[stack.id], parent_resource)
 
     def child_of(self, name: str) -> stacks.StackRow | None:
         row = self.rows.get(name)
@@ -141,14 +182,14 @@ def _decisions(current: _Current, new: LoadedStack, registry: Registry,
                            same_implementation=same_implementation, external_id=resolver.external_id)
 
 
-async def _compare(conn: Conn, stack: stacks.StackRow, new: LoadedStack, out: Changes, how: nesting.Expansion,
-                   *, new_name: str, new_id: str, parent_resource: str | None, show_nested: bool,
-                   depth: int) -> None:
+def _compare(stored: Stored, stack: stacks.StackRow, new: LoadedStack, out: Changes, how: nesting.Expansion,
+             *, new_name: str, new_id: str, parent_resource: str | None, show_nested: bool,
+             depth: int) -> None:
     """The changes of ``stack`` (as it is) to ``new``, added to ``out``; nested ones with ``show_nested``."""
-    current = await _Current.load(conn, stack, parent_resource)
-    old_ids = [r.template_id for r in current.rows.values() if r.template_id is not None]
+    current = _Current.of(stored, stack, parent_resource)
+    old_ids = {r.template_id for r in current.rows.values() if r.template_id is not None}
     old_environments = {tid: Environment.from_dict(raw).registry
-                        for tid, raw in (await templates.environments(conn, old_ids)).items()}
+                        for tid, raw in stored.environments.items() if tid in old_ids}
     decided = _decisions(current, new, how.registry, old_environments)
     rows = current.rows
     data = StaticResourceData({n: r.reference for n, r in rows.items()},
@@ -168,7 +209,7 @@ async def _compare(conn: Conn, stack: stacks.StackRow, new: LoadedStack, out: Ch
     for name in [*decided.deleted, *decided.replaced]:
         child = current.child_of(name)
         if child is not None:
-            await _all_deleted(conn, child, name, out)
+            _all_deleted(stored, child, name, out)
     for name in [*decided.added, *decided.replaced]:
         nested = _new_nested(new, name, planned[name], how, stack_name=new_name, depth=depth)
         if nested is not None:
@@ -181,8 +222,8 @@ async def _compare(conn: Conn, stack: stacks.StackRow, new: LoadedStack, out: Ch
         nested = _new_nested(new, name, planned[name], how, stack_name=new_name, depth=depth,
                              data=row.data, old_properties=row.properties)
         if child is not None and nested is not None:
-            await _compare(conn, child, nested.stack, out, how, new_name=nested.name, new_id="None",
-                           parent_resource=name, show_nested=True, depth=depth + 1)
+            _compare(stored, child, nested.stack, out, how, new_name=nested.name, new_id="None",
+                     parent_resource=name, show_nested=True, depth=depth + 1)
 
 
 def _new_nested(new: LoadedStack, name: str, planned: preview.PlannedResource, how: nesting.Expansion, *,
@@ -195,11 +236,11 @@ def _new_nested(new: LoadedStack, name: str, planned: preview.PlannedResource, h
                                 depth=depth, data=data, old_properties=old_properties)
 
 
-async def _all_deleted(conn: Conn, stack: stacks.StackRow, parent_resource: str, out: Changes) -> None:
+def _all_deleted(stored: Stored, stack: stacks.StackRow, parent_resource: str, out: Changes) -> None:
     """Every resource of an existing nested stack, and of the stacks nested in it, as deleted."""
-    current = await _Current.load(conn, stack, parent_resource)
+    current = _Current.of(stored, stack, parent_resource)
     for name in current.rows:
         out["deleted"].append(current.entry(name))
         child = current.child_of(name)
         if child is not None:
-            await _all_deleted(conn, child, name, out)
+            _all_deleted(stored, child, name, out)

@@ -184,6 +184,11 @@ async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str
         selects.append(f"unnest(${i + 3}::{carrier}[]) AS c{i}")
         sets.append(f"{column} = x.c{i}" + (f"::{kind}" if carrier != kind else ""))
     returning = ", ".join(f"r.{c.strip()}" for c in _COLUMNS.split(","))
+    if len(writes) > 1:
+        # The UPDATE would lock rows in whatever order its plan meets them; a planner settling
+        # unchanged rows and a worker's batch writing some of them could then deadlock.
+        await conn.execute("SELECT 1 FROM resources WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE",
+                           args[0])
     rows = await conn.fetch(
         f"UPDATE resources r SET {', '.join(sets)} FROM (SELECT {', '.join(selects)}) x"
         f" WHERE r.id = x.id AND r.version = x.version RETURNING {returning}", *args)
@@ -191,7 +196,8 @@ async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str
 
 
 async def remove_many(conn: Conn, ids: Iterable[int]) -> None:
-    await conn.execute("DELETE FROM resources WHERE id = ANY($1::bigint[])", list(ids))
+    await conn.execute("DELETE FROM resources WHERE id IN (SELECT id FROM resources"
+                       " WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE)", list(ids))
 
 
 async def promote(conn: Conn, old_id: int, new_id: int) -> None:

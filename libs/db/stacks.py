@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Collection
 from typing import Any
 
-from libs.db import Conn
+from libs.db import Conn, subscriptions
 from libs.db.filters import Where
 
 _COLUMNS = ("id, name, project, action, status, status_reason, template_id, prev_template_id,"
@@ -45,6 +45,7 @@ class StackRow:
 async def insert(conn: Conn, *, stack_id: uuid.UUID, name: str, project: str, template_id: uuid.UUID,
                  disable_rollback: bool, timeout_mins: int | None, tags: list[str],
                  parent_id: uuid.UUID | None = None, nested_depth: int = 0) -> StackRow:
+    """A new stack at its first desired state, its ``event_sinks`` made its subscriptions."""
     row = await conn.fetchrow(
         f"INSERT INTO stacks (id, name, project, action, status, template_id, disable_rollback,"
         f" timeout_mins, tags, parent_id, nested_depth)"
@@ -52,6 +53,7 @@ async def insert(conn: Conn, *, stack_id: uuid.UUID, name: str, project: str, te
         stack_id, name, project, template_id, disable_rollback, timeout_mins, tags, parent_id,
         nested_depth)
     assert row is not None
+    await subscriptions.follow_environment(conn, stack_id, project, template_id)
     return StackRow(**dict(row))
 
 
@@ -74,14 +76,21 @@ async def by_name(conn: Conn, project: str, name: str) -> StackRow | None:
 
 async def set_desired(conn: Conn, stack_id: uuid.UUID, *, action: str, template_id: uuid.UUID | None,
                       reason: str = "", **fields: Any) -> None:
-    """Point the stack at a new desired state; the planner picks it up from here."""
+    """Point the stack at a new desired state; the planner picks it up from here.
+
+    The desired state's ``event_sinks`` become the stack's subscriptions in the caller's
+    transaction (as at :func:`insert`): they commit together, before any of its events.
+    """
     sets = ["action = $2", "status = 'IN_PROGRESS'", "status_reason = $3", "template_id = $4",
             "updated_at = now()"]
     args: list[Any] = [stack_id, action, reason, template_id]
     for key, value in fields.items():
         args.append(value)
         sets.append(f"{key} = ${len(args)}")
-    await conn.execute(f"UPDATE stacks SET {', '.join(sets)} WHERE id = $1", *args)
+    project = await conn.fetchval(f"UPDATE stacks SET {', '.join(sets)} WHERE id = $1 RETURNING project",
+                                  *args)
+    if template_id is not None and project is not None:
+        await subscriptions.follow_environment(conn, stack_id, project, template_id)
 
 
 async def stop_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[str] | None = None
@@ -220,3 +229,12 @@ async def nested_tree(conn: Conn, stack_id: uuid.UUID, depth: int) -> list[Stack
         f" UNION ALL SELECT c.*, t.level + 1 FROM stacks c JOIN tree t ON c.parent_id = t.id"
         f" WHERE t.level < $2) SELECT {_COLUMNS} FROM tree ORDER BY level, created_at", stack_id, depth)
     return [StackRow(**dict(r)) for r in rows]
+
+
+async def lineage(conn: Conn, stack_id: uuid.UUID, *, depth: int = 64) -> list[uuid.UUID]:
+    """The stack and those it is nested in, innermost first (nothing if it does not exist)."""
+    rows = await conn.fetch(
+        "WITH RECURSIVE up AS (SELECT id, parent_id, 1 AS level FROM stacks WHERE id = $1"
+        " UNION ALL SELECT s.id, s.parent_id, up.level + 1 FROM stacks s JOIN up ON s.id = up.parent_id"
+        " WHERE up.level < $2) SELECT id FROM up ORDER BY level", stack_id, depth)
+    return [r["id"] for r in rows]

@@ -63,6 +63,64 @@ async def add(conn: Conn, sub: Subscription) -> None:
         sub.source)
 
 
+# Environment sinks are subscriptions with ids derived from where they are declared.
+_SINK_NAMESPACE = uuid.UUID("5b0f8d3e-6a8e-4c61-9a55-3c1f4ad7e2b1")
+
+
+def environment_sinks(project: str, stack_id: uuid.UUID, sinks: Any) -> list[Subscription]:
+    """An environment's ``event_sinks`` of type ``webhook``, as the stack's subscriptions."""
+    made = []
+    for index, sink in enumerate(sinks if isinstance(sinks, list) else []):
+        if not isinstance(sink, dict) or sink.get("type") != "webhook":
+            continue
+        target = str(sink["target"])
+        hooks = sink.get("hooks")
+        made.append(Subscription(
+            id=uuid.uuid5(_SINK_NAMESPACE, f"{stack_id}:{index}:{target}"), project=project,
+            stack_id=stack_id, url=target, secret=str(sink.get("secret") or ""),
+            kinds=[str(k) for k in sink.get("kinds") or ["event", "hook"]],
+            resource=str(sink.get("resource") or "*"),
+            hooks=[str(h) for h in hooks] if isinstance(hooks, list) else None, source="environment"))
+    return made
+
+
+async def follow_environment(conn: Conn, stack_id: uuid.UUID, project: str, template_id: uuid.UUID) -> None:
+    """Make the stack's environment subscriptions those of the desired state ``template_id``.
+
+    Called in the transaction that points the stack at that desired state, so the
+    subscriptions commit with it, before any event of its operation exists: the
+    notifier finds them for the very first notice (it made them itself when a
+    notice came by, and a notice handled meanwhile in another transaction missed
+    them: issue 14). A sink the new environment no longer has stops receiving.
+    """
+    sinks = await conn.fetchval("SELECT environment -> 'event_sinks' FROM raw_templates WHERE id = $1",
+                                template_id)
+    wanted = environment_sinks(project, stack_id, sinks)
+    await conn.execute("DELETE FROM subscriptions WHERE stack_id = $1 AND source = 'environment'"
+                       " AND NOT (id = ANY($2::uuid[]))", stack_id, [sub.id for sub in wanted])
+    for sub in wanted:
+        await conn.execute(
+            f"INSERT INTO subscriptions ({_SUB_COLUMNS.removesuffix(', created_at')})"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO UPDATE SET"
+            " url = EXCLUDED.url, secret = EXCLUDED.secret, kinds = EXCLUDED.kinds,"
+            " resource = EXCLUDED.resource, hooks = EXCLUDED.hooks",
+            sub.id, sub.project, sub.stack_id, sub.url, sub.secret, sub.kinds, sub.resource, sub.hooks,
+            sub.source)
+
+
+async def follow_environments_not_followed(conn: Conn) -> int:
+    """Stacks whose environment declares ``event_sinks`` that are not yet their subscriptions (made
+    before sinks were committed with their environment): follow them now; how many stacks."""
+    rows = await conn.fetch(
+        "SELECT s.id, s.project, s.template_id FROM stacks s JOIN raw_templates t ON t.id = s.template_id"
+        " WHERE s.deleted_at IS NULL AND CASE WHEN json_typeof(t.environment -> 'event_sinks') = 'array'"
+        " THEN json_array_length(t.environment -> 'event_sinks') > 0 ELSE false END AND NOT EXISTS"
+        " (SELECT 1 FROM subscriptions u WHERE u.stack_id = s.id AND u.source = 'environment')")
+    for row in rows:
+        await follow_environment(conn, row["id"], row["project"], row["template_id"])
+    return len(rows)
+
+
 async def get(conn: Conn, project: str, sub_id: uuid.UUID) -> Subscription | None:
     row = await conn.fetchrow(f"SELECT {_SUB_COLUMNS} FROM subscriptions WHERE project = $1 AND id = $2",
                               project, sub_id)

@@ -84,7 +84,8 @@ class EmbeddedNats:
         """Start the process without waiting; :meth:`start` also waits for the client port."""
         if self._proc is not None and self._proc.poll() is None:
             return
-        port = self._requested_port or process.free_port(self.host)
+        # A restart keeps the port: clients reconnect to the URL they were given.
+        port = self._port or self._requested_port or process.free_port(self.host)
         process.ensure_port_free(self.host, port)
         self.store_dir.mkdir(parents=True, exist_ok=True)
         self._proc = process.spawn(self._argv(port), log_path=self.log_path,
@@ -119,6 +120,10 @@ class EmbeddedNats:
             if self.routes:
                 argv += ["--routes", ",".join(self.routes)]
         return argv
+
+    def poll(self) -> int | None:
+        """The exit status once the process has ended; None while it runs or before it starts."""
+        return self._proc.poll() if self._proc is not None else None
 
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM, SIGKILL after ``timeout``; safe to repeat."""

@@ -253,7 +253,8 @@ class EmbeddedPostgres:
         if not (cluster / "PG_VERSION").exists():
             self._initdb(bin_dir, cluster, env, as_nobody, timeout)
         _clear_previous_run(cluster)
-        port = self._requested_port or process.free_port(self.host)
+        # A restart keeps the port: clients reconnect to the URL they were given.
+        port = self._port or self._requested_port or process.free_port(self.host)
         process.ensure_port_free(self.host, port)
         log_path = cluster / _LOG
         self._proc = process.spawn(
@@ -325,6 +326,10 @@ class EmbeddedPostgres:
                 raise process.startup_error(f"PostgreSQL on port {port} was not ready in time",
                                             log_path)
             time.sleep(0.05)
+
+    def poll(self) -> int | None:
+        """The exit status once the server has ended; None while it runs or before it starts."""
+        return self._proc.poll() if self._proc is not None else None
 
     def stop(self, timeout: float = 15.0) -> None:
         """Fast shutdown (SIGINT), SIGKILL after ``timeout``; safe to repeat."""

@@ -21,6 +21,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Tracer
 
+from libs.errors import Undeliverable
 from libs.messaging.payloads import Payload
 from libs.messaging.subjects import ConsumerSpec, Names, StreamSpec
 from libs.telemetry import logs, propagation
@@ -29,6 +30,7 @@ log = logs.logger("bus")
 
 # JetStream drops a repeated Nats-Msg-Id within this window (the default is 2 min).
 DUPLICATE_WINDOW_SECONDS = 600.0
+NO_RESPONDERS_STATUS = "503"
 
 
 class Bus:
@@ -47,7 +49,7 @@ class Bus:
         """Connect as ``user`` (anonymous when None); replies come to ``inbox_prefix``.
 
         Under authorization each user may only subscribe to its own inboxes
-        (:mod:`libs.messaging.permissions`), so the prefix must be the user's.
+        (:mod:`libs.messaging.permissions`), ``_INBOX.<prefix>.<user>`` unless given.
         """
         async def on_error(exc: Exception) -> None:
             log.warning("nats error: %s", exc)
@@ -62,6 +64,8 @@ class Bus:
             log.info("nats reconnected")
 
         credentials: dict[str, Any] = {"user": user, "password": password} if user else {}
+        # A user's inboxes are named after it (libs/messaging/permissions.inbox_prefix).
+        inbox_prefix = inbox_prefix or (f"_INBOX.{names.prefix}.{user}" if user else None)
         if inbox_prefix:
             credentials["inbox_prefix"] = inbox_prefix
         nc = await nats.connect(
@@ -159,7 +163,13 @@ class Bus:
             headers = propagation.inject({})
             if msg_id is not None:
                 headers["Nats-Msg-Id"] = msg_id
-            await self.js.publish(subject, payload.to_bytes(), headers=headers)
+            data = payload.to_bytes()
+            try:
+                await self.js.publish(subject, data, headers=headers)
+            except (nats.errors.MaxPayloadError, nats.errors.BadSubjectError) as exc:
+                # The same bytes fail the same way on every try: the caller sets them aside.
+                raise Undeliverable(f"{payload.kind} message of {len(data)} bytes on {subject}:"
+                                    f" {exc} (limit {self.nc.max_payload} bytes)") from exc
 
     async def request_core(self, subject: str, data: bytes, timeout: float) -> Msg:
         """A core NATS request (no JetStream), traced."""
@@ -174,6 +184,8 @@ class Bus:
         done = asyncio.Event()
 
         async def on_reply(msg: Msg) -> None:
+            if msg.headers and msg.headers.get(js_api.Header.STATUS) == NO_RESPONDERS_STATUS:
+                return  # the server saying nobody listens (yet, after a restart): not a reply
             replies.append(msg)
             if expected is not None and len(replies) >= expected:
                 done.set()

@@ -17,7 +17,9 @@ raises anything else                     ``nak(backoff)``, logged with its trace
 Giving up calls the handler's ``give_up`` with the error (the worker fails the
 resource, the planner the stack, each with the error as the reason) and acks;
 should that fail too, the message is tried again later. A consumer without one
-terminates the message.
+terminates the message. Either way the message is handed to ``dead_letter``
+(set aside with its reason, where an operator finds it), as is one no handler
+can read.
 
 Failures are counted per message (its stream sequence) in this process, not by
 JetStream's delivery count: a step that waits is redelivered many times without
@@ -39,6 +41,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final, Literal
 
 import nats.errors
+import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from opentelemetry import trace
@@ -60,6 +63,10 @@ class Outcome:
     action: Action
     delay: float = 0.0
     reason: str = ""
+
+
+# The longest wait between tries while PostgreSQL or NATS is away.
+OUTAGE_RETRY_SECONDS = 2.0
 
 
 def backoff(failures: int) -> float:
@@ -86,7 +93,11 @@ def outcome_for(error: BaseException | None, failures: int) -> Outcome:
         return Outcome("term", reason=str(error))
     if isinstance(error, asyncio.CancelledError):
         return Outcome("nak", 0.0, "handed back at shutdown")
-    if failures >= GIVE_UP_AFTER and not is_transient(error):
+    if is_transient(error):
+        # Waited out, but checked often: once the server is back the work resumes within
+        # seconds, not after the minute a long outage would have grown the delay to.
+        return Outcome("nak", min(backoff(failures), OUTAGE_RETRY_SECONDS), describe(error))
+    if failures >= GIVE_UP_AFTER:
         return Outcome("give_up", reason=f"failed {failures} times: {describe(error)}")
     return Outcome("nak", backoff(failures), describe(error))
 
@@ -108,13 +119,32 @@ Handler = Callable[[Payload, Delivery], Awaitable[None]]
 GiveUp = Callable[[Payload, BaseException], Awaitable[None]]
 
 
+@dataclasses.dataclass(frozen=True)
+class SetAside:
+    """A message the consumer will never handle: what it was, and why."""
+
+    durable: str
+    subject: str
+    data: bytes
+    payload: Payload | None
+    reason: str
+    # Whether the handler's give_up failed what the message was for (its owner has an event saying so).
+    owner_told: bool
+
+
+# Where set-aside messages go (a dead-letter row); it must not raise.
+DeadLetter = Callable[[SetAside], Awaitable[None]]
+
+
 class Consumer:
     def __init__(self, bus: Bus, spec: ConsumerSpec, handler: Handler, *, concurrency: int,
-                 logger_name: str, batch: int = 64, give_up: GiveUp | None = None) -> None:
+                 logger_name: str, batch: int = 64, give_up: GiveUp | None = None,
+                 dead_letter: DeadLetter | None = None) -> None:
         self._bus = bus
         self._spec = spec
         self._handler = handler
         self._give_up = give_up
+        self._dead_letter = dead_letter
         # Stream sequence -> how often its handler failed here (see the module's docstring).
         self._failures: collections.OrderedDict[int, int] = collections.OrderedDict()
         self._slots = asyncio.Semaphore(concurrency)
@@ -168,6 +198,9 @@ class Consumer:
                 for _ in range(free):
                     self._slots.release()
                 return
+            except nats.js.errors.ServiceUnavailableError:
+                msgs = []
+                await self._recreate_if_gone()
             except Exception as exc:
                 self._log.warning("fetch failed: %s", exc)
                 msgs = []
@@ -178,6 +211,19 @@ class Consumer:
                 task = asyncio.create_task(self._handle(msg))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
+
+    async def _recreate_if_gone(self) -> None:
+        """Nobody answers this consumer's fetches: JetStream is still starting, or the consumer is
+        gone (a server back without its store). Create it again then, so that fetching resumes."""
+        try:
+            await self._bus.js.consumer_info(self._spec.stream, self._spec.durable)
+        except nats.js.errors.NotFoundError:
+            self._log.warning("consumer %s is gone; creating it again", self._spec.durable)
+            with contextlib.suppress(Exception):  # the next fetch tells whether it worked
+                await self._bus.ensure_topology(attempts_seconds=5.0)
+        except Exception as exc:
+            self._log.warning("fetch unanswered; JetStream unavailable: %s", exc)
+        await asyncio.sleep(0.5)
 
     async def _handle(self, msg: Msg) -> None:
         started = time.monotonic()
@@ -218,6 +264,11 @@ class Consumer:
                 if outcome.action == "give_up":
                     assert error is not None
                     outcome = await self._giving_up(payload, error, outcome)
+                    if outcome.action != "nak":
+                        await self._set_aside(msg, payload, outcome.reason,
+                                              owner_told=outcome.action == "ack")
+                elif isinstance(error, PayloadError):
+                    await self._set_aside(msg, None, outcome.reason, owner_told=False)
                 if outcome.action != "nak":
                     self._failures.pop(sequence, None)
                 await self._settle(msg, outcome)
@@ -262,6 +313,11 @@ class Consumer:
             self._log.warning("could not give up on a message yet: %s", describe(exc))
             return Outcome("nak", backoff(GIVE_UP_AFTER), outcome.reason)
         return Outcome("ack", reason=outcome.reason)
+
+    async def _set_aside(self, msg: Msg, payload: Payload | None, reason: str, *, owner_told: bool) -> None:
+        if self._dead_letter is not None:
+            await self._dead_letter(SetAside(self._spec.durable, msg.subject, msg.data, payload, reason,
+                                             owner_told))
 
     async def _settle(self, msg: Msg, outcome: Outcome) -> None:
         try:

@@ -49,7 +49,7 @@ class Permissions:
 
 
 def inbox_prefix(names: Names, who: str) -> str:
-    """The inbox a user's requests are answered in: ``who`` is a service or ``project.<id>``."""
+    """The inbox a user's requests are answered in: ``who`` is its name (a service, ``project.<id>``)."""
     return f"_INBOX.{names.prefix}.{who}"
 
 
@@ -93,13 +93,22 @@ def _stream_api(stream: StreamSpec) -> tuple[str, ...]:
     return tuple(f"{_JS}.STREAM.{verb}.{stream.name}" for verb in ("INFO", "CREATE", "UPDATE"))
 
 
-def _consumer_api(spec: ConsumerSpec) -> tuple[str, ...]:
+def _consumer_api(names: Names, spec: ConsumerSpec) -> tuple[str, ...]:
     s, d = spec.stream, spec.durable
-    return (f"{_JS}.CONSUMER.DURABLE.CREATE.{s}.{d}", f"{_JS}.CONSUMER.CREATE.{s}.{d}",
-            f"{_JS}.CONSUMER.CREATE.{s}.{d}.{spec.filter_subject}", f"{_JS}.CONSUMER.INFO.{s}.{d}",
-            f"{_JS}.CONSUMER.MSG.NEXT.{s}.{d}",
-            # ack, nak, term and in_progress all answer the delivery's $JS.ACK subject
-            f"$JS.ACK.{s}.{d}.>")
+    api: tuple[str, ...] = (
+        f"{_JS}.CONSUMER.DURABLE.CREATE.{s}.{d}", f"{_JS}.CONSUMER.CREATE.{s}.{d}",
+        f"{_JS}.CONSUMER.CREATE.{s}.{d}.{spec.filter_subject}", f"{_JS}.CONSUMER.INFO.{s}.{d}",
+        f"{_JS}.CONSUMER.MSG.NEXT.{s}.{d}",
+        # ack, nak, term and in_progress all answer the delivery's $JS.ACK subject
+        f"$JS.ACK.{s}.{d}.>")
+    if spec.max_deliver <= 0:
+        return api
+    # A message past its deliveries is read by sequence to be set aside (libs/messaging/max_deliveries),
+    # and taken out of a work queue.
+    api += (f"{_JS}.STREAM.MSG.GET.{s}",)
+    if any(stream.name == s and stream.retention == "workqueue" for stream in names.streams):
+        api += (f"{_JS}.STREAM.MSG.DELETE.{s}",)
+    return api
 
 
 def service_permissions(names: Names, service: str) -> Permissions:
@@ -108,9 +117,10 @@ def service_permissions(names: Names, service: str) -> Permissions:
     for stream in row.streams:
         publish += _stream_api(stream)
     for consumer in row.consumers:
-        publish += _consumer_api(consumer)
+        publish += _consumer_api(names, consumer)
     publish += [f"{inbox_prefix(names, who)}.>" for who in row.replies_to]
-    subscribe = [*row.serves, f"{inbox_prefix(names, service)}.>"]
+    subscribe = [*row.serves, *(Names.max_deliveries(c) for c in row.consumers if c.max_deliver > 0),
+                 f"{inbox_prefix(names, service)}.>"]
     return Permissions(publish=_unique(publish), subscribe=_unique(subscribe))
 
 

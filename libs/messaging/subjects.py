@@ -141,6 +141,11 @@ class Names:
     def scale(self, project: str, stack_id: str, group: str) -> str:
         return f"{self.prefix}.scale.{_token(project)}.{_token(stack_id)}.{_token(group)}"
 
+    @staticmethod
+    def max_deliveries(spec: ConsumerSpec) -> str:
+        """JetStream's advisory that a message of this consumer reached its ``max_deliver``."""
+        return f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{spec.stream}.{spec.durable}"
+
     # ---- one project's share, for an integration acting for it ---------------
     def project_events(self, project: str) -> str:
         return f"{self.prefix}.events.{_token(project)}.>"

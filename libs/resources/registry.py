@@ -33,6 +33,10 @@ class Registry:
         self._plugins: dict[str, ResourceType] = {}
         self._resolving: dict[int, tuple[ResourceRegistry, ResourceRegistry]] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        # A registry crosses to the evaluation pool with each job: its cache stays behind.
+        return {"_plugins": self._plugins, "_resolving": {}}
+
     def register(self, cls: type[ResourceType]) -> type[ResourceType]:
         """Add a plugin class; returns it, so it can decorate the class."""
         if cls.type_name in self._plugins:

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from libs.template import loader
+from libs.template import budgets, loader
 from libs.template.errors import (
     ConflictingMergeStrategyForParam,
     InvalidEnvironment,
@@ -304,12 +304,16 @@ def _coerce(value: Any, kind: str) -> Any:
         if kind == "map":
             text = value if isinstance(value, str) else json.dumps(value)
             if text:
-                return json.loads(text)
+                value = json.loads(text)
+                # Heat's message below ends the sentence.
+                budgets.check_depth(value, "The value", error=lambda m: ValueError(m.rstrip(".")))
         elif not isinstance(value, Sequence):
             raise ValueError()
     except (ValueError, TypeError) as err:
         # With no detail Heat's message reads "Invalid parameter in environment ."
         raise ValueError(f"Invalid parameter in environment {err}.") from None
+    except RecursionError:
+        raise ValueError(f"Invalid parameter in environment {budgets.depth_message('The value')}") from None
     return value
 
 

@@ -14,12 +14,20 @@ in the request body.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
 
-from libs.template.errors import InvalidEnvironment, RequestLimitExceeded, TemplateParseError
+from libs.template import budgets
+from libs.template.errors import (
+    InvalidEnvironment,
+    PathItem,
+    RequestLimitExceeded,
+    StackValidationFailed,
+    TemplateParseError,
+    format_path,
+)
 
 try:
     from yaml import CSafeLoader as _FastSafeLoader
@@ -81,16 +89,38 @@ def parse_template(source: Source, *, max_size: int = MAX_TEMPLATE_SIZE,
     """
     if isinstance(source, Mapping):
         data = dict(source)
+        budgets.check_depth(data, "The template")
         check_template_size(str(data), max_size)
         return data
     text = _text(source)
     check_template_size(text, max_size)
     parsed = as_rpc_json(_load_template_text(text, url))
+    check_storable(parsed, ())
     if not isinstance(parsed, dict):
         raise TemplateParseError("The template is not a JSON object or YAML mapping.")
     if not any(key in parsed for key in VERSION_KEYS):
         raise TemplateParseError("Template format version not found.")
     return parsed
+
+
+def check_storable(data: Any, path: Sequence[PathItem]) -> None:
+    """Refuse text holding a NUL character, which PostgreSQL cannot store, naming where it is.
+
+    Heat (on MySQL) stores it; a 400 here is better than the database's error later.
+    """
+    stack: list[tuple[Any, tuple[PathItem, ...]]] = [(data, tuple(path))]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if "\0" in item:
+                shown = format_path(where).replace("\0", "\\u0000") or "The value"
+                raise StackValidationFailed(f"{shown}: text may not contain a NUL character (\\u0000).")
+        elif isinstance(item, Mapping):
+            for key, value in item.items():
+                stack.append((key, where))
+                stack.append((value, (*where, str(key))))
+        elif isinstance(item, list):
+            stack.extend((value, (*where, index)) for index, value in enumerate(item))
 
 
 def _json_key(key: Any) -> str:
@@ -115,20 +145,45 @@ def as_rpc_json(value: Any) -> Any:
 
 def _load_template_text(text: str, url: str | None) -> Any:
     try:
-        return json.loads(text)
+        parsed = json.loads(text)
+    except RecursionError:
+        raise budgets.too_deep("The template", budgets.current().max_depth) from None
     except ValueError:
         pass
+    else:
+        budgets.check_depth(parsed, "The template")
+        return parsed
     try:
-        parsed = yaml.load(text, Loader=HeatYamlLoader)
+        parsed = _load_yaml(text, HeatYamlLoader, "The template")
     except yaml.YAMLError:
         try:
             # Heat returns this reparse's result when it succeeds, without the
             # None -> {} step below; the two loaders practically never disagree.
-            return yaml.load(text, Loader=yaml.SafeLoader)
+            return _reparse_yaml(text, "The template")
         except yaml.YAMLError as exc:
             where = "[root stack]" if url is None else url
             raise TemplateParseError(f"Error parsing template {where} {exc}") from None
     return {} if parsed is None else parsed
+
+
+def _load_yaml(text: str, yaml_loader: type[Any], what: str) -> Any:
+    """PyYAML's load, once the budgets have seen the document's events: the composer
+    recurses (in C for the fast loader, where running out of stack is a crash) and
+    aliases share what they stand for until something copies it."""
+    budgets.check_yaml_events(text, yaml_loader, what)
+    return yaml.load(text, Loader=yaml_loader)
+
+
+def _reparse_yaml(text: str, what: str) -> Any:
+    """The pure-Python loader, after the fast one failed: for its error message, so the
+    budgets are checked (a second slow pass) only when it loads after all. Its composer
+    recursing too deep is a Python error here, not a crash."""
+    try:
+        data = yaml.load(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise budgets.too_deep(what) from None
+    budgets.check_yaml_events(text, yaml.SafeLoader, what)
+    return data
 
 
 def parse_environment(source: Source | None) -> dict[str, Any]:
@@ -140,13 +195,14 @@ def parse_environment(source: Source | None) -> dict[str, Any]:
     if source is None:
         return {}
     if isinstance(source, Mapping):
+        budgets.check_depth(source, "The environment")
         return validate_environment(dict(source))
     text = _text(source)
     try:
-        env = yaml.load(text, Loader=HeatYamlLoader)
+        env = _load_yaml(text, HeatYamlLoader, "The environment")
     except yaml.YAMLError:
         try:
-            env = yaml.load(text, Loader=yaml.SafeLoader)
+            env = _reparse_yaml(text, "The environment")
         except yaml.YAMLError as exc:
             raise InvalidEnvironment(str(exc)) from None
     else:
@@ -154,6 +210,7 @@ def parse_environment(source: Source | None) -> dict[str, Any]:
             env = {}
     if not isinstance(env, dict):
         raise InvalidEnvironment("The environment is not a valid YAML mapping data type.")
+    check_storable(env, ())
     return validate_environment(env)
 
 

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 from urllib.parse import quote
 
+from libs.template import budgets
 from libs.template.constraints import (
     AllowedValues,
     Constraint,
@@ -177,9 +178,13 @@ def parse_json(value: Any) -> Any:
     """json: maps and lists as they are (round-tripped), or JSON text. Heat keeps "" as ""."""
     try:
         text = value if isinstance(value, str) else json.dumps(value)
-        return json.loads(text) if text else value
+        parsed = json.loads(text) if text else value
     except (ValueError, TypeError) as exc:
         raise ValueError(f"Value must be valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(budgets.depth_message("The value")) from None
+    budgets.check_depth(parsed, "The value", error=ValueError)
+    return parsed
 
 
 def typed_value(schema: ParamSchema, raw: Any) -> Any:

@@ -7,9 +7,11 @@ from collections.abc import AsyncIterator
 import orjson
 from aiohttp import web
 
+from libs import evaluation_pool
 from libs.config import Settings
 from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
+from libs.template import budgets
 from services.api import (
     catalog,
     event_stream,
@@ -22,7 +24,7 @@ from services.api import (
 )
 from services.api.auth import auth_middleware
 from services.api.faults import fault_middleware
-from services.api.keys import REGISTRY, RUNTIME, SETTINGS
+from services.api.keys import EVALUATION, REGISTRY, RUNTIME, SETTINGS
 from services.api.tracing import tracing_middleware
 
 
@@ -39,13 +41,22 @@ async def _runtime_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
+async def _evaluation_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    async with evaluation_pool.opened_for(settings) as pool:
+        app[EVALUATION] = pool
+        yield
+
+
 def make_app(settings: Settings) -> web.Application:
     # Tracing outside faults, so the span records the status the client gets;
     # auth inside faults, so its refusals have Heat's body too.
     app = web.Application(middlewares=[tracing_middleware, fault_middleware, auth_middleware],
                           client_max_size=settings.api.max_json_body_size)
     app[SETTINGS] = settings
+    budgets.configure(settings.budgets)
     app[REGISTRY] = default_registry()
+    app.cleanup_ctx.append(_evaluation_ctx)
     app.cleanup_ctx.append(_runtime_ctx)
     app.cleanup_ctx.append(event_stream.feed_ctx)
     app.cleanup_ctx.append(scale_requests.responder_ctx)

@@ -11,12 +11,14 @@ from typing import Any
 import orjson
 
 from libs import operations
-from libs.template import errors, loader
+from libs.template import budgets, errors, loader
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
 from services.api.http import BadRequest, parse_bool
 
 MALFORMED = errors.MALFORMED
+# The stacks table keeps timeout_mins in a PostgreSQL integer.
+MAX_TIMEOUT_MINS = 2**31 - 1
 
 TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
                  "files_container")
@@ -95,6 +97,8 @@ def _timeout(value: Any) -> int | None:
         raise BadRequest("Only integer is acceptable by 'timeout_mins'.") from None
     if minutes < 0:
         raise BadRequest("Value must be at least 0 for 'timeout_mins'.")
+    if minutes > MAX_TIMEOUT_MINS:
+        raise BadRequest(f"Value must be at most {MAX_TIMEOUT_MINS} for 'timeout_mins'.")
     return minutes or None
 
 
@@ -119,6 +123,7 @@ def adopt_data(body: Mapping[str, Any]) -> dict[str, Any] | None:
             given = orjson.loads(given)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Invalid adopt data: {exc}") from None
+        budgets.check_depth(given, "adopt_stack_data")
     if not isinstance(given, dict) or not isinstance(given.get("resources", {}), dict):
         raise BadRequest("Invalid adopt data: expected an object with resources")
     return given

@@ -22,10 +22,11 @@ from libs import pauses
 from libs.db import breakpoints, hooks, resources, stacks, templates
 from libs.engine import desired
 from libs.engine import hooks as rules
+from libs.resources.registry import Registry
 from libs.template.registry import HOOK_TYPES
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.api import lookup
-from services.api.http import BadRequest, NotFound, json_body, json_response
+from services.api.http import BadRequest, NotFound, evaluation, json_body, json_response
 from services.api.keys import REGISTRY, RUNTIME
 
 DEFAULT_HOOKS = ("pre-create", "pre-update", "pre-delete")
@@ -143,22 +144,40 @@ async def pending(request: web.Request, stack: stacks.StackRow, row: resources.R
         about_to_apply = at.action in ("CREATE", "UPDATE") and (at.hook.startswith("pre-") or ":" in at.hook)
         if about_to_apply and stack.template_id is not None:
             raw = await templates.get(conn, stack.template_id)
-            want = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
-                                stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
-            if row.name in want.definition.resources:
-                current = await resources.current_by_names(conn, stack.id, want.definition.required(row.name))
-                data = StaticResourceData({n: r.reference for n, r in current.items()},
-                                          {n: r.attributes for n, r in current.items()})
+            evaluator = evaluation(request)
+            required = await evaluator.run(_required, raw, stack, row.name)
+            if required is not None:
+                current = await resources.current_by_names(conn, stack.id, required)
                 try:
-                    plugin = request.app[REGISTRY].implementing(
-                        want.definition.resources[row.name].type, resource_name=row.name,
-                        environment=want.environment.registry)
-                    properties = plugin.validate(StackResolver(want.definition, data).properties(row.name),
-                                                 resource_name=row.name)
+                    properties = await evaluator.run(
+                        _about_to_apply, raw, stack, row.name, request.app[REGISTRY],
+                        references={n: r.reference for n, r in current.items()},
+                        attributes={n: r.attributes for n, r in current.items()})
                 except Exception as exc:  # what the action will fail with, shown instead
                     properties = {"error": f"{type(exc).__name__}: {exc}"}
     return {"hook": at.hook, "action": at.action, "source": at.source, "since": at.reached_at.isoformat(),
             "deadline": at.deadline.isoformat() if at.deadline else None, "properties": properties}
+
+
+def _desired(raw: templates.RawTemplate, stack: stacks.StackRow) -> desired.Desired:
+    return desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
+                        stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
+
+
+def _required(raw: templates.RawTemplate, stack: stacks.StackRow, name: str) -> set[str] | None:
+    """What the resource reads of the others (None: the template no longer has it); in the pool."""
+    want = _desired(raw, stack)
+    return want.definition.required(name) if name in want.definition.resources else None
+
+
+def _about_to_apply(raw: templates.RawTemplate, stack: stacks.StackRow, name: str, registry: Registry, *,
+                    references: dict[str, Any], attributes: dict[str, Any]) -> Any:
+    """The properties the resource's action will apply, checked as the worker checks them; in the pool."""
+    want = _desired(raw, stack)
+    plugin = registry.implementing(want.definition.resources[name].type, resource_name=name,
+                                   environment=want.environment.registry)
+    data = StaticResourceData(references, attributes)
+    return plugin.validate(StackResolver(want.definition, data).properties(name), resource_name=name)
 
 
 async def list_paused(request: web.Request) -> web.Response:

@@ -13,9 +13,15 @@ class EventFeed:
     def __init__(self) -> None:
         self._waiters: dict[str, set[asyncio.Event]] = {}
 
-    def notified(self, _conn: object, _pid: int, _channel: str, stack_id: object) -> None:
-        for waiter in self._waiters.get(str(stack_id), ()):
+    def notified(self, stack_id: str) -> None:
+        for waiter in self._waiters.get(stack_id, ()):
             waiter.set()
+
+    def wake_all(self) -> None:
+        """Every stream looks for new events: notifications may have been missed."""
+        for waiters in self._waiters.values():
+            for waiter in waiters:
+                waiter.set()
 
     @contextlib.contextmanager
     def watch(self, stack_id: str) -> Iterator[asyncio.Event]:

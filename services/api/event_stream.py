@@ -27,11 +27,11 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
-import asyncpg
 import orjson
 from aiohttp import web
 
-from libs.db import events, stacks
+from libs.db import events, listener, stacks
+from libs.dependencies import down_in
 from services.api import lookup, views
 from services.api.context import context
 from services.api.event_feed import EventFeed
@@ -40,6 +40,7 @@ from services.api.keys import AUTHENTICATOR, EVENT_FEED, RUNTIME, SETTINGS
 
 CHANNEL = "ember_events"
 KEEPALIVE_SECONDS = 15.0
+DATABASE_RETRY_SECONDS = 1.0
 TOKEN_ENDED = orjson.dumps({"code": 401, "title": "Unauthorized", "error": {
     "type": "HTTPUnauthorized", "traceback": None,
     "message": "The token was revoked or has expired; authenticate again and reconnect with Last-Event-ID."}})
@@ -47,14 +48,10 @@ TOKEN_ENDED = orjson.dumps({"code": 401, "title": "Unauthorized", "error": {
 
 async def feed_ctx(app: web.Application) -> AsyncIterator[None]:
     database_url, _ = app[SETTINGS].require_urls()
-    conn = await asyncpg.connect(database_url)
     feed = EventFeed()
-    await conn.add_listener(CHANNEL, feed.notified)
-    app[EVENT_FEED] = feed
-    try:
+    async with listener.listening(database_url, CHANNEL, feed.notified, feed.wake_all):
+        app[EVENT_FEED] = feed
         yield
-    finally:
-        await conn.close()
 
 
 async def _start(request: web.Request, stack_id: uuid.UUID) -> events.EventRow | None:
@@ -105,9 +102,16 @@ async def stream(request: web.Request) -> web.StreamResponse:
                 await response.write(b"event: error\ndata: " + TOKEN_ENDED + b"\n\n")
                 await response.write_eof()
                 return response
-            async with request.app[RUNTIME].pool.acquire() as conn:
-                rows = await events.for_stack(conn, stack.id, after_seq=last)
-                now = await stacks.get(conn, stack.id) if until == "settled" else None
+            pause = wait
+            try:
+                async with request.app[RUNTIME].pool.acquire() as conn:
+                    rows = await events.for_stack(conn, stack.id, after_seq=last)
+                    now = await stacks.get(conn, stack.id) if until == "settled" else None
+            except Exception as exc:
+                if down_in(exc) is None:
+                    raise
+                # The stream outlasts a database restart: it reads again shortly.
+                rows, now, pause = [], None, DATABASE_RETRY_SECONDS
             for row in rows:
                 data = orjson.dumps(views.event(base, stack, row, detail=True)).decode()
                 await response.write(f"id: {row.id}\nevent: event\ndata: {data}\n\n".encode())
@@ -119,7 +123,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
                 await response.write_eof()
                 return response
             try:
-                await asyncio.wait_for(wake.wait(), timeout=wait)
+                await asyncio.wait_for(wake.wait(), timeout=pause)
             except TimeoutError:
                 if clock.time() - quiet_since >= KEEPALIVE_SECONDS:
                     await response.write(b": keepalive\n\n")

@@ -13,10 +13,13 @@ from http import HTTPStatus
 import orjson
 from aiohttp import web
 
+from libs import dependencies
 from libs.telemetry import logs
 from libs.template.errors import TemplateError
 
 log = logs.logger("api")
+# Seconds a client is asked to wait while PostgreSQL or NATS is down: a restart takes about that.
+RETRY_AFTER_SECONDS = 2
 
 _EXPLANATIONS = {
     400: "The server could not comply with the request since it is either malformed or otherwise incorrect.",
@@ -67,6 +70,10 @@ async def fault_middleware(request: web.Request, handler: Handler) -> web.Stream
     except TemplateError as exc:
         # Every error Ember raises on purpose carries Heat's type and status.
         return fault(exc.http_status, exc.error_type, str(exc))
-    except Exception:
+    except Exception as exc:
+        if (down := dependencies.down_in(exc)) is not None:
+            log.warning("%s %s: %s is down: %r", request.method, request.path, down, exc)
+            return fault(503, "HTTPServiceUnavailable", dependencies.unavailable_message(down),
+                         headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
         log.exception("unhandled error on %s %s", request.method, request.path)
         return fault(500, "InternalServerError", "An unexpected error occurred; see the api log.")

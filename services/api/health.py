@@ -1,9 +1,11 @@
-"""``GET /ember/v1/health``: which services live, and whether each queue flows.
+"""``GET /ember/v1/health``: which services live, whether each queue flows, which server is down.
 
 Live processes answer a control ping (core NATS, every instance replies). Each
 queue is probed by publishing a ``Probe`` through JetStream to the durable
 consumer that drains it: a reply proves the stream, the consumer and at least
-one consuming process all work.
+one consuming process all work. ``dependencies`` says whether PostgreSQL and
+NATS answer this api; while NATS is down no probe is sent (it could not
+arrive), and the answer is 503 either way.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import orjson
 from aiohttp import web
 
 from libs.db import services
+from libs.dependencies import Dependency, down_in
+from libs.errors import describe
 from libs.messaging.payloads import Probe, ProbeReply, decode
 from libs.messaging.subjects import SERVICES
 from libs.runtime import Runtime
@@ -24,6 +28,7 @@ from services.api.keys import RUNTIME
 
 PING_TIMEOUT = 0.5
 PROBE_TIMEOUT = 3.0
+DATABASE_TIMEOUT = 3.0
 
 
 async def _live(rt: Runtime, service: str) -> list[dict[str, Any]]:
@@ -63,22 +68,51 @@ async def _probe_queue(rt: Runtime, subject: str) -> dict[str, Any]:
             "answered_by": {"service": reply.service, "service_id": reply.service_id}}
 
 
-async def health(request: web.Request) -> web.Response:
-    rt = request.app[RUNTIME]
-    live_lists = await asyncio.gather(*(_live(rt, s) for s in SERVICES))
-    names = rt.names
-    queue_subjects = {"plan": names.plan_probe, "work": names.work_probe, "events": names.events_probe}
-    queue_results = await asyncio.gather(*(_probe_queue(rt, s) for s in queue_subjects.values()))
-    async with rt.pool.acquire() as conn:
+async def _registered(rt: Runtime) -> list[dict[str, Any]]:
+    async with rt.pool.acquire(timeout=DATABASE_TIMEOUT) as conn:
         rows = await services.list_all(conn)
         now = await conn.fetchval("SELECT now()")
-    body = {
+    return [{"service": r.service, "id": str(r.id), "host": r.host,
+             "status": "up" if r.is_up(now) else "down"} for r in rows]
+
+
+def _down(error: BaseException, dependency: Dependency) -> dict[str, Any]:
+    """What health says of a server that failed; a failure that is not the server's is the api's bug."""
+    if down_in(error) != dependency and not isinstance(error, TimeoutError):
+        raise error
+    return {"ok": False, "error": describe(error)}
+
+
+async def health(request: web.Request) -> web.Response:
+    rt = request.app[RUNTIME]
+    names = rt.names
+    queue_subjects = {"plan": names.plan_probe, "work": names.work_probe, "events": names.events_probe}
+    nats_state: dict[str, Any] = {"ok": rt.bus.nc.is_connected}
+    live_lists: list[list[dict[str, Any]]] = [[] for _ in SERVICES]
+    queue_results: list[dict[str, Any]] = [{"ok": False, "error": "NATS is unavailable"}
+                                           for _ in queue_subjects]
+    if nats_state["ok"]:
+        try:
+            live_lists = list(await asyncio.gather(*(_live(rt, s) for s in SERVICES)))
+            probes = (_probe_queue(rt, s) for s in queue_subjects.values())
+            queue_results = list(await asyncio.gather(*probes))
+        except Exception as exc:  # lost while probing
+            nats_state = _down(exc, Dependency.NATS)
+    else:
+        nats_state["error"] = "not connected; reconnecting"
+    try:
+        registered = await _registered(rt)
+        postgresql: dict[str, Any] = {"ok": True}
+    except Exception as exc:
+        registered, postgresql = [], _down(exc, Dependency.POSTGRESQL)
+    body: dict[str, Any] = {
+        "dependencies": {Dependency.POSTGRESQL.value: postgresql, Dependency.NATS.value: nats_state},
         "services": {s: live for s, live in zip(SERVICES, live_lists, strict=True)},
         "queues": dict(zip(queue_subjects, queue_results, strict=True)),
-        "registered": [{"service": r.service, "id": str(r.id), "host": r.host,
-                        "status": "up" if r.is_up(now) else "down"} for r in rows],
+        "registered": registered,
     }
-    healthy = all(live_lists) and all(q["ok"] for q in queue_results)
+    healthy = (postgresql["ok"] and nats_state["ok"] and all(live_lists)
+               and all(q["ok"] for q in queue_results))
     body["status"] = "ok" if healthy else "degraded"
     return web.Response(status=200 if healthy else 503, body=orjson.dumps(body),
                         content_type="application/json")

@@ -8,8 +8,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from libs.template import errors
-from services.api.keys import SETTINGS
+from libs.evaluation_pool import Evaluator
+from libs.template import budgets, errors, loader
+from services.api.context import context
+from services.api.keys import EVALUATION, SETTINGS
 
 
 class BadRequest(errors.TemplateError):
@@ -39,6 +41,11 @@ class NotFound(errors.TemplateError):
         super().__init__(f"The {entity} ({name}) could not be found.")
 
 
+def evaluation(request: web.Request) -> Evaluator:
+    """Where this request's templates are evaluated: the api's pool, as the caller's project's share."""
+    return request.app[EVALUATION].on_behalf_of(context(request).project)
+
+
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(status=status, body=orjson.dumps(body), content_type="application/json",
                         headers=headers)
@@ -66,11 +73,26 @@ async def json_value(request: web.Request) -> Any:
             f"JSON body size ({size}) exceeds maximum allowed size ({limit} bytes).") from None
     if not raw.strip():
         return None
+    # A body sent without a type (application/octet-stream to aiohttp) is read as JSON,
+    # as curl's and heatclient's are; one declared as something else is not JSON.
+    kind = request.content_type
+    if kind not in JSON_TYPES and not kind.endswith("+json"):
+        raise BadRequest(f"The request body is {kind}; send it as application/json.")
     try:
-        return orjson.loads(raw)
+        body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"The server could not comply with the request since it is either "
                          f"malformed or otherwise incorrect: {exc}") from None
+    # Each field by name, so the refusal says which one; the recursive code that reads
+    # templates and parameters must never meet data deeper than the budget.
+    for name, value in body.items() if isinstance(body, dict) else (("The request body", body),):
+        budgets.check_depth(value, name)
+    if b"\\u0000" in raw:
+        loader.check_storable(body, ())
+    return body
+
+
+JSON_TYPES = ("application/json", "application/octet-stream")
 
 
 _TRUE = {"true", "1", "yes", "y", "on", "t"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from libs.config import Settings
+from libs.evaluation_pool import EvaluationPool
 from libs.resources.registry import Registry
 from libs.runtime import Runtime
 from services.api.context import Authenticator
@@ -15,3 +16,5 @@ RUNTIME = web.AppKey("runtime", Runtime)
 REGISTRY = web.AppKey("registry", Registry)
 AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
 EVENT_FEED = web.AppKey("event_feed", EventFeed)
+# Where requests' templates are parsed and evaluated, under a deadline (libs/evaluation_pool.py).
+EVALUATION = web.AppKey("evaluation", EvaluationPool)

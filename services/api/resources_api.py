@@ -16,6 +16,7 @@ from services.api import breakpoints_api, hook_clearing, lookup, views
 from services.api.http import (
     BadRequest,
     NotFound,
+    evaluation,
     json_body,
     json_response,
     json_value,
@@ -131,6 +132,7 @@ async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
     if group is None:
         raise NotFound("Resource", str(props.get("auto_scaling_group_id")))
     await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group,
+                        evaluation=evaluation(request),
                         change=scaling.Adjustment(
                             adjustment_type=str(props["adjustment_type"]),
                             adjustment=float(props["scaling_adjustment"]),

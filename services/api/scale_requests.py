@@ -19,7 +19,7 @@ from libs import scaling
 from libs.db import stacks
 from libs.messaging.payloads import PayloadError, ScaleReply, ScaleRequest, decode
 from libs.telemetry import logs
-from services.api.keys import REGISTRY, RUNTIME
+from services.api.keys import EVALUATION, REGISTRY, RUNTIME
 
 log = logs.logger("api")
 
@@ -43,7 +43,8 @@ async def _answer(app: web.Application, msg: Msg) -> ScaleReply:
         return ScaleReply(error=f"no auto scaling group {group_name} in stack {stack_ref}")
     change = (scaling.Adjustment("exact_capacity", float(request.capacity)) if request.capacity is not None
               else scaling.Adjustment("change_in_capacity", float(request.adjust or 0)))
-    capacity = await scaling.scale(rt.pool, rt.bus, app[REGISTRY], stack, group=group, change=change)
+    capacity = await scaling.scale(rt.pool, rt.bus, app[REGISTRY], stack, group=group, change=change,
+                                   evaluation=app[EVALUATION].on_behalf_of(project))
     return ScaleReply(capacity=capacity)
 
 

@@ -15,6 +15,7 @@ from libs import operations, update_preview
 from libs.db import stacks, templates
 from libs.engine import desired, preview
 from libs.resources import nesting
+from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import errors
 from libs.template import request as stack_request_lib
@@ -35,6 +36,7 @@ from services.api.http import (
     BadRequest,
     Forbidden,
     NotFound,
+    evaluation,
     json_body,
     json_response,
     parse_bool,
@@ -122,11 +124,14 @@ async def create(request: web.Request) -> web.Response:
         # Heat adopts with the abandoned stack's own template and environment unless given.
         body = {"template": adopt.get("template"), "environment": adopt.get("environment"),
                 "files": adopt.get("files") or {}, **{k: v for k, v in body.items() if v is not None}}
-    stack_request, limits = bodies.parsed(bodies.stack_request(body), limits_of(request))
+    evaluator = evaluation(request)
+    stack_request, limits = await evaluator.run(bodies.parsed, bodies.stack_request(body),
+                                                 limits_of(request))
     row = await operations.create_stack(
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
         options=bodies.options(body), limits=limits,
-        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt)
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt,
+        evaluation=evaluator)
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
                          status=201, headers={"Location": href})
@@ -136,28 +141,34 @@ async def preview_create(request: web.Request) -> web.Response:
     """Heat's create preview: the stack as it would be made, each nesting resource as its nested stack."""
     body = await json_body(request)
     name = bodies.stack_name(body)
-    ctx = context(request)
-    registry = request.app[REGISTRY]
-    stack_request, limits = bodies.parsed(bodies.stack_request(body), limits_of(request))
-    loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
-                                    project_id=ctx.project, limits=limits, builtin_types=registry.types(),
-                                    checks=plugin_checks(registry))
-    operations.check_nested(loaded, registry, project=ctx.project, stack_name=name)
-    planned = preview.create_preview(loaded, nesting.Expansion(registry, ctx.project), stack_name=name)
     options = bodies.options(body)
+    stack = await evaluation(request).run(
+        _previewed, bodies.stack_request(body), limits_of(request), request.app[REGISTRY], name=name,
+        project=context(request).project, options=options, base=lookup.base_url(request))
+    return json_response({"stack": stack})
+
+
+def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
+               project: str, options: operations.Options, base: str) -> dict[str, Any]:
+    """The body of a create preview (pure: it runs in the evaluation pool)."""
+    stack_request, limits = bodies.parsed(given, limits)
+    loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
+                                    project_id=project, limits=limits, builtin_types=registry.types(),
+                                    checks=plugin_checks(registry))
+    operations.check_nested(loaded, registry, project=project, stack_name=name)
+    planned = preview.create_preview(loaded, nesting.Expansion(registry, project), stack_name=name)
     resolver = StackResolver(loaded.definition, preview.preview_data(loaded, registry))
-    stack: dict[str, Any] = {
+    return {
         "id": "None", "stack_name": name,
-        "links": [{"href": f"{lookup.base_url(request)}/stacks/{name}/None", "rel": "self"}],
+        "links": [{"href": f"{base}/stacks/{name}/None", "rel": "self"}],
         "description": loaded.template.description, "template_description": loaded.template.description,
         "creation_time": views.isotime(datetime.datetime.now(datetime.UTC)), "updated_time": None,
-        "deletion_time": None, "stack_owner": None, "parent": None, "stack_user_project_id": ctx.project,
+        "deletion_time": None, "stack_owner": None, "parent": None, "stack_user_project_id": project,
         "tags": list(options.tags), "parameters": loaded.parameters.display(),
         "disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
         "capabilities": [], "notification_topics": [], "outputs": resolver.outputs(),
-        "resources": views.preview_resources(ctx.project, planned),
+        "resources": views.preview_resources(project, planned),
     }
-    return json_response({"stack": stack})
 
 
 class TemplateSummary(NamedTuple):
@@ -206,15 +217,23 @@ async def _summary(request: web.Request, row: stacks.StackRow, template_id: uuid
     async with request.app[RUNTIME].pool.acquire() as conn:
         raw = await templates.get(conn, template_id)
     try:
-        want = desired.load(raw.template, raw.files, raw.environment, stack_name=row.name,
-                            stack_id=str(row.id), project_id=row.project, facade=raw.facade)
-        summary = TemplateSummary(want.template.description, MappingProxyType(want.parameters.display()))
+        description, parameters = await evaluation(request).run(_summarized, raw, row.name, str(row.id),
+                                                                     row.project)
+        summary = TemplateSummary(description, MappingProxyType(parameters))
     except Exception:  # a stored template that no longer loads still shows its stack
         described = raw.template.get("description") or "No description"
         summary = TemplateSummary(str(described), MappingProxyType({}))
     # Loading is a pure function of the key's parts, so its failure is as lasting as its success.
     cache.put(key, summary)
     return summary
+
+
+def _summarized(raw: templates.RawTemplate, name: str, stack_id: str, project: str
+                ) -> tuple[str, dict[str, str]]:
+    """A stored template's description and parameters as stack show gives them (in the pool)."""
+    want = desired.load(raw.template, raw.files, raw.environment, stack_name=name, stack_id=stack_id,
+                        project_id=project, facade=raw.facade)
+    return want.template.description, dict(want.parameters.display())
 
 
 async def _detail(request: web.Request, base: str, row: stacks.StackRow, *, resolve_outputs: bool
@@ -250,13 +269,14 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     clear = body.get("clear_parameters") or []
     if not isinstance(clear, list):
         raise BadRequest("clear_parameters: expected a list of parameter names")
-    stack_request, limits = bodies.parsed(bodies.stack_request(body, template_required=not existing),
-                                          limits_of(request))
+    evaluator = evaluation(request)
+    stack_request, limits = await evaluator.run(
+        bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
     await operations.update_stack(
         rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
         converge=parse_bool("converge", body.get("converge", False)), limits=limits,
-        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY])
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator)
     return web.Response(status=202)
 
 
@@ -271,13 +291,14 @@ async def update_patch(request: web.Request) -> web.Response:
 async def _preview_update(request: web.Request, *, existing: bool) -> web.Response:
     row = await lookup.stack_of(request)
     body = await json_body(request)
-    stack_request, _ = bodies.parsed(bodies.stack_request(body, template_required=not existing),
-                                     limits_of(request))
+    evaluator = evaluation(request)
+    stack_request, _ = await evaluator.run(
+        bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
     changes = await update_preview.preview_update(
         request.app[RUNTIME].pool, row, stack_request=stack_request,
         registry=request.app[REGISTRY], existing=existing,
         clear_parameters=body.get("clear_parameters") or [],
-        show_nested=query_bool(request, "show_nested"))
+        show_nested=query_bool(request, "show_nested"), evaluation=evaluator)
 
     def shown(entry: update_preview.Entry) -> dict[str, Any]:
         if isinstance(entry, update_preview.Existing):

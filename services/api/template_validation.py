@@ -14,11 +14,13 @@ from typing import Any
 
 from aiohttp import web
 
+from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import request
+from libs.template.limits import Limits
 from services.api import bodies
 from services.api.context import context
-from services.api.http import BadRequest, json_body, json_response, query_bool
+from services.api.http import BadRequest, evaluation, json_body, json_response, query_bool
 from services.api.keys import REGISTRY
 from services.api.nested_parameters import NestedParameters
 from services.api.stacks import limits_of
@@ -39,12 +41,18 @@ def _check_ignorable(req: web.Request) -> None:
 
 async def validate(req: web.Request) -> web.Response:
     body = await json_body(req)
-    show_nested = query_bool(req, "show_nested")
-    limits = limits_of(req)
-    stack_request, top_limits = bodies.parsed(bodies.stack_request(body), limits)
+    given = bodies.stack_request(body)
     _check_ignorable(req)
-    registry = req.app[REGISTRY]
-    project = context(req).project
+    result = await evaluation(req).run(_validated, given, limits_of(req), req.app[REGISTRY],
+                                           project=context(req).project,
+                                           show_nested=query_bool(req, "show_nested"))
+    return json_response(result)
+
+
+def _validated(given: request.StackRequest, limits: Limits, registry: Registry, *, project: str,
+               show_nested: bool) -> dict[str, Any]:
+    """The body of ``POST /validate`` (pure: it runs in the evaluation pool, under its deadline)."""
+    stack_request, top_limits = bodies.parsed(given, limits)
     result: dict[str, Any] = request.validate(stack_request, project_id=project, limits=top_limits,
                                               builtin_types=registry.types(),
                                               checks=plugin_checks(registry, with_values=False))
@@ -57,4 +65,4 @@ async def validate(req: web.Request) -> web.Response:
             # Heat's order: the top stack's sections, the nested ones, then the environment.
             environment = result.pop("Environment")
             result = {**result, "NestedParameters": nested, "Environment": environment}
-    return json_response(result)
+    return result

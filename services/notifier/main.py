@@ -7,8 +7,11 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from libs import lifecycle
+from libs.consuming import dead_letter_sink
+from libs.db import subscriptions
 from libs.messaging.consumer import Consumer
 from libs.messaging.dispatch import Dispatch
+from libs.messaging.max_deliveries import watching
 from libs.messaging.payloads import EventNotice, HookNotice, Probe
 from libs.runtime import Runtime
 from services.notifier.delivery import delivering
@@ -19,11 +22,17 @@ from services.notifier.outbox import publishing
 @contextlib.asynccontextmanager
 async def body(rt: Runtime) -> AsyncIterator[None]:
     wake = asyncio.Event()
+    async with rt.pool.acquire() as conn:
+        await subscriptions.follow_environments_not_followed(conn)
     intake = Intake(rt, wake)
     dispatch = Dispatch({Probe: rt.answer_probe, EventNotice: intake.handle, HookNotice: intake.handle})
-    consumers = [Consumer(rt.bus, spec, dispatch, concurrency=16, logger_name=rt.service)
-                 for spec in (rt.names.notifier_events, rt.names.notifier_hooks)]
-    async with publishing(rt), delivering(rt, wake):
+    sink = dead_letter_sink(rt, stack_events=False)
+    specs = (rt.names.notifier_events, rt.names.notifier_hooks)
+    consumers = [Consumer(rt.bus, spec, dispatch, concurrency=16, logger_name=rt.service, dead_letter=sink)
+                 for spec in specs]
+    async with (publishing(rt), delivering(rt, wake),
+                watching(rt.bus, specs[0], give_up=None, dead_letter=sink, logger_name=rt.service),
+                watching(rt.bus, specs[1], give_up=None, dead_letter=sink, logger_name=rt.service)):
         for consumer in consumers:
             await consumer.start()
         try:

@@ -5,18 +5,22 @@ notifier publishes what is not yet published, oldest first, with the event's id
 as the message id (a crash between publish and commit publishes again, and
 JetStream drops the copy) and the trace context of the operation that wrote it.
 It wakes on the ``ember_events`` notification and also polls, so a missed
-notification costs a delay, never an event.
+notification costs a delay, never an event. An event NATS can never take is set
+aside (``dead_letters``) so that it holds up no other.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 
 import asyncpg
 
 from libs import background
+from libs.db import Conn, dead_letters, listener
+from libs.errors import describe, is_transient
 from libs.messaging.payloads import EventNotice
 from libs.runtime import Runtime
 from libs.telemetry import logs
@@ -25,10 +29,17 @@ from libs.telemetry.propagation import Stored
 log = logs.logger("notifier")
 CHANNEL = "ember_events"
 BATCH = 500
+SOURCE = "events-outbox"
 
 
 async def publish_pending(rt: Runtime) -> int:
-    """Publish one batch of unpublished events; how many went out."""
+    """Publish one batch of unpublished events; how many were taken (published or set aside).
+
+    An event NATS can never take is set aside as a dead letter rather than
+    retried: retried, it would stop every project's notices behind it. NATS
+    being away ends the round; what went out before stays published.
+    """
+    away: BaseException | None = None
     async with rt.pool.acquire() as conn, conn.transaction():
         rows = await conn.fetch(
             "SELECT e.seq, e.id, e.stack_id, e.resource_name, e.physical_resource_id, e.resource_type,"
@@ -36,33 +47,54 @@ async def publish_pending(rt: Runtime) -> int:
             " s.project, s.name AS stack_name"
             " FROM events e JOIN stacks s ON s.id = e.stack_id WHERE NOT e.published ORDER BY e.seq LIMIT $1"
             " FOR UPDATE OF e SKIP LOCKED", BATCH)
+        taken: list[int] = []
         for row in rows:
-            notice = EventNotice(
-                id=str(row["id"]), project=row["project"], stack_id=str(row["stack_id"]),
-                stack_name=row["stack_name"], resource_name=row["resource_name"],
-                physical_resource_id=row["physical_resource_id"], resource_type=row["resource_type"],
-                resource_action=row["action"], resource_status=f"{row['action']}_{row['status']}",
-                resource_status_reason=row["reason"],
-                event_time=row["created_at"].isoformat(timespec="seconds").replace("+00:00", "Z"),
-                traversal_id=str(row["traversal_id"] or ""))
+            notice = _notice(row)
+            subject = rt.names.events(notice.project, notice.stack_id)
             written_by = Stored(row["traceparent"], row["tracestate"])
             with rt.bus.tracer.start_as_current_span("publish event notice", context=written_by.context(),
                                                      attributes={"ember.stack_id": notice.stack_id,
                                                                  "ember.event_id": notice.id}):
-                await rt.bus.publish(rt.names.events(notice.project, notice.stack_id), notice,
-                                     msg_id=notice.msg_id)
-        if rows:
-            await conn.execute("UPDATE events SET published = true WHERE seq = ANY($1::bigint[])",
-                               [r["seq"] for r in rows])
+                try:
+                    await rt.bus.publish(subject, notice, msg_id=notice.msg_id)
+                except Exception as exc:
+                    if is_transient(exc):
+                        away = exc
+                        break
+                    await _set_aside(conn, notice, subject, exc)
+            taken.append(row["seq"])
+        if taken:
+            await conn.execute("UPDATE events SET published = true WHERE seq = ANY($1::bigint[])", taken)
+    if away is not None:
+        raise away
     return len(rows)
+
+
+def _notice(row: asyncpg.Record) -> EventNotice:
+    return EventNotice(
+        id=str(row["id"]), project=row["project"], stack_id=str(row["stack_id"]),
+        stack_name=row["stack_name"], resource_name=row["resource_name"],
+        physical_resource_id=row["physical_resource_id"], resource_type=row["resource_type"],
+        resource_action=row["action"], resource_status=f"{row['action']}_{row['status']}",
+        resource_status_reason=row["reason"],
+        event_time=row["created_at"].isoformat(timespec="seconds").replace("+00:00", "Z"),
+        traversal_id=str(row["traversal_id"] or ""))
+
+
+async def _set_aside(conn: Conn, notice: EventNotice, subject: str, error: BaseException) -> None:
+    """A dead letter, an event on the stack and one log line: the event's notice never goes out."""
+    reason = f"notice of event {notice.id} not published: {describe(error)}"
+    letter = await dead_letters.add(conn, source=SOURCE, subject=subject, msg_id=notice.msg_id,
+                                    stack_id=uuid.UUID(notice.stack_id), reason=reason,
+                                    payload=notice.to_bytes())
+    log.error("dead letter %s: %s", letter, reason,
+              extra={"dead_letter": letter, "stack_id": notice.stack_id})
 
 
 @contextlib.asynccontextmanager
 async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator[None]:
     database_url, _ = rt.settings.require_urls()
     wake = asyncio.Event()
-    listener = await asyncpg.connect(database_url)
-    await listener.add_listener(CHANNEL, lambda *_: wake.set())
 
     async def loop() -> None:
         while True:
@@ -75,9 +107,6 @@ async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator
                 await asyncio.wait_for(wake.wait(), poll_seconds)
             wake.clear()
 
-    try:
-        async with background.running(loop, name="event outbox"):
-            yield
-    finally:
-        with contextlib.suppress(Exception):
-            await listener.close()
+    async with (listener.listening(database_url, CHANNEL, lambda _stack_id: wake.set(), wake.set),
+                background.running(loop, name="event outbox")):
+        yield

@@ -51,6 +51,7 @@ from services.worker import rows as rowkit
 from services.worker import stack_end
 from services.worker.arrival import Arrival, Ready, acting_for
 from services.worker.context import WorkerContext
+from services.worker.evaluation import OutputsOf
 
 
 class _Slow:
@@ -105,6 +106,8 @@ class _Group:
     failure: tuple[_Job, str] | None = None
     # The environments rows were made with, by template id (see rowkit.own_template).
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
+    # Resources whose properties are resolved in the evaluation pool (one item at a time).
+    heavy: frozenset[str] = frozenset()
 
     def own_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
         """The registry of the desired state ``row`` was made or last converged with."""
@@ -158,14 +161,15 @@ async def step_batch(ctx: WorkerContext, arrivals: list[Arrival]) -> BatchResult
             await _decide(ctx, conn, groups, results)
             await _start(conn, groups, results)
             await _run_steps(ctx, groups, results)
-            await _finish(conn, groups, results, ready, released_by, registry=ctx.registry)
+            await _finish(conn, groups, results, ready, released_by, registry=ctx.registry,
+                          resolve=ctx.outputs)
             for group in groups:
                 if group.failure is not None:
                     failed_by, reason = group.failure
                     current = group.stack.current_traversal == group.trav.id
                     with failed_by.acting():
                         await stack_end.fail(conn, ctx.bus, group.stack, group.trav, reason,
-                                             current=current, want=group.want)
+                                             current=current, want=group.want, resolve=ctx.outputs)
         finally:
             await locks.unlock_resources(conn, sorted(held))
     return BatchResult(results, ready, released_by)
@@ -207,8 +211,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
         replaced = await resources.replacements(conn, update_ids, trav.id) if update_ids else {}
         live = [j for j in live if j.rid not in replaced
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
-        want = await ctx.cache.get(conn, stack, trav.template_id) if trav.template_id is not None else None
-        group = _Group(stack, trav, want, live)
+        entry = await ctx.cache.entry(conn, stack, trav.template_id) if trav.template_id is not None else None
+        group = _Group(stack, trav, entry.desired if entry else None, live,
+                       heavy=entry.heavy if entry else frozenset())
         # What a row is resolves through the environment it was made with.
         for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
             if template_id is not None:
@@ -272,6 +277,8 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     external_id: str | None = None
     if job.kind == "u" and in_template and trav.action in status.CONVERGING:
         assert want is not None and resolver is not None
+        if row.name in group.heavy:
+            return False  # resolved in the evaluation pool, on the one-item path
         new_type = want.definition.resources[row.name].type
         try:
             plugin = ctx.registry.implementing(new_type, resource_name=row.name,
@@ -370,14 +377,20 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
 
 
 async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
-                  ready: list[Ready], released_by: list[int], *, registry: Registry) -> None:
+                  ready: list[Ready], released_by: list[int], *, registry: Registry,
+                  resolve: OutputsOf) -> None:
     async with conn.transaction():
         for group in groups:
             await _finish_group(conn, group, results)
-            keys = [j.item.node for j in group.finish]
-            if not keys:
+        # Every traversal's nodes in one order, and stacks settled only after: every
+        # worker's transaction takes these rows' locks in the same order (no deadlock).
+        outcomes = await traversals.finish_many(conn, {g.trav.id: [j.item.node for j in g.finish]
+                                                       for g in groups})
+        ended: list[_Group] = []
+        for group in groups:
+            if group.trav.id not in outcomes:
                 continue
-            finished, now_ready, remaining = await traversals.finish_nodes(conn, group.trav.id, keys)
+            finished, now_ready, remaining = outcomes[group.trav.id]
             by = _releasers(group.finish, set(finished))
             stack_id, trav_id = str(group.stack.id), str(group.trav.id)
             ready.extend(Ready(stack_id, trav_id, node, by.get(node, group.finish[0].index))
@@ -386,8 +399,11 @@ async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
                 results[job.index] = None
                 released_by.append(job.index)
             if finished and remaining == 0:
-                with group.finish[-1].acting():
-                    await stack_end.complete(conn, group.stack, group.trav, group.want, registry)
+                ended.append(group)
+        for group in ended:
+            with group.finish[-1].acting():
+                await stack_end.complete(conn, group.stack, group.trav, group.want, registry,
+                                         resolve=resolve)
 
 
 def _releasers(finish: list[_Job], finished: set[str]) -> dict[str, int]:

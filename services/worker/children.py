@@ -17,6 +17,7 @@ from typing import Any
 from libs import operations
 from libs.db import Conn, resources, stacks
 from libs.db.pool import Held
+from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import Registry
@@ -55,7 +56,7 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,
               row: resources.ResourceRow, short_id: str, nest: Nest,
-              after_commit: list[PlanRequest]) -> uuid.UUID | None:
+              after_commit: list[PlanRequest], evaluation: Evaluator = INLINE) -> uuid.UUID | None:
     """Carry out ``nest`` on the child; returns the child's id (None when there is no child).
 
     Runs on the step's own connection, in the step's transaction: the child's new
@@ -74,7 +75,7 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
             pool, bus, project=parent.project, name=child_name(parent, row, short_id), stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins), limits=limits,
             builtin_types=registry.types(), registry=registry, parent=parent, facade=nest.facade,
-            adopt_data=nest.adopt_data, after_commit=after_commit)
+            adopt_data=nest.adopt_data, after_commit=after_commit, evaluation=evaluation)
         return made.id
     if child is None:
         return None
@@ -84,7 +85,7 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins),
             limits=limits, builtin_types=registry.types(), registry=registry, facade=nest.facade,
             cancel_running=True,  # the parent's newer update preempts one still running
-            after_commit=after_commit)
+            after_commit=after_commit, evaluation=evaluation)
     elif nest.operation == "delete":
         if child.deleted_at is None and child.stack_status != "DELETE_IN_PROGRESS":
             await operations.delete_stack(pool, bus, child, after_commit=after_commit)

@@ -7,8 +7,10 @@ import random
 
 import asyncpg
 
+from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
+from services.worker import evaluation as routing
 from services.worker.desired_cache import DesiredCache
 
 
@@ -19,3 +21,9 @@ class WorkerContext:
     registry: Registry
     cache: DesiredCache
     rng: random.Random
+    # Where heavy evaluations run, under a deadline (services/worker/evaluation.py).
+    evaluation: EvaluationPool = INLINE
+
+    @property
+    def outputs(self) -> routing.OutputsOf:
+        return routing.outputs_resolver(self.evaluation, self.cache)

@@ -23,6 +23,7 @@ from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.step import Decision, Refusal, attempted_action, decide, preempted_reason
 from libs.errors import Conflict, Permanent, Retry, is_transient
+from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
 from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
@@ -30,10 +31,10 @@ from libs.resources.nested import NestedStackType
 from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.attribute_store import AttributeFailed
-from libs.template.errors import TemplateError
+from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import children, rows, stack_end
+from services.worker import children, evaluation, rows, stack_end
 from services.worker.hook_gate import Gate
 
 if TYPE_CHECKING:
@@ -211,9 +212,19 @@ class Node:
         definition = self.want.definition
         required = definition.required(name)
         current = await resources.current_by_names(self.conn, self.stack_id, required)
-        data = StaticResourceData({n: r.reference for n, r in current.items()},
-                                  {n: r.attributes for n, r in current.items()})
-        resolved = StackResolver(definition, data).properties(name)
+        references = {n: r.reference for n, r in current.items()}
+        attributes = {n: r.attributes for n, r in current.items()}
+        assert self.trav.template_id is not None
+        entry = await self.s.cache.entry(self.conn, self.stack, self.trav.template_id)
+        if name in entry.heavy and entry.source is not None:
+            try:
+                resolved = await self.s.evaluation.on_behalf_of(self.stack.project).run(
+                    evaluation.properties, entry.source, name, references, attributes)
+            except (EvaluationTimeout, EvaluationCrashed) as exc:
+                # Not retried: the same evaluation would overrun again. The resource fails, naming it.
+                raise StackValidationFailed(str(exc), ("resources", name, "properties")) from None
+        else:
+            resolved = StackResolver(definition, StaticResourceData(references, attributes)).properties(name)
         return dict(plugin.validate(resolved, resource_name=name))
 
     async def carry_out(self, row: resources.ResourceRow, decision: Decision,
@@ -442,7 +453,7 @@ class Node:
             async with self.conn.transaction():
                 child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
                                               row=row, short_id=rows.short_id(row.id), nest=request,
-                                              after_commit=staged)
+                                              after_commit=staged, evaluation=self.s.evaluation)
                 changes: dict[str, Any] = {}
                 if child_id is not None and row.physical_id != str(child_id):
                     changes["physical_id"] = str(child_id)
@@ -545,11 +556,12 @@ class Node:
 
     # ---- the stack's end ----------------------------------------------------
     async def complete_stack(self) -> None:
-        await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry)
+        await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry,
+                                 resolve=self.s.ctx.outputs)
 
     async def fail_stack(self, reason: str) -> None:
         await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current,
-                             want=self.want)
+                             want=self.want, resolve=self.s.ctx.outputs)
 
     async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
         """An update Heat refuses: the resource keeps its state, at most an event says why."""

@@ -18,6 +18,7 @@ from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
+from services.worker.evaluation import OutputsOf, inline_outputs
 
 
 async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, *, action: str,
@@ -27,21 +28,22 @@ async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUI
                      action=action, status=state, reason=reason, traversal_id=traversal_id)
 
 
-async def outputs_of(conn: Conn, stack_id: uuid.UUID, want: desired.Desired) -> list[dict[str, Any]]:
+async def outputs_of(conn: Conn, stack_id: uuid.UUID, want: desired.Desired,
+                     resolve: OutputsOf = inline_outputs) -> list[dict[str, Any]]:
     """The template's outputs over the stack's current rows (``output_error`` where one fails)."""
     rows = await resources.for_stack(conn, stack_id)
-    return desired.outputs_over(want.definition, {r.name: (r.known_reference(), r.attributes)
-                                                  for r in rows if r.is_current})
+    return await resolve(want, {r.name: (r.known_reference(), r.attributes) for r in rows if r.is_current})
 
 
 async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.TraversalRow,
-                   want: desired.Desired | None, registry: Registry | None = None) -> None:
+                   want: desired.Desired | None, registry: Registry | None = None, *,
+                   resolve: OutputsOf = inline_outputs) -> None:
     """The last node is done: settle the stack, if this traversal is still its current one."""
     action = trav.action
     reason = status.stack_completed(action)
     outputs = None
     if want is not None and action != "DELETE":
-        outputs = await outputs_of(conn, stack.id, want)
+        outputs = await outputs_of(conn, stack.id, want, resolve)
     settled = await stacks.settle(
         conn, stack.id, trav.id, status=status.COMPLETE, reason=reason, outputs=outputs,
         completed_template=action in status.CONVERGING, deleted=action == "DELETE")
@@ -88,7 +90,8 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
 
 
 async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.TraversalRow, reason: str,
-               *, current: bool, want: desired.Desired | None = None) -> None:
+               *, current: bool, want: desired.Desired | None = None,
+               resolve: OutputsOf = inline_outputs) -> None:
     """The first failure of a traversal fails the stack and, unless disabled, asks for a rollback.
 
     With the traversal's desired state at hand, the stack's outputs are resolved as
@@ -101,7 +104,8 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
         if not await traversals.mark_failed(conn, trav.id):
             return
         rollback = not stack.disable_rollback and action in ("CREATE", "UPDATE") and current
-        outputs = await outputs_of(conn, stack.id, want) if want is not None and action != "DELETE" else None
+        outputs = (await outputs_of(conn, stack.id, want, resolve) if want is not None and action != "DELETE"
+                   else None)
         if not await stacks.settle(conn, stack.id, trav.id, status=status.FAILED, reason=reason,
                                    outputs=outputs):
             return

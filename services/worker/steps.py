@@ -26,6 +26,7 @@ from opentelemetry.context import Context
 from libs.db import locks
 from libs.engine.plan import parse_node
 from libs.errors import Conflict, Retry, describe, is_transient
+from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import WorkItem
 from libs.resources.registry import Registry
@@ -43,14 +44,16 @@ log = logs.logger("worker")
 
 class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
-                 api_url: str | None = None) -> None:
+                 api_url: str | None = None, evaluation: EvaluationPool = INLINE) -> None:
         self.rt = rt
         # Where signals reach this installation's api (a wait condition handle's endpoint).
         self.api_url = api_url
         self.registry = registry
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
-        self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng)
+        self.evaluation = evaluation
+        self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng,
+                                 evaluation=evaluation)
         self.batches: Coalescer[Arrival, batch.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 

@@ -201,3 +201,20 @@ async def test_an_error_that_repeats_is_given_up_on_and_a_wait_never_is(servers:
     assert given_up == [("broken", "KeyError('foo.yaml')")]
     assert len(recorder.deliveries("broken")) == 8 + GIVE_UP_AFTER
     assert len(recorder.deliveries("waiting")) == 13
+
+
+async def test_a_consumer_whose_durable_is_gone_creates_it_again(servers: Servers, nats_prefix: str) -> None:
+    # A nats-server that comes back without its store has no consumers: fetching must resume anyway.
+    recorder = Recorder({})
+    async with bus_for(servers, nats_prefix, "worker") as bus:
+        consumer = Consumer(bus, bus.names.workers, recorder, concurrency=2, logger_name="test")
+        await consumer.start()
+        try:
+            await bus.publish(bus.names.work("before"), Job(name="before"))
+            await eventually(lambda: _async(recorder.deliveries("before") == [1]), what="the first job")
+            await bus.js.delete_consumer(bus.names.workers.stream, bus.names.workers.durable)
+            await bus.publish(bus.names.work("after"), Job(name="after"))
+            await eventually(lambda: _async(recorder.deliveries("after") == [1]), timeout=20,
+                             what="the job published after the consumer was lost")
+        finally:
+            await consumer.stop(1.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
 from collections.abc import AsyncIterator
 
@@ -12,6 +13,7 @@ import pytest
 from libs.db import Conn, events, locks, resources, stacks, templates, traversals
 from libs.db.pool import create_pool
 from libs.engine.plan import Node, TraversalGraph
+from tests.support import eventually
 
 
 @pytest.fixture
@@ -106,3 +108,70 @@ async def test_resource_locks_are_taken_and_given_back_in_bulk(pool: asyncpg.Poo
         assert not await locks.try_lock_resource(other, 5)  # the one-item lock is the same lock
         await locks.unlock_resources(one, [5, 6, 7])
         assert await locks.try_lock_resources(other, [5, 6]) == {5, 6}
+
+
+async def _joins(conn: Conn, stack_id: uuid.UUID, width: int) -> uuid.UUID:
+    """A traversal of ``width`` nodes that all release one join node."""
+    nodes = {f"{i}:u": Node(f"{i}:u", 0, ("join:u",)) for i in range(width)}
+    nodes["join:u"] = Node("join:u", width, ())
+    trav = uuid.uuid4()
+    await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action="CREATE", template_id=None,
+                            graph=TraversalGraph(nodes), deadline=None, request_id=trav.hex)
+    return trav
+
+
+async def _lock_waits(conn: Conn) -> int:
+    return int(await conn.fetchval("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                   " AND datname = current_database()"))
+
+
+async def test_batches_finishing_two_traversals_in_opposite_orders_never_deadlock(
+        pool: asyncpg.Pool) -> None:
+    # Issue 14: two workers' batches, each finishing nodes of the same two traversals, named them in
+    # opposite orders; each took one traversal's rows and waited for the other's. Held at the point
+    # where that happened (a third session holds one traversal's counter row until both wait), they
+    # must still both finish once it lets go.
+    async with pool.acquire() as conn:
+        stack_id = await _stack(conn)
+        one, two = await _joins(conn, stack_id, 2), await _joins(conn, stack_id, 2)
+
+    async def batch(keys: dict[uuid.UUID, list[str]]) -> dict[uuid.UUID, traversals.Finished]:
+        async with pool.acquire() as conn, conn.transaction():
+            return await traversals.finish_many(conn, keys)
+
+    async with pool.acquire() as holder, pool.acquire() as watcher:
+        async with holder.transaction():
+            await holder.execute("SELECT 1 FROM traversals WHERE id = $1 FOR UPDATE", two)
+            first = asyncio.create_task(batch({one: ["0:u"], two: ["0:u"]}))
+            second = asyncio.create_task(batch({two: ["1:u"], one: ["1:u"]}))
+
+            async def both_wait() -> bool:
+                return await _lock_waits(watcher) >= 2
+            await eventually(both_wait, timeout=10, what="both batches to wait on a lock")
+        done = await asyncio.wait_for(asyncio.gather(first, second), timeout=30)
+    ready = [n for outcome in done for trav in (one, two) for n in outcome[trav][1]]
+    assert sorted(ready) == ["join:u", "join:u"]  # each join released once, by whichever came second
+    assert {outcome[trav][2] for outcome in done for trav in (one, two)} == {1, 2}
+
+
+async def test_many_connections_finishing_nodes_in_random_orders_never_deadlock(pool: asyncpg.Pool) -> None:
+    width, sessions = 24, 4
+    async with pool.acquire() as conn:
+        stack_id = await _stack(conn)
+        travs = [await _joins(conn, stack_id, width) for _ in range(3)]
+    rng = random.Random(14)
+    shares = [[f"{i}:u" for i in range(width) if i % sessions == s] for s in range(sessions)]
+
+    async def batches(share: list[str]) -> None:
+        async with pool.acquire() as conn:
+            for key in share:
+                order = rng.sample(travs, len(travs))
+                async with conn.transaction():
+                    await traversals.finish_many(conn, {trav: [key] for trav in order})
+
+    await asyncio.wait_for(asyncio.gather(*(batches(s) for s in shares)), timeout=60)
+    async with pool.acquire() as conn:
+        for trav in travs:
+            assert (await traversals.nodes(conn, trav, ["join:u"]))["join:u"].waiting_on == 0
+            row = await traversals.get(conn, trav)
+            assert row is not None and row.remaining == 1  # every node but the join, counted once

@@ -176,6 +176,10 @@ async def test_a_stack_runs_under_auth_and_integrations_stay_in_their_project(
             first = decode((await events.next_msg(timeout=10)).data)
             assert isinstance(first, EventNotice) and first.stack_id == stack_id
             assert not alpha_errors
+            # No service met a refusal on the way (the server logs each one with its user).
+            logged = auth_nats.log.read_text()
+            assert not [line for line in logged.splitlines() if "Violation" in line
+                        and any(f'"$G/user:{s}"' in line for s in SERVICES)], logged[-3000:]
         finally:
             await alpha.close()
             await beta.close()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -193,3 +195,61 @@ async def test_a_refused_delivery_is_retried_and_a_restart_sends_nothing_twice(
         deliveries = (await r.json())["deliveries"]
     assert {d["status"] for d in deliveries} == {"delivered"}
     assert sum(d["attempts"] - 1 for d in deliveries) == 2  # each refusal cost one more attempt
+
+
+_ONE = hot({"a": {"type": "OS::Heat::None"}})
+
+
+def _sink(url: str) -> dict[str, Any]:
+    return {"type": "webhook", "target": url, "secret": "k", "kinds": ["event"]}
+
+
+async def test_a_stack_created_with_event_sinks_has_its_subscription_from_the_start(
+        running: tuple[Client, Runtime, Settings], receiver: tuple[Receiver, str]) -> None:
+    # No notifier runs: the sink is the stack's subscription as soon as the create commits, so no
+    # notice of the stack, however early and however many notifiers handle them at once, misses it.
+    api, _, _ = running
+    _, url = receiver
+    path = await _create(api, "early", _ONE, {"event_sinks": [_sink(url)]})
+    async with api.get(f"{path}/subscriptions") as r:
+        [sub] = (await r.json())["subscriptions"]
+    assert (sub["source"], sub["url"], sub["kinds"]) == ("environment", url, ["event"])
+    # An update whose environment drops the sink ends it in the same commit.
+    async with api.put(path, json={"template": _ONE, "environment": {}}) as r:
+        assert r.status == 202
+    async with api.get(f"{path}/subscriptions") as r:
+        assert (await r.json())["subscriptions"] == []
+
+
+async def test_event_sinks_get_every_notice_of_many_stacks_made_at_once(
+        running: tuple[Client, Runtime, Settings], receiver: tuple[Receiver, str]) -> None:
+    api, _, settings = running
+    got, url = receiver
+    template = hot({f"r{i}": {"type": "OS::Heat::None"} for i in range(3)})
+    async with notifier(settings):  # running while the stacks are made, as in the 2 of 402
+        paths = await asyncio.gather(*(_create(api, f"sunk{i}", template, {"event_sinks": [_sink(url)]})
+                                       for i in range(20)))
+        for path in paths:
+            await eventually(functools.partial(_is, api, path, "CREATE_COMPLETE"), timeout=60,
+                             what="the creates")
+        expected: set[str] = set()
+        for path in paths:
+            async with api.get(f"{path}/events") as r:
+                expected |= {e["id"] for e in (await r.json())["events"]}
+        assert len(expected) == 20 * 8  # the stack's start and end, each resource's two
+        await eventually(_async(lambda: {b["notice"]["id"] for b in got.bodies()} >= expected or None),
+                         timeout=60, what="every event of every stack at its sink")
+    ids = [b["notice"]["id"] for b in got.bodies()]
+    assert len(ids) == len(set(ids))  # and none twice
+
+
+async def test_a_notifier_starting_follows_sinks_of_stacks_made_before_they_were_committed(
+        running: tuple[Client, Runtime, Settings], receiver: tuple[Receiver, str]) -> None:
+    api, rt, settings = running
+    _, url = receiver
+    path = await _create(api, "older", _ONE, {"event_sinks": [_sink(url)]})
+    async with rt.pool.acquire() as conn:  # as a stack made by an Ember that made sinks lazily
+        await conn.execute("DELETE FROM subscriptions WHERE source = 'environment'")
+    async with notifier(settings), api.get(f"{path}/subscriptions") as r:
+        [sub] = (await r.json())["subscriptions"]
+    assert (sub["source"], sub["url"]) == ("environment", url)

@@ -18,7 +18,7 @@ import pytest
 from libs import operations, plan_requests
 from libs.config import Settings
 from libs.consuming import consuming
-from libs.db import plan_outbox, stacks, traversals
+from libs.db import dead_letters, plan_outbox, stacks, traversals
 from libs.messaging.consumer import Delivery
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import PlanRequest, WorkItem
@@ -154,6 +154,11 @@ async def test_a_left_behind_request_no_planner_can_read_holds_up_no_other(setti
         assert await sweep_once(api, older_than=0) == 2
         async with api.pool.acquire() as conn:
             assert await plan_outbox.pending(conn) == 0  # neither is left to fail again next round
+            [letter] = await dead_letters.listing(conn)  # the unreadable one is set aside, to look at
+        assert (letter.source, letter.msg_id, letter.stack_id) == ("plan-outbox", "unreadable", bad)
+        assert letter.payload == b'{"kind": "plan", "v": 99}'
+        assert any(line[2].startswith(f"Message set aside (dead letter {letter.id}): plan request set aside:")
+                   for line in await event_lines(api.pool, bad))
         await settled(api.pool, good, status="CHECK_COMPLETE", timeout=30)
         assert await _by_request(api.pool, good, request.request_id) is not None
 

@@ -30,8 +30,14 @@ def test_what_each_service_may_not_do() -> None:
     assert not any(s.startswith("$JS.API.CONSUMER.MSG.NEXT") for s in publishes("api"))
     assert N.events_all not in publishes("worker")
     assert publishes("observer") == ()
-    assert not any(".DELETE." in s or ".PURGE." in s or "MSG.GET" in s or "DIRECT" in s
+    assert not any(".STREAM.DELETE." in s or ".PURGE." in s or "DIRECT" in s
                    for service in SERVICES for s in publishes(service))
+    # Reading a message by sequence (to set it aside) only in a stream the service consumes.
+    for service in SERVICES:
+        consumed = {c.stream for c in permissions.uses(N, service).consumers}
+        read = {s.rsplit(".", 1)[1] for s in publishes(service) if ".STREAM.MSG." in s}
+        assert read <= consumed, service
+    assert "$JS.API.STREAM.MSG.GET.EMBER_WORK" not in publishes("api")
 
 
 def test_a_project_reaches_its_own_subjects_only() -> None:

@@ -25,9 +25,11 @@ from libs.messaging.payloads import PayloadError
         # The GIVE_UP_AFTER-th failure of the same message: retrying will not help.
         (KeyError("foo.yaml"), GIVE_UP_AFTER,
          Outcome("give_up", reason=f"failed {GIVE_UP_AFTER} times: KeyError: 'foo.yaml'")),
-        # The database or NATS failing is waited out, however long it lasts.
-        (ConnectionRefusedError("no db"), 50, Outcome("nak", 60.0, "ConnectionRefusedError: no db")),
-        (TimeoutError(), 9, Outcome("nak", 60.0, "TimeoutError: ")),
+        # The database or NATS failing is waited out, however long it lasts, and tried again
+        # every few seconds so that the work resumes soon after the server is back.
+        (ConnectionRefusedError("no db"), 1, Outcome("nak", 0.5, "ConnectionRefusedError: no db")),
+        (ConnectionRefusedError("no db"), 50, Outcome("nak", 2.0, "ConnectionRefusedError: no db")),
+        (TimeoutError(), 9, Outcome("nak", 2.0, "TimeoutError: ")),
         # A wait is no failure, however often it happened.
         (Retry(10.0, "server still booting"), 500, Outcome("nak", 10.0, "server still booting")),
     ],

@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from libs.template import budgets
 from libs.template.errors import (
     InvalidTemplateAttribute,
     InvalidTemplateReference,
@@ -351,22 +352,36 @@ def resolve(snippet: Any, resolver: Resolver, *, nullable: bool = False) -> Any:
     """The value of ``snippet`` with every function replaced by its result.
 
     Inside maps and lists a :data:`REMOVED` result drops the key or item; at
-    the top level it becomes None unless the caller is ``nullable``.
+    the top level it becomes None unless the caller is ``nullable``. The outermost
+    call is one evaluation for the value budgets.
     """
+    return budgets.metered(lambda: _resolve(snippet, resolver, nullable))
+
+
+def _resolve(snippet: Any, resolver: Resolver, nullable: bool) -> Any:
     if isinstance(snippet, Function):
-        value = snippet.result(resolver)
+        # Every function's value, intermediate or final, is measured here (the one place
+        # they all pass), against its own budget and the whole evaluation's.
+        try:
+            value = snippet.result(resolver)
+        except RecursionError:
+            # Functions that recurse per argument (str_replace per placeholder, as Heat's)
+            # run out of stack on thousands of them: the user's input, so a 400.
+            raise budgets.ValueTooLarge(f"{snippet.name}: too many values nested or "
+                                        "placeholders to evaluate.") from None
+        budgets.charge(value, snippet.name)
         if value is REMOVED and not nullable:
             return None
         return value
     if isinstance(snippet, Mapping):
         out = {}
         for key, value in snippet.items():
-            resolved = resolve(value, resolver, nullable=True)
+            resolved = _resolve(value, resolver, True)
             if resolved is not REMOVED:
                 out[key] = resolved
         return out
     if isinstance(snippet, list):
-        items = (resolve(v, resolver, nullable=True) for v in snippet)
+        items = (_resolve(v, resolver, True) for v in snippet)
         return [item for item in items if item is not REMOVED]
     return snippet
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from libs.template import budgets
 from libs.template.functions.base import HEAT_CFN_MODULE, Function, Resolver, resolve
 
 # Heat's hint for a malformed Fn::MemberListToMap, whitespace included; it names
@@ -92,6 +93,7 @@ class Join(Function):
         delimiter = resolve(self._delimiter, resolver)
         if not isinstance(delimiter, str):
             raise TypeError(f'"{self.name}" delimiter must be a string')
+        budgets.expect(len(delimiter) * (len(items) - 1), self.name)
         return delimiter.join(_join_item(item) for item in items)
 
 
@@ -162,7 +164,7 @@ class Replace(Function):
             if not isinstance(key, str):
                 raise TypeError(f'"{self.name}" param placeholders must be strings')
             values[key] = self._replacement(params[key], key)
-        return _substitute(template, keys, values)
+        return _substitute(template, keys, values, self.name)
 
     def _replacement(self, value: Any, key: str) -> str:
         if value is None:
@@ -173,13 +175,15 @@ class Replace(Function):
         return str(value)
 
 
-def _substitute(text: str, keys: Sequence[str], values: Mapping[str, str]) -> str:
+def _substitute(text: str, keys: Sequence[str], values: Mapping[str, str], what: str) -> str:
     # Split on the first key and substitute the rest inside each piece, so an
     # inserted value is never scanned again.
     if not keys:
         return text
     key, rest = keys[0], keys[1:]
-    return values[key].join(_substitute(piece, rest, values) for piece in text.split(key))
+    pieces = text.split(key)
+    budgets.expect(len(text) + len(values[key]) * (len(pieces) - 1), what)
+    return values[key].join(_substitute(piece, rest, values, what) for piece in pieces)
 
 
 class Base64(Function):

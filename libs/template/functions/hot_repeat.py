@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
+from libs.template import budgets
 from libs.template.functions.base import Function, Resolver, resolve
 
 _EXAMPLE = ("repeat:\n              template: This is %var%\n              for_each:\n"
@@ -62,6 +64,11 @@ class Repeat(Function):
 
         # Functions in the template are resolved before any placeholder is replaced.
         template = resolve(self.args["template"], resolver)
+        # Each copy is at least as large as the template (2 for the list item), so the
+        # result's size is known to be over budget before any copy is made.
+        counts = [len(values) if isinstance(values, Sized) else 0 for values in value_lists]
+        copies = math.prod(counts) if self.permutations else min(counts, default=0)
+        budgets.expect(copies * (2 + budgets.size_of(template, budgets.current().max_value_size)), self.name)
         # Zipped, a null list (empty) makes the result empty, as in Heat.
         combinations: Iterable[tuple[Any, ...]] = (
             itertools.product(*value_lists) if self.permutations else zip(*value_lists, strict=False))

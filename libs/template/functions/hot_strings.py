@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from libs.template import budgets
 from libs.template.functions.base import Function, Resolver, resolve
 
 
@@ -47,6 +48,8 @@ class Join(Function):
                 raise TypeError(f"Items to join must be strings not {repr(item)[:200]}")
             return item
 
+        # A long delimiter (a file) between many short items is the join's own growth.
+        budgets.expect(len(delimiter) * (len(strings) - 1), self.name)
         return delimiter.join(text(item) for item in strings)
 
     def _delimiter(self, resolver: Resolver) -> str:
@@ -91,6 +94,8 @@ class JoinMultiple(Join):
                                     f"{repr(item)[:200]} failed json serialization") from None
             raise TypeError(f"Items to join must be string, map or list not {repr(item)[:200]}")
 
+        # A long delimiter (a file) between many short items is the join's own growth.
+        budgets.expect(len(delimiter) * (len(strings) - 1), self.name)
         return delimiter.join(text(item) for item in strings)
 
 
@@ -140,6 +145,9 @@ class Replace(Function):
         out = []
         for piece in pieces:
             parts = piece.split(key)
+            # Refused before the join builds it: a short template of many placeholders
+            # and a long value make a result of their product.
+            budgets.expect(len(piece) + len(value) * (len(parts) - 1), self.name)
             if len(parts) > 1:
                 unreplaced.discard(key)
             out.append(value.join(self._substitute(parts, keys[1:], mapping, unreplaced)))

@@ -21,6 +21,14 @@ _EXAMPLE = ("{name}:\n              expression: $.data.var1.sum()\n             
             "                var1: [3, 2, 1]")
 
 
+class CollectionTooLargeException(ValueError):
+    """yaql's, as a ValueError so it fails where the function sits; Heat shows the name."""
+
+
+class MemoryQuotaExceededException(ValueError):
+    """yaql's, as a ValueError so it fails where the function sits; Heat shows the name."""
+
+
 @functools.cache
 def _engine() -> tuple[Any, Any]:
     """The parser and root context, made once as Heat does: both are costly to build."""
@@ -57,6 +65,12 @@ class Yaql(Function):
         statement = self._parse(resolve(self.args["expression"], resolver))
         data = resolve(self.args.get("data", {}), resolver)
         _, context = _engine()
-        # As Heat: yaql's own errors (CollectionTooLargeException, NoMethodRegisteredException...)
-        # escape as they are; their class names show where Heat names the error.
-        return statement.evaluate({"data": data}, context.create_child_context())
+        # As Heat: yaql's own errors (NoMethodRegisteredException...) escape as they are;
+        # their class names show where Heat names the error. Its limits are the user's
+        # fault, and fail where the function sits, with yaql's words, as Heat's do.
+        try:
+            return statement.evaluate({"data": data}, context.create_child_context())
+        except yaql_exceptions.CollectionTooLargeException as exc:
+            raise CollectionTooLargeException(str(exc)) from None
+        except yaql_exceptions.MemoryQuotaExceededException as exc:
+            raise MemoryQuotaExceededException(str(exc)) from None
