@@ -60,7 +60,7 @@ def servers() -> Iterator[Servers]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-async def _admin(url: str, *statements: str) -> None:
+async def admin(url: str, *statements: str) -> None:
     conn = await asyncpg.connect(url)
     try:
         for statement in statements:
@@ -73,29 +73,34 @@ async def _admin(url: str, *statements: str) -> None:
 def template_database(servers: Servers) -> Iterator[str]:
     """A migrated database that each test clones (CREATE DATABASE ... TEMPLATE is fast)."""
     name = f"ember_tmpl_{RUN_ID}"
-    asyncio.run(_admin(servers.admin_db_url, f'CREATE DATABASE "{name}"'))
+    asyncio.run(admin(servers.admin_db_url, f'CREATE DATABASE "{name}"'))
     asyncio.run(migrate.migrate_url(database_url_for(servers.admin_db_url, name)))
     try:
         yield name
     finally:
-        asyncio.run(_admin(servers.admin_db_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        asyncio.run(admin(servers.admin_db_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 @pytest.fixture
 async def database_url(servers: Servers, template_database: str) -> AsyncIterator[str]:
     name = f"ember_t_{RUN_ID}_{uuid.uuid4().hex[:8]}"
-    await _admin(servers.admin_db_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
+    await admin(servers.admin_db_url, f'CREATE DATABASE "{name}" TEMPLATE "{template_database}"')
     try:
         yield database_url_for(servers.admin_db_url, name)
     finally:
-        await _admin(servers.admin_db_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin(servers.admin_db_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
 async def nats_prefix(servers: Servers) -> AsyncIterator[str]:
     prefix = f"t{RUN_ID}_{uuid.uuid4().hex[:6]}"
     yield prefix
-    nc = await nats.connect(servers.nats_url)
+    await drop_streams(servers.nats_url, prefix)
+
+
+async def drop_streams(nats_url: str, prefix: str) -> None:
+    """Delete the JetStream streams a run made under ``prefix`` (a shared server keeps them)."""
+    nc = await nats.connect(nats_url)
     try:
         js = nc.jetstream()
         for stream in await js.streams_info():

@@ -95,36 +95,41 @@ async def stream(request: web.Request) -> web.StreamResponse:
     quiet_since = clock.time()
     api = request.app[SETTINGS].api
     wait = api.token_recheck_seconds if api.auth == "keystone" else KEEPALIVE_SECONDS
-    with request.app[EVENT_FEED].watch(str(stack.id)) as wake:
-        while True:
-            wake.clear()  # before reading: a commit after this read wakes the next wait
-            if not await _token_live(request):
-                await response.write(b"event: error\ndata: " + TOKEN_ENDED + b"\n\n")
-                await response.write_eof()
-                return response
-            pause = wait
-            try:
-                async with request.app[RUNTIME].pool.acquire() as conn:
-                    rows = await events.for_stack(conn, stack.id, after_seq=last)
-                    now = await stacks.get(conn, stack.id) if until == "settled" else None
-            except Exception as exc:
-                if down_in(exc) is None:
-                    raise
-                # The stream outlasts a database restart: it reads again shortly.
-                rows, now, pause = [], None, DATABASE_RETRY_SECONDS
-            for row in rows:
-                data = orjson.dumps(views.event(base, stack, row, detail=True)).decode()
-                await response.write(f"id: {row.id}\nevent: event\ndata: {data}\n\n".encode())
-                last, last_row = row.seq, row
-                quiet_since = clock.time()
-            # Settled: the stack is no longer in progress and the last event sent says how it
-            # ended (an earlier action's end, replayed before a reconnect, does not count).
-            if now is not None and now.status != "IN_PROGRESS" and _ends_an_action(last_row):
-                await response.write_eof()
-                return response
-            try:
-                await asyncio.wait_for(wake.wait(), timeout=pause)
-            except TimeoutError:
-                if clock.time() - quiet_since >= KEEPALIVE_SECONDS:
-                    await response.write(b": keepalive\n\n")
+    try:
+        with request.app[EVENT_FEED].watch(str(stack.id)) as wake:
+            while True:
+                wake.clear()  # before reading: a commit after this read wakes the next wait
+                if not await _token_live(request):
+                    await response.write(b"event: error\ndata: " + TOKEN_ENDED + b"\n\n")
+                    await response.write_eof()
+                    return response
+                pause = wait
+                try:
+                    async with request.app[RUNTIME].pool.acquire() as conn:
+                        rows = await events.for_stack(conn, stack.id, after_seq=last)
+                        now = await stacks.get(conn, stack.id) if until == "settled" else None
+                except Exception as exc:
+                    if down_in(exc) is None:
+                        raise
+                    # The stream outlasts a database restart: it reads again shortly.
+                    rows, now, pause = [], None, DATABASE_RETRY_SECONDS
+                for row in rows:
+                    data = orjson.dumps(views.event(base, stack, row, detail=True)).decode()
+                    await response.write(f"id: {row.id}\nevent: event\ndata: {data}\n\n".encode())
+                    last, last_row = row.seq, row
                     quiet_since = clock.time()
+                # Settled: the stack is no longer in progress and the last event sent says how it
+                # ended (an earlier action's end, replayed before a reconnect, does not count).
+                if now is not None and now.status != "IN_PROGRESS" and _ends_an_action(last_row):
+                    await response.write_eof()
+                    return response
+                try:
+                    await asyncio.wait_for(wake.wait(), timeout=pause)
+                except TimeoutError:
+                    if clock.time() - quiet_since >= KEEPALIVE_SECONDS:
+                        await response.write(b": keepalive\n\n")
+                        quiet_since = clock.time()
+    except ConnectionResetError:
+        # The client went away (closed the tab, ^C on --wait): the stream simply ends.
+        return response
+
