@@ -88,10 +88,13 @@ def _repeat() -> dict[str, Any]:
         "for_each": {"%a": items, "%b": items, "%c": items}, "template": "%a%b%c"}}}}})
 
 
-@pytest.mark.parametrize("template", [_laughs(9), _repeat()], ids=["billion-laughs", "repeat"])
-async def test_other_hostile_templates_answer_400_and_the_api_stays_free(api: Client, template: Any
-                                                                         ) -> None:
-    fault = await _while_hostile(api, "POST", "/v1/attacker/validate", {"template": template})
+# Validate, as Heat's, resolves no property values: a repeat is built by what resolves them.
+@pytest.mark.parametrize(("path", "template"), [("validate", _laughs(9)), ("stacks/preview", _repeat())],
+                         ids=["billion-laughs", "repeat"])
+async def test_other_hostile_templates_answer_400_and_the_api_stays_free(api: Client, path: str,
+                                                                         template: Any) -> None:
+    body = {"stack_name": "hostile", "template": template}
+    fault = await _while_hostile(api, "POST", f"/v1/attacker/{path}", body)
     # Whichever budget ends it first (time, memory, or the template language's own), Heat's fault shape.
     assert fault["code"] == 400 and fault["error"]["message"]
 
