@@ -37,8 +37,9 @@ TYPES: dict[str, tuple[str, ...]] = {
 }
 PARAM_TYPES = ("string", "number", "json", "comma_delimited_list", "boolean", "nonsense")
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=False),
-                    st.text(max_size=12), st.sampled_from((*PARAMS, *RESOURCES, "output", "value", "a,b")))
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
+                    st.sampled_from((*PARAMS, *RESOURCES, "output", "value", "a,b")))
 
 
 def values(spec: versions.VersionSpec) -> st.SearchStrategy[Any]:
@@ -93,6 +94,7 @@ def created(fuzz_api: Caller) -> Any:
     made: list[tuple[str, str]] = []
     yield made
     stacks = f"/v1/{PROJECT}/stacks"
+    print(f"\nfuzz: {len(made)} generated stacks created")
 
     def settled() -> bool:
         listing = fuzz_api.request("GET", stacks).json()["stacks"]
@@ -106,7 +108,7 @@ def created(fuzz_api: Caller) -> Any:
 
 
 @given(template=templates(), parameters=st.dictionaries(st.sampled_from(PARAMS), scalars, max_size=2))
-@settings(max_examples=budget("EMBER_FUZZ_TEMPLATES", 150), deadline=None,
+@settings(max_examples=budget("EMBER_FUZZ_TEMPLATES", 300), deadline=None,
           suppress_health_check=list(HealthCheck))
 def test_generated_templates_answer_4xx_or_run_to_an_end(
         fuzz_api: Caller, created: list[tuple[str, str]], template: dict[str, Any],
