@@ -20,7 +20,7 @@ from libs.db.pool import Connections
 from libs.engine import desired, status
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
-from libs.resources import nesting
+from libs.resources import nesting, tree_size
 from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import errors, request
@@ -45,10 +45,13 @@ class Options:
     tags: Sequence[str] = ()
 
 
-def check_nested(loaded: request.LoadedStack, registry: Registry, *, project: str, stack_name: str) -> None:
+def check_nested(loaded: request.LoadedStack, registry: Registry, *, project: str, stack_name: str,
+                 limits: Limits = request.DEFAULT_LIMITS) -> None:
     """Heat's validation of the nested stacks of a top stack before it is stored (a nested stack's
-    own were checked with its top stack's)."""
-    nesting.check(loaded, nesting.Expansion(registry, project), stack_name=stack_name)
+    own were checked with its top stack's), then the resources of the whole tree against the limit."""
+    how = nesting.Expansion(registry, project)
+    nesting.check(loaded, how, stack_name=stack_name)
+    tree_size.check_total(loaded, how, limits, stack_name=stack_name)
 
 
 async def _send(pool: Connections, bus: Bus, plan: PlanRequest, after_commit: list[PlanRequest] | None
@@ -80,7 +83,7 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                           limits=limits, builtin_types=builtin_types, facade=facade,
                           checks=plugin_checks(registry) if registry is not None else None)
     if registry is not None and parent is None:
-        check_nested(loaded, registry, project=project, stack_name=name)
+        check_nested(loaded, registry, project=project, stack_name=name, limits=limits)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
@@ -165,7 +168,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                           updating=True)
     await check_immutable_parameters(pool, stack, loaded)
     if registry is not None and stack.parent_id is None:
-        check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
+        check_nested(loaded, registry, project=stack.project, stack_name=stack.name, limits=limits)
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template.raw, loaded.template.files,
                                              loaded.environment.to_dict(), facade)

@@ -28,6 +28,7 @@ from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import request
 from libs.template.environment import Environment
+from libs.template.limits import Limits
 from libs.template.registry import ResourceRegistry
 from libs.template.request import LoadedStack
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -62,16 +63,17 @@ Changes = dict[str, list[Entry]]
 
 async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_request: request.StackRequest,
                          registry: Registry, existing: bool = False, clear_parameters: Sequence[str] = (),
-                         show_nested: bool = False) -> Changes:
+                         show_nested: bool = False, limits: Limits = request.DEFAULT_LIMITS) -> Changes:
     """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``."""
     if existing:
         stack_request = await operations.patched_request(pool, stack, stack_request, clear_parameters)
     loaded = request.load(stack_request, stack_name=stack.name, stack_id=str(stack.id),
-                          project_id=stack.project, builtin_types=registry.types(),
+                          project_id=stack.project, limits=limits, builtin_types=registry.types(),
                           checks=plugin_checks(registry), updating=True)
     await operations.check_immutable_parameters(pool, stack, loaded)
     if stack.parent_id is None:
-        operations.check_nested(loaded, registry, project=stack.project, stack_name=stack.name)
+        operations.check_nested(loaded, registry, project=stack.project, stack_name=stack.name,
+                                limits=limits)
     how = nesting.Expansion(registry, stack.project)
     out: Changes = {key: [] for key in KEYS}
     async with pool.acquire() as conn:

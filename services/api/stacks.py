@@ -142,7 +142,7 @@ async def preview_create(request: web.Request) -> web.Response:
     loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
                                     project_id=ctx.project, limits=limits, builtin_types=registry.types(),
                                     checks=plugin_checks(registry))
-    operations.check_nested(loaded, registry, project=ctx.project, stack_name=name)
+    operations.check_nested(loaded, registry, project=ctx.project, stack_name=name, limits=limits)
     planned = preview.create_preview(loaded, nesting.Expansion(registry, ctx.project), stack_name=name)
     options = bodies.options(body)
     resolver = StackResolver(loaded.definition, preview.preview_data(loaded, registry))
@@ -271,11 +271,11 @@ async def update_patch(request: web.Request) -> web.Response:
 async def _preview_update(request: web.Request, *, existing: bool) -> web.Response:
     row = await lookup.stack_of(request)
     body = await json_body(request)
-    stack_request, _ = bodies.parsed(bodies.stack_request(body, template_required=not existing),
-                                     limits_of(request))
+    stack_request, limits = bodies.parsed(bodies.stack_request(body, template_required=not existing),
+                                          limits_of(request))
     changes = await update_preview.preview_update(
         request.app[RUNTIME].pool, row, stack_request=stack_request,
-        registry=request.app[REGISTRY], existing=existing,
+        registry=request.app[REGISTRY], existing=existing, limits=limits,
         clear_parameters=body.get("clear_parameters") or [],
         show_nested=query_bool(request, "show_nested"))
 

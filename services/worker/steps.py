@@ -31,6 +31,7 @@ from libs.messaging.payloads import WorkItem
 from libs.resources.registry import Registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
+from libs.template.limits import Limits
 from services.worker import batch
 from services.worker.arrival import Arrival
 from services.worker.coalescer import Coalescer
@@ -48,6 +49,8 @@ class Steps:
         # Where signals reach this installation's api (a wait condition handle's endpoint).
         self.api_url = api_url
         self.registry = registry
+        # What a nested stack may bring to its tree, checked as the worker makes it (as Heat's engine).
+        self.limits = Limits(max_resources_per_stack=rt.settings.api.max_resources_per_stack)
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng)
