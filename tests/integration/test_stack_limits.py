@@ -8,6 +8,8 @@ resource) fails its resource with Heat's reason, and no member is made.
 
 from __future__ import annotations
 
+import dataclasses
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -160,3 +162,38 @@ async def test_a_group_sized_during_the_run_over_the_limit_fails_with_heats_reas
     _, listed = await call(api, "GET", f"{path}/resources/g")
     assert listed["resource"]["physical_resource_id"] == ""
     assert await stack_names(api) == ["later"]  # no member stack was made
+
+
+async def test_deleting_a_big_group_while_it_grows_stops_it_and_deletes_promptly(
+        settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
+    lifted = dataclasses.replace(settings, api=dataclasses.replace(settings.api, max_resources_per_stack=-1))
+    async with engine(lifted, workers=2) as rt:
+        client = await aiohttp_client(make_app(lifted))
+        status, made = await call(client, "POST", "/stacks", body("big", {"g": group(3000)}))
+        assert status == 201, made
+        path = f"/stacks/big/{made['stack']['id']}"
+
+        async def members_made() -> int:
+            async with rt.pool.acquire() as conn:
+                return int(await conn.fetchval(
+                    "SELECT count(*) FROM resources r JOIN stacks s ON s.id = r.stack_id"
+                    " WHERE s.parent_id = $1 AND r.action = 'CREATE' AND r.status = 'COMPLETE'",
+                    uuid.UUID(made["stack"]["id"])))
+
+        async def growing() -> bool:
+            return 0 < await members_made() < 3000
+        await eventually(growing, timeout=60, what="the group's first members")
+        status, answer = await call(client, "DELETE", path)
+        assert status == 204, answer
+        # Prompt: what was made is deleted, what was not yet made is never started.
+        stack = await settle(client, path)
+        assert stack["stack_status"] == "DELETE_COMPLETE"
+        assert await stack_names(client) == []
+
+        async def drained() -> bool:
+            info = await rt.bus.js.consumer_info(rt.names.workers.stream, rt.names.workers.durable)
+            return info.num_pending == 0 and info.num_ack_pending == 0
+        await eventually(drained, timeout=30, what="no work left queued for the deleted group")
+        async with rt.pool.acquire() as conn:
+            alive = await conn.fetchval("SELECT count(*) FROM stacks WHERE deleted_at IS NULL")
+        assert alive == 0
