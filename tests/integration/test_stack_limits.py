@@ -192,7 +192,7 @@ async def test_deleting_a_big_group_while_it_grows_stops_it_and_deletes_promptly
 
         async def drained() -> bool:
             info = await rt.bus.js.consumer_info(rt.names.workers.stream, rt.names.workers.durable)
-            return info.num_pending == 0 and info.num_ack_pending == 0
+            return bool(info.num_pending == 0 and info.num_ack_pending == 0)
         await eventually(drained, timeout=30, what="no work left queued for the deleted group")
         async with rt.pool.acquire() as conn:
             alive = await conn.fetchval("SELECT count(*) FROM stacks WHERE deleted_at IS NULL")
