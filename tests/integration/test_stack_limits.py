@@ -14,11 +14,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+import yaml
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
+from libs.db import resources, stacks, templates
+from libs.template.errors import RequestLimitExceeded
+from libs.template.limits import Limits
 from services.api.app import make_app
+from services.worker import children
 from tests.integration.engine_support import engine
 from tests.support import eventually
 
@@ -197,3 +202,34 @@ async def test_deleting_a_big_group_while_it_grows_stops_it_and_deletes_promptly
         async with rt.pool.acquire() as conn:
             alive = await conn.fetchval("SELECT count(*) FROM stacks WHERE deleted_at IS NULL")
         assert alive == 0
+
+
+async def test_the_worker_counts_the_roots_whole_tree_and_the_depth_as_it_makes_a_nested_stack(
+        settings: Settings) -> None:
+    """What the worker checks when only the run knows the size: Heat's ``_validate_nested_resources``."""
+    limits = Limits(max_resources_per_stack=10)
+
+    def of(count: int) -> dict[str, Any]:
+        return {"heat_template_version": "2016-10-14",
+                "resources": {f"r{i}": {"type": "OS::Heat::None"} for i in range(count)}}
+    async with engine(settings) as rt, rt.pool.acquire() as conn:
+        template_id = await templates.insert(conn, of(0), {}, {}, None)
+        parents: list[stacks.StackRow] = []
+        for depth, owned in enumerate((3, 2, 0, 0, 0, 0)):
+            parent = parents[-1].id if parents else None
+            row = await stacks.insert(conn, stack_id=uuid.uuid4(), name=f"s{depth}", project=PROJECT,
+                                      template_id=template_id, disable_rollback=True, timeout_mins=None,
+                                      tags=[], parent_id=parent, nested_depth=depth)
+            await resources.insert_new(conn, row.id, [(f"r{i}", "OS::Heat::None") for i in range(owned)])
+            parents.append(row)
+        root, middle, deepest = parents[0], parents[1], parents[-1]
+        # 3 + 2 already in the tree: a new child of 5 reaches 10, of 6 passes it (as text too).
+        await children.check_limits(conn, limits, parent=middle, child=None, template=of(5))
+        with pytest.raises(RequestLimitExceeded, match=r"^Request limit exceeded: Maximum resources per"):
+            await children.check_limits(conn, limits, parent=middle, child=None,
+                                        template=yaml.safe_dump(of(6)))
+        # An update does not count the child's current resources twice.
+        await children.check_limits(conn, limits, parent=root, child=middle, template=of(7))
+        depth = r"^Request limit exceeded: Recursion depth exceeds 5\.$"
+        with pytest.raises(RequestLimitExceeded, match=depth):
+            await children.check_limits(conn, limits, parent=deepest, child=None, template=of(0))
