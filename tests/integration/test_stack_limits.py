@@ -230,6 +230,6 @@ async def test_the_worker_counts_the_roots_whole_tree_and_the_depth_as_it_makes_
                                         template=yaml.safe_dump(of(6)))
         # An update does not count the child's current resources twice.
         await children.check_limits(conn, limits, parent=root, child=middle, template=of(7))
-        depth = r"^Request limit exceeded: Recursion depth exceeds 5\.$"
-        with pytest.raises(RequestLimitExceeded, match=depth):
+        too_deep = r"^Request limit exceeded: Recursion depth exceeds 5\.$"
+        with pytest.raises(RequestLimitExceeded, match=too_deep):
             await children.check_limits(conn, limits, parent=deepest, child=None, template=of(0))
