@@ -92,6 +92,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     traversal_id = uuid.uuid4()
     template_id = None if action == "DELETE" else stack.template_id
     rows = await resources.for_stack(conn, stack.id)
+    if action == "DELETE":
+        rows = await _drop_never_made(conn, rows)
     requires: dict[str, set[str]] = {}
     types: dict[str, str] = {}
     want: desired.Desired | None = None
@@ -143,6 +145,20 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
                 if r.is_current})
         await _complete_empty(conn, stack, traversal_id, action, outputs)
     return traversal_id, graph.ready()
+
+
+async def _drop_never_made(conn: Conn, rows: list[resources.ResourceRow]) -> list[resources.ResourceRow]:
+    """A delete's rows less those never started, removed now: they have nothing to delete.
+
+    A big group deleted while it is being made has most of its members in this
+    state; a node each would queue as much work as the create it stops. Heat's
+    delete of a never-created resource does nothing and writes no event either.
+    """
+    never = {r.id for r in rows if r.action == "INIT" and r.physical_id is None and not r.data
+             and r.external_id is None}
+    if never:
+        await resources.remove_many(conn, never)
+    return [r for r in rows if r.id not in never]
 
 
 async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
