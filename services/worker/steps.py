@@ -32,6 +32,7 @@ from libs.resources.registry import Registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
 from libs.template.limits import Limits
+from libs.template.request import DEFAULT_LIMITS
 from services.worker import batch
 from services.worker.arrival import Arrival
 from services.worker.coalescer import Coalescer
@@ -44,13 +45,13 @@ log = logs.logger("worker")
 
 class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
-                 api_url: str | None = None) -> None:
+                 api_url: str | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
         self.rt = rt
         # Where signals reach this installation's api (a wait condition handle's endpoint).
         self.api_url = api_url
         self.registry = registry
         # What a nested stack may bring to its tree, checked as the worker makes it (as Heat's engine).
-        self.limits = Limits(max_resources_per_stack=rt.settings.api.max_resources_per_stack)
+        self.limits = limits
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng)
