@@ -57,10 +57,26 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
             else:
                 traversal_id, ready = await _plan(conn, stack, request, registry or _DEFAULT_REGISTRY)
         with logs.log_context(traversal_id=str(traversal_id)):
-            for node in ready:
+            for index, node in enumerate(ready):
+                if index and index % STILL_CURRENT_EVERY == 0 and not await _still_current(
+                        rt, stack_id, traversal_id):
+                    log.info("stopped publishing %s after %d of %d node(s): the traversal was superseded",
+                             request.action, index, len(ready))
+                    return
                 item = WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
                 await rt.bus.publish(rt.names.work(request.stack_id), item, msg_id=item.msg_id)
             log.info("planned %s: %d node(s) ready", request.action, len(ready))
+
+
+# A big first wave (a group of 10^5 members) takes a while to publish; a delete or a newer
+# update meanwhile makes the rest of it stale, so the planner looks again this often.
+STILL_CURRENT_EVERY = 256
+
+
+async def _still_current(rt: Runtime, stack_id: uuid.UUID, traversal_id: uuid.UUID) -> bool:
+    async with rt.pool.acquire() as conn:
+        stack = await stacks.get(conn, stack_id)
+    return stack is not None and stack.current_traversal == traversal_id
 
 
 async def give_up_plan(rt: Runtime, request: PlanRequest, error: BaseException) -> None:
