@@ -13,21 +13,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import shutil
-import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
 
-from bench.engine import BenchError, Services, Watched, drop, limits_for, prepare, start_servers, wait_ready
-from libs import config, operations, pauses
+from bench import by_hand
+from bench.engine import BenchError, Servers, Services, Watched, limits_for, wait_ready
+from libs import operations, pauses
 from libs.db import stacks
 from libs.db.pool import create_pool
 from libs.messaging.bus import Bus
@@ -54,7 +50,7 @@ async def _until(probe: Any, timeout: float, what: str) -> None:
         await asyncio.sleep(0.1)
 
 
-async def measure(servers: Any, services: Services, count: int, quiet: float, timeout: float) -> None:
+async def measure(servers: Servers, services: Services, count: int, quiet: float, timeout: float) -> None:
     names = Names(servers.prefix)
     async with (create_pool(servers.database_url, min_size=1, max_size=4) as pool,
                 Bus.connect(servers.nats_url, names, trace.NoOpTracer(), client_name="ember-bench") as bus):
@@ -111,30 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quiet", type=float, default=5.0, help="seconds to watch the paused stack (5)")
     parser.add_argument("--timeout", type=float, default=600.0)
     options = parser.parse_args(argv)
-    settings = config.load(os.environ)
-    run_id = uuid.uuid4().hex[:8]
-    scratch = Path(tempfile.mkdtemp(prefix=f"ember-bench-hooks-{run_id}-"))
-    scratch.chmod(0o755)
-    try:
-        with contextlib.ExitStack() as stack:
-            servers = start_servers(scratch, stack, run_id, pg_stats=False)
-            asyncio.run(prepare(servers, pg_stats=False))
-            if not (servers.own_postgres and servers.own_nats):
-                stack.callback(lambda: asyncio.run(drop(servers)))
-            env = {**os.environ, "EMBER_DATABASE_URL": servers.database_url,
-                   "EMBER_NATS_URL": servers.nats_url, "EMBER_NATS_PREFIX": servers.prefix,
-                   "EMBER_DATA_DIR": str(scratch / "data")}
-            services = Services(env, scratch / "logs", options.workers, settings.shutdown_grace)
-            stack.callback(services.stop)
-            services.start()
-            print(f"bench.hooks {run_id}: {options.workers} worker(s), {os.cpu_count()} CPU(s)", flush=True)
-            asyncio.run(measure(servers, services, options.resources, options.quiet, options.timeout))
-    except BenchError as exc:
-        print(f"bench.hooks: FAILED: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return 0
+
+    async def measured(servers: Servers, services: Services) -> None:
+        await measure(servers, services, options.resources, options.quiet, options.timeout)
+    return by_hand.run("hooks", options.workers, measured)
 
 
 if __name__ == "__main__":

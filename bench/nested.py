@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
-import shutil
-import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
 
-from bench.engine import BenchError, Services, Watched, drop, limits_for, prepare, start_servers, wait_ready
-from libs import config, operations
+from bench import by_hand
+from bench.engine import BenchError, Servers, Services, Watched, limits_for, wait_ready
+from libs import operations
 from libs.db import stacks
 from libs.db.pool import create_pool
 from libs.messaging.bus import Bus
@@ -62,7 +58,7 @@ async def _settle(pool: Any, stack_id: uuid.UUID, action: str, timeout: float) -
         await asyncio.sleep(0.1)
 
 
-async def measure(servers: Any, services: Services, shapes: list[tuple[str, dict[str, Any]]],
+async def measure(servers: Servers, services: Services, shapes: list[tuple[str, dict[str, Any]]],
                   timeout: float) -> None:
     names = Names(servers.prefix)
     registry = default_registry()
@@ -99,32 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1800.0)
     options = parser.parse_args(argv)
-    settings = config.load(os.environ)
-    run_id = uuid.uuid4().hex[:8]
-    scratch = Path(tempfile.mkdtemp(prefix=f"ember-bench-nested-{run_id}-"))
-    scratch.chmod(0o755)  # as root, PostgreSQL runs as nobody and must reach it
     shapes = [(f"group-{options.group}", group_template(options.group)),
               (f"nested-{options.nested}", nested_template(options.nested))]
-    try:
-        with contextlib.ExitStack() as stack:
-            servers = start_servers(scratch, stack, run_id, pg_stats=False)
-            asyncio.run(prepare(servers, pg_stats=False))
-            if not (servers.own_postgres and servers.own_nats):
-                stack.callback(lambda: asyncio.run(drop(servers)))
-            env = {**os.environ, "EMBER_DATABASE_URL": servers.database_url,
-                   "EMBER_NATS_URL": servers.nats_url, "EMBER_NATS_PREFIX": servers.prefix,
-                   "EMBER_DATA_DIR": str(scratch / "data")}
-            services = Services(env, scratch / "logs", options.workers, settings.shutdown_grace)
-            stack.callback(services.stop)
-            services.start()
-            print(f"bench.nested {run_id}: {options.workers} worker(s), {os.cpu_count()} CPU(s)", flush=True)
-            asyncio.run(measure(servers, services, shapes, options.timeout))
-    except BenchError as exc:
-        print(f"bench.nested: FAILED: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return 0
+
+    async def measured(servers: Servers, services: Services) -> None:
+        await measure(servers, services, shapes, options.timeout)
+    return by_hand.run("nested", options.workers, measured)
 
 
 if __name__ == "__main__":

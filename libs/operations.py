@@ -21,7 +21,7 @@ from libs.engine import desired, status
 from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
-from libs.resources import nesting
+from libs.resources import nesting, tree_size
 from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import errors, request
@@ -46,10 +46,13 @@ class Options:
     tags: Sequence[str] = ()
 
 
-def check_nested(loaded: request.LoadedStack, registry: Registry, *, project: str, stack_name: str) -> None:
+def check_nested(loaded: request.LoadedStack, registry: Registry, *, project: str, stack_name: str,
+                 limits: Limits = request.DEFAULT_LIMITS) -> None:
     """Heat's validation of the nested stacks of a top stack before it is stored (a nested stack's
-    own were checked with its top stack's)."""
-    nesting.check(loaded, nesting.Expansion(registry, project), stack_name=stack_name)
+    own were checked with its top stack's), then the resources of the whole tree against the limit."""
+    how = nesting.Expansion(registry, project)
+    nesting.check(loaded, how, stack_name=stack_name)
+    tree_size.check_total(loaded, how, limits, stack_name=stack_name)
 
 
 async def _send(pool: Connections, bus: Bus, plan: PlanRequest, after_commit: list[PlanRequest] | None
@@ -155,7 +158,8 @@ def checked_create(stack_request: request.StackRequest, how: Checking) -> Checke
                           facade=how.facade,
                           checks=plugin_checks(how.registry) if how.registry is not None else None)
     if how.registry is not None and how.top:
-        check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name)
+        check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name,
+                     limits=how.limits)
     return _stored(loaded)
 
 
@@ -176,7 +180,8 @@ def checked_update(stack_request: request.StackRequest, stored: templates.RawTem
                            stack_id=how.stack_id, project_id=how.project, facade=stored.facade)
         check_immutable(old.parameters, loaded.parameters, loaded.environment.parameters)
     if how.registry is not None and how.top:
-        check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name)
+        check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name,
+                     limits=how.limits)
     return _stored(loaded)
 
 

@@ -28,6 +28,7 @@ from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
 from libs.template import request
 from libs.template.environment import Environment
+from libs.template.limits import Limits
 from libs.template.registry import ResourceRegistry
 from libs.template.request import LoadedStack
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -62,7 +63,8 @@ Changes = dict[str, list[Entry]]
 
 async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_request: request.StackRequest,
                          registry: Registry, existing: bool = False, clear_parameters: Sequence[str] = (),
-                         show_nested: bool = False, evaluation: Evaluator = INLINE) -> Changes:
+                         show_nested: bool = False, evaluation: Evaluator = INLINE,
+                         limits: Limits = request.DEFAULT_LIMITS) -> Changes:
     """Heat's ``PUT .../preview`` (``existing``: its PATCH) of ``stack``.
 
     What is stored is read first (:class:`Stored`); the request is then checked
@@ -71,7 +73,7 @@ async def preview_update(pool: Connections, stack: stacks.StackRow, *, stack_req
     resources' attributes, which the check alone never sees.
     """
     checking = operations.Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id),
-                                   builtin_types=registry.types(), registry=registry,
+                                   limits=limits, builtin_types=registry.types(), registry=registry,
                                    top=stack.parent_id is None)
     desired_now = await operations.stored_of(pool, stack)
     async with pool.acquire() as conn:

@@ -224,3 +224,8 @@ async def nesting_name(conn: Conn, parent_id: uuid.UUID | None, stack_id: uuid.U
     found = await conn.fetchval("SELECT name FROM resources WHERE stack_id = $1 AND physical_id = $2"
                                 " ORDER BY is_current DESC, id DESC LIMIT 1", parent_id, str(stack_id))
     return str(found) if found is not None else None
+
+
+async def current_count(conn: Conn, stack_id: uuid.UUID) -> int:
+    return int(await conn.fetchval(
+        "SELECT count(*) FROM resources WHERE stack_id = $1 AND is_current", stack_id))

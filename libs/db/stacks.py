@@ -238,3 +238,15 @@ async def lineage(conn: Conn, stack_id: uuid.UUID, *, depth: int = 64) -> list[u
         " UNION ALL SELECT s.id, s.parent_id, up.level + 1 FROM stacks s JOIN up ON s.id = up.parent_id"
         " WHERE up.level < $2) SELECT id FROM up ORDER BY level", stack_id, depth)
     return [r["id"] for r in rows]
+
+
+async def tree_resource_count(conn: Conn, stack_id: uuid.UUID) -> int:
+    """The current resources of the whole tree ``stack_id`` is in, from its root down (Heat's
+    ``total_resources`` of the root stack)."""
+    count = await conn.fetchval(
+        "WITH RECURSIVE up AS (SELECT id, parent_id FROM stacks WHERE id = $1"
+        " UNION ALL SELECT s.id, s.parent_id FROM stacks s JOIN up ON s.id = up.parent_id),"
+        " tree AS (SELECT id FROM up WHERE parent_id IS NULL"
+        " UNION ALL SELECT s.id FROM stacks s JOIN tree t ON s.parent_id = t.id WHERE s.deleted_at IS NULL)"
+        " SELECT count(*) FROM resources r JOIN tree t ON r.stack_id = t.id WHERE r.is_current", stack_id)
+    return int(count)

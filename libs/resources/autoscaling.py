@@ -115,6 +115,12 @@ class AutoScalingGroup(ResourceGroup):
     def has_members(self, properties: Mapping[str, Any]) -> bool:
         return True  # validated with one member whatever its size, as Heat does
 
+    def size(self, properties: Mapping[str, Any]) -> int | None:
+        try:
+            return self.capacity(properties, None, {})
+        except (KeyError, TypeError, ValueError):
+            return None  # sizes read from other resources: known only at run time
+
     def capacity(self, properties: Mapping[str, Any], old: Mapping[str, Any] | None,
                  data: Mapping[str, str]) -> int:
         desired = properties.get("desired_capacity")

@@ -114,6 +114,11 @@ class MemberStack(NestedStackType):
         """Whether the group has any member to validate (Heat validates none of an empty group)."""
         return True
 
+    def size(self, properties: Mapping[str, Any]) -> int | None:
+        """How many alike members the group makes from ``properties``; None when they are not alike
+        or the size is not known before the run."""
+        return None
+
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
         # Heat's get_attr of the group alone: its attributes that need no path.
@@ -186,6 +191,10 @@ class ResourceGroup(MemberStack):
             return int(properties.get(COUNT) or 0) > 0
         except (TypeError, ValueError):
             return True  # its own validation reports the count
+
+    def size(self, properties: Mapping[str, Any]) -> int | None:
+        count = properties.get(COUNT)
+        return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
 
     def removed(self, ctx: StepContext) -> set[str]:
         """Names removal policies took out: these and earlier ones (append), or these only (update)."""

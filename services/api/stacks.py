@@ -155,7 +155,7 @@ def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: 
     loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
                                     project_id=project, limits=limits, builtin_types=registry.types(),
                                     checks=plugin_checks(registry))
-    operations.check_nested(loaded, registry, project=project, stack_name=name)
+    operations.check_nested(loaded, registry, project=project, stack_name=name, limits=limits)
     planned = preview.create_preview(loaded, nesting.Expansion(registry, project), stack_name=name)
     resolver = StackResolver(loaded.definition, preview.preview_data(loaded, registry))
     return {
@@ -292,11 +292,11 @@ async def _preview_update(request: web.Request, *, existing: bool) -> web.Respon
     row = await lookup.stack_of(request)
     body = await json_body(request)
     evaluator = evaluation(request)
-    stack_request, _ = await evaluator.run(
+    stack_request, limits = await evaluator.run(
         bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
     changes = await update_preview.preview_update(
         request.app[RUNTIME].pool, row, stack_request=stack_request,
-        registry=request.app[REGISTRY], existing=existing,
+        registry=request.app[REGISTRY], existing=existing, limits=limits,
         clear_parameters=body.get("clear_parameters") or [],
         show_nested=query_bool(request, "show_nested"), evaluation=evaluator)
 

@@ -57,10 +57,26 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
             else:
                 traversal_id, ready = await _plan(conn, stack, request, registry or _DEFAULT_REGISTRY)
         with logs.log_context(traversal_id=str(traversal_id)):
-            for node in ready:
+            for index, node in enumerate(ready):
+                if index and index % STILL_CURRENT_EVERY == 0 and not await _still_current(
+                        rt, stack_id, traversal_id):
+                    log.info("stopped publishing %s after %d of %d node(s): the traversal was superseded",
+                             request.action, index, len(ready))
+                    return
                 item = WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
                 await rt.bus.publish(rt.names.work(request.stack_id), item, msg_id=item.msg_id)
             log.info("planned %s: %d node(s) ready", request.action, len(ready))
+
+
+# A big first wave (a group of 10^5 members) takes a while to publish; a delete or a newer
+# update meanwhile makes the rest of it stale, so the planner looks again this often.
+STILL_CURRENT_EVERY = 256
+
+
+async def _still_current(rt: Runtime, stack_id: uuid.UUID, traversal_id: uuid.UUID) -> bool:
+    async with rt.pool.acquire() as conn:
+        stack = await stacks.get(conn, stack_id)
+    return stack is not None and stack.current_traversal == traversal_id
 
 
 async def give_up_plan(rt: Runtime, request: PlanRequest, error: BaseException) -> None:
@@ -92,6 +108,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     traversal_id = uuid.uuid4()
     template_id = None if action == "DELETE" else stack.template_id
     rows = await resources.for_stack(conn, stack.id)
+    if action == "DELETE":
+        rows = await _drop_never_made(conn, rows)
     requires: dict[str, set[str]] = {}
     types: dict[str, str] = {}
     want: desired.Desired | None = None
@@ -143,6 +161,20 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
                 if r.is_current})
         await _complete_empty(conn, stack, traversal_id, action, outputs)
     return traversal_id, graph.ready()
+
+
+async def _drop_never_made(conn: Conn, rows: list[resources.ResourceRow]) -> list[resources.ResourceRow]:
+    """A delete's rows less those never started, removed now: they have nothing to delete.
+
+    A big group deleted while it is being made has most of its members in this
+    state; a node each would queue as much work as the create it stops. Heat's
+    delete of a never-created resource does nothing and writes no event either.
+    """
+    never = {r.id for r in rows if r.action == "INIT" and r.physical_id is None and not r.data
+             and r.external_id is None}
+    if never:
+        await resources.remove_many(conn, never)
+    return [r for r in rows if r.id not in never]
 
 
 async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,

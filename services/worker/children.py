@@ -11,7 +11,7 @@ made the first time instead of making another.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from libs import operations
@@ -22,10 +22,13 @@ from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import Registry
 from libs.resources.steps import ChildStack, Nest
+from libs.template import loader
+from libs.template.errors import TemplateError
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
 
 CHILD_LIMITS = Limits().nested()
+TREE_LIMITS = Limits()
 
 
 def child_name(parent: stacks.StackRow, row: resources.ResourceRow, short_id: str) -> str:
@@ -56,21 +59,26 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,
               row: resources.ResourceRow, short_id: str, nest: Nest,
-              after_commit: list[PlanRequest], evaluation: Evaluator = INLINE) -> uuid.UUID | None:
+              after_commit: list[PlanRequest], evaluation: Evaluator = INLINE,
+              tree_limits: Limits = TREE_LIMITS) -> uuid.UUID | None:
     """Carry out ``nest`` on the child; returns the child's id (None when there is no child).
 
     Runs on the step's own connection, in the step's transaction: the child's new
     desired state commits with what the step records of it, or neither does. The
     plan requests it stages are left in ``after_commit``, to send once that commits.
+    ``tree_limits``: the depth and the resources of the whole tree a child may bring
+    (raises :class:`~libs.template.errors.RequestLimitExceeded`).
     """
     request = StackRequest(template=nest.template, files=dict(nest.files), environment=nest.environment,
                            parameters=dict(nest.parameters))
     limits = CHILD_LIMITS
     pool = Held(conn)
     child = await _child_of(conn, parent, row, short_id)
+    if nest.operation == "create" and child is not None:
+        return child.id  # made by an earlier delivery of this step
+    if nest.operation in ("create", "update") and (nest.operation == "create" or child is not None):
+        await check_limits(conn, tree_limits, parent=parent, child=child, template=nest.template)
     if nest.operation == "create":
-        if child is not None:
-            return child.id  # made by an earlier delivery of this step
         made = await operations.create_stack(
             pool, bus, project=parent.project, name=child_name(parent, row, short_id), stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins), limits=limits,
@@ -92,6 +100,28 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
     else:
         await operations.stack_action(pool, bus, child, nest.operation.upper(), after_commit=after_commit)
     return child.id
+
+
+async def check_limits(conn: Conn, limits: Limits, *, parent: stacks.StackRow,
+                       child: stacks.StackRow | None, template: Any) -> None:
+    """Heat's checks as a nested stack is made or updated: its depth, and the resources of the
+    root's whole tree with the child's new ones (its current ones not counted twice)."""
+    limits.check_nested_depth(parent.nested_depth)
+    if limits.max_resources_per_stack == -1:
+        return
+    if isinstance(template, str):  # a provider template's text
+        try:
+            template = loader.parse_template(template, max_size=CHILD_LIMITS.max_template_size)
+        except TemplateError:
+            template = None  # loading the child reports it, with Heat's message
+    section = None
+    if isinstance(template, Mapping):
+        section = template.get("resources") or template.get("Resources")
+    total = len(section) if isinstance(section, Mapping) else 0
+    total += await stacks.tree_resource_count(conn, parent.id)
+    if child is not None:
+        total -= await resources.current_count(conn, child.id)
+    limits.check_resource_count(total)
 
 
 async def _child_of(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRow,

@@ -13,12 +13,14 @@ from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import Probe, WorkItem
 from libs.resources.registry import default_registry
 from libs.runtime import Runtime
+from libs.template.limits import Limits
 from services.worker.hook_sweep import sweeping
 from services.worker.steps import Steps
 
 
 def handlers(rt: Runtime, evaluation: EvaluationPool) -> Handler:
-    steps = Steps(rt, default_registry(), api_url=rt.settings.api_url, evaluation=evaluation)
+    steps = Steps(rt, default_registry(), api_url=rt.settings.api_url, evaluation=evaluation,
+                  limits=Limits(max_resources_per_stack=rt.settings.api.max_resources_per_stack))
     return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle}, give_ups={WorkItem: steps.give_up})
 
 

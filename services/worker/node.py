@@ -453,7 +453,8 @@ class Node:
             async with self.conn.transaction():
                 child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
                                               row=row, short_id=rows.short_id(row.id), nest=request,
-                                              after_commit=staged, evaluation=self.s.evaluation)
+                                              after_commit=staged, evaluation=self.s.evaluation,
+                                              tree_limits=self.s.limits)
                 changes: dict[str, Any] = {}
                 if child_id is not None and row.physical_id != str(child_id):
                     changes["physical_id"] = str(child_id)

@@ -32,6 +32,8 @@ from libs.messaging.payloads import WorkItem
 from libs.resources.registry import Registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
+from libs.template.limits import Limits
+from libs.template.request import DEFAULT_LIMITS
 from services.worker import batch
 from services.worker.arrival import Arrival
 from services.worker.coalescer import Coalescer
@@ -44,11 +46,14 @@ log = logs.logger("worker")
 
 class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
-                 api_url: str | None = None, evaluation: EvaluationPool = INLINE) -> None:
+                 api_url: str | None = None, evaluation: EvaluationPool = INLINE,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         self.rt = rt
         # Where signals reach this installation's api (a wait condition handle's endpoint).
         self.api_url = api_url
         self.registry = registry
+        # What a nested stack may bring to its tree, checked as the worker makes it (as Heat's engine).
+        self.limits = limits
         self.cache = DesiredCache()
         self.rng = random.SystemRandom()
         self.evaluation = evaluation
