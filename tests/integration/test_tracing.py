@@ -183,9 +183,9 @@ async def _two_operations(settings: Settings, api_client: Callable[[web.Applicat
         second_id, second_path = await _create(api, second, "second", OTHER, {})
 
         async def queued() -> bool | None:
-            workers = notifier.names.workers
-            info = await notifier.bus.js.consumer_info(workers.stream, workers.durable)
-            return info.num_pending == 3 or None  # a and e, and x: one fetch, one batch
+            # The workers' consumer is the worker's own (it is not running yet): count the stream.
+            info = await notifier.bus.js.stream_info(notifier.names.workers.stream)
+            return info.state.messages == 3 or None  # a and e, and x: one fetch, one batch
         await eventually(queued, timeout=20, what="both first waves queued")
 
         with captured_lines() as lines:
