@@ -13,6 +13,6 @@ echo "== mypy --strict"
 .venv/bin/mypy
 .venv/bin/mypy bench scripts
 echo "== pytest (the tests marked slow_ci run in .ci/run)"
-.venv/bin/pytest -m "not slow_ci" "$@"
+.venv/bin/pytest -m "not slow_ci" --durations=15 "$@"
 echo "== benchmark smoke run (100 resources; figures are printed, not asserted)"
 .venv/bin/python -m bench.engine --smoke

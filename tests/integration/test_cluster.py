@@ -29,7 +29,8 @@ from libs.messaging.payloads import Probe, ProbeReply, decode
 from libs.messaging.subjects import Names
 from tests.support import ember, eventually, terminate
 
-pytestmark = pytest.mark.slow
+# Process-heavy (a three-node NATS cluster and services): run by .ci/run, not ./test.sh.
+pytestmark = [pytest.mark.slow, pytest.mark.slow_ci]
 
 
 @pytest.fixture

@@ -24,7 +24,8 @@ from tests.integration.outage_support import (
 )
 from tests.support import ember, live_pids_mentioning, terminate, wait_until
 
-pytestmark = pytest.mark.slow
+# Process-heavy (servers killed and restarted): run by .ci/run, not ./test.sh.
+pytestmark = [pytest.mark.slow, pytest.mark.slow_ci]
 
 
 @pytest.fixture

@@ -29,7 +29,8 @@ from tests.integration.outage_support import (
 )
 from tests.support import ember, terminate, wait_until
 
-pytestmark = pytest.mark.slow
+# Process-heavy (servers killed and restarted): run by .ci/run, not ./test.sh.
+pytestmark = [pytest.mark.slow, pytest.mark.slow_ci]
 
 
 @pytest.fixture
