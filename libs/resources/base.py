@@ -23,6 +23,10 @@ How the worker drives an action (``CREATE``, ``UPDATE``, ``DELETE``,
    then re-queues the node with ``delay``; when it comes back it calls
    :meth:`ResourceType.check` with a fresh context: same ``started_at``,
    new ``now``, the data as now persisted. Any number of ``Wait`` may follow.
+   On :class:`~libs.resources.steps.Call` it does the same, but first makes the
+   cloud calls (off the event loop, no lock held) and the next ``check`` finds
+   their answers in ``ctx.answers``. Calls that fail with a quota, 5xx or
+   unreachable error are retried by the worker with backoff before a plugin sees them.
 4. On :class:`~libs.resources.steps.Done` it records ``physical_id``,
    ``data`` and ``attributes`` and sets ``<ACTION>_COMPLETE`` with
    ``reason`` as the status reason.
@@ -50,6 +54,7 @@ import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
+from libs.cloud.calls import CloudCall
 from libs.resources.attributes import SHOW, AttrSchema, attributes_api
 from libs.resources.properties import PropSchema, SupportStatusName, schema_api, validate_properties
 from libs.resources.steps import Action, Done, Observed, StepContext, StepResult
@@ -62,6 +67,8 @@ if TYPE_CHECKING:
     from libs.template.stack import StackDefinition
 
 PHYSICAL_NAME_LIMIT: Final = 255
+# The answer key of :meth:`ResourceType.observe_call`.
+OBSERVE_KEY: Final = "observed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,10 +236,27 @@ class ResourceType(abc.ABC):
     def observe(self, ctx: StepContext) -> Observed | None:
         """The resource as the cloud has it now, or None for a type with nothing to read back.
 
-        Called by an update with ``converge`` before the worker decides (and by
-        the observer, for drift). Types with no cloud object answer None: what
-        was applied is all there is.
+        Called by an update with ``converge`` before the worker decides. A cloud
+        type answers from ``ctx.answers[OBSERVE_KEY]``, the answer to its
+        :meth:`observe_call`; types with no cloud object answer None: what was
+        applied is all there is.
         """
+        return None
+
+    def observe_call(self, ctx: StepContext) -> CloudCall | None:
+        """The one call (key :data:`OBSERVE_KEY`) whose answer :meth:`observe` reads, or None."""
+        return None
+
+    def list_call(self) -> CloudCall | None:
+        """One listing of every object of this type in a project (paged by the caller), or None.
+
+        The observer makes it once per type and project and hands each resource its
+        entry through :meth:`observe_listed`: 10,000 servers are a few list calls.
+        """
+        return None
+
+    def observe_listed(self, ctx: StepContext, listed: Mapping[str, Any] | None) -> Observed | None:
+        """The resource as the listing shows it: ``listed`` is its entry (by physical id), None if absent."""
         return None
 
     def signal(self, data: Mapping[str, str], details: Any) -> tuple[dict[str, str | None], str]:

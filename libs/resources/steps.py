@@ -15,6 +15,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
+from libs.cloud.calls import Answers, CloudCall
 from libs.template.errors import PathItem, format_path
 
 
@@ -79,6 +80,12 @@ class StepContext:
     signal_url: str | None = None
     # The resource's resolved ``update_policy`` (rolling updates, batched creates of groups).
     update_policy: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    # What the cloud answered to the calls of the step before (a ``Call``), by call key;
+    # empty in any step that does not follow a ``Call``.
+    answers: Answers = dataclasses.field(default_factory=dict)
+    # A name Ember sets on (or tags) everything it makes for this resource, so a thing
+    # made by a call whose answer was lost (a crash) is found and adopted, never made twice.
+    cloud_tag: str = ""
 
     @property
     def elapsed(self) -> float:
@@ -185,7 +192,25 @@ class Nest:
     adopt_data: Mapping[str, Any] | None = None
 
 
-StepResult = Done | Wait | Failed | Nest
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """Ask the worker to make ``calls`` on the cloud (after ``delay`` seconds), then call ``check``.
+
+    The worker persists ``data`` and ``physical_id`` first (as :class:`Wait` does), makes
+    the calls with no lock or database connection held, and runs ``check`` with each
+    call's answer in ``ctx.answers[call.key]``. Answers are not persisted: a crash
+    between the calls and the next step runs that step again without them, so a
+    plugin that makes something records enough in ``data`` (or finds it by
+    ``ctx.cloud_tag``) to adopt a half-made thing rather than make a second one.
+    """
+
+    calls: tuple[CloudCall, ...]
+    delay: float = 0.0
+    data: DataChanges = dataclasses.field(default_factory=dict)
+    physical_id: str | KeepType | None = KEEP
+
+
+StepResult = Done | Wait | Failed | Nest | Call
 
 
 @dataclasses.dataclass(frozen=True)

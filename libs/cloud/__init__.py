@@ -1,0 +1,1 @@
+"""Clouds: cloud calls as data (``calls``), and the edge that makes them through openstacksdk."""
