@@ -33,7 +33,6 @@ from libs.template.template import Template
 
 class StackExists(errors.TemplateError):
     error_type = "StackExists"
-    http_status = 409
 
     def __init__(self, name: str) -> None:
         super().__init__(f"The Stack ({name}) already exists.")

@@ -25,7 +25,6 @@ from libs.template import errors
 
 class ActionInProgress(errors.TemplateError):
     error_type = "ActionInProgress"
-    http_status = 409
 
     def __init__(self, stack: stacks.StackRow) -> None:
         super().__init__(f"Stack {stack.name} already has an action ({stack.action}) in progress.")

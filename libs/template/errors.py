@@ -26,10 +26,13 @@ def format_path(path: Sequence[PathItem]) -> str:
 
 
 class TemplateError(Exception):
-    """Base of every error the template language raises; maps to HTTP 400 unless noted."""
+    """Base of every error Ember names as Heat names it (the template language's and the API's).
+
+    It carries no HTTP status: the API maps the type to one in one table
+    (``services.api.faults``), and the engine puts ``error_type`` in reasons.
+    """
 
     error_type = "StackValidationFailed"
-    http_status = 400
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -164,10 +167,18 @@ class ConflictingMergeStrategyForParam(TemplateError):
 
 
 class NotFound(TemplateError):
-    """Heat's generic ``NotFound`` (HTTP 404), e.g. an unknown template version in the API."""
+    """Heat's generic ``NotFound``, e.g. an unknown template version in the API."""
 
     error_type = "NotFound"
-    http_status = 404
+
+
+class EntityNotFound(TemplateError):
+    """Heat's ``EntityNotFound``: ``The Stack (name) could not be found.``"""
+
+    error_type = "EntityNotFound"
+
+    def __init__(self, entity: str, name: str) -> None:
+        super().__init__(f"The {entity} ({name}) could not be found.")
 
 
 class NotSupported(TemplateError):

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from services.api import openapi, policy
 from services.api.context import RequestContext, set_context
-from services.api.faults import Handler, fault
+from services.api.faults import Handler, answer, fault
 from services.api.http import json_value
 from services.api.keys import AUTHENTICATOR, SETTINGS
 
@@ -84,7 +84,7 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         return fault(403, "HTTPForbidden", "Access was denied to this resource.")
     rule = await _rule(request)
     if rule is not None and not policy.allows(rule.needs, ctx.roles):
-        return fault(403, "Forbidden", policy.refusal(rule))
+        return answer(policy.Forbidden(rule.action))
     set_context(request, RequestContext(project=project, user=ctx.user, user_name=ctx.user_name,
                                         roles=ctx.roles, token=token))
     return await handler(request)

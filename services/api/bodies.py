@@ -12,9 +12,10 @@ import orjson
 
 from libs import operations
 from libs.template import budgets, errors, loader
+from libs.template.errors import MalformedRequest
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
-from services.api.http import BadRequest, parse_bool
+from services.api.http import parse_bool
 
 MALFORMED = errors.MALFORMED
 # The stacks table keeps timeout_mins in a PostgreSQL integer.
@@ -28,27 +29,27 @@ def stack_request(body: Mapping[str, Any], *, template_required: bool = True) ->
     template = body.get("template")
     if template is None and body.get("template_url"):
         # Ember fetches nothing from the network; clients send the template itself.
-        raise BadRequest(f"Could not retrieve template: Failed to retrieve template: "
-                         f"{body['template_url']}")
+        raise MalformedRequest(f"Could not retrieve template: Failed to retrieve template: "
+                               f"{body['template_url']}")
     if template is None and template_required:
-        raise BadRequest("No template specified")
+        raise MalformedRequest("No template specified")
     files = body.get("files") or {}
     if not isinstance(files, dict):
-        raise BadRequest("files: expected an object of file names to contents")
+        raise MalformedRequest("files: expected an object of file names to contents")
     parameters = body.get("parameters") or {}
     if not isinstance(parameters, dict):
-        raise BadRequest("parameters: expected an object")
+        raise MalformedRequest("parameters: expected an object")
     env_files = body.get("environment_files")
     if env_files is not None and not isinstance(env_files, list):
-        raise BadRequest("environment_files: expected a list of file names")
+        raise MalformedRequest("environment_files: expected a list of file names")
     if template is not None and not isinstance(template, (str, dict)):
-        raise BadRequest(MALFORMED)
+        raise MalformedRequest(MALFORMED)
     environment = body.get("environment")
     if environment is not None and not isinstance(environment, (str, dict)):
-        raise BadRequest(MALFORMED)
+        raise MalformedRequest(MALFORMED)
     if not all(isinstance(v, str) for v in files.values()) or not all(
             isinstance(n, str) for n in env_files or ()):
-        raise BadRequest(MALFORMED)
+        raise MalformedRequest(MALFORMED)
     return StackRequest(template=template, files={str(k): v for k, v in files.items()},
                         environment=environment, environment_files=env_files,
                         parameters=parameters)
@@ -66,7 +67,7 @@ def parsed(stack_request: StackRequest, limits: Limits) -> tuple[StackRequest, L
         try:
             template = loader.parse_template(template, max_size=limits.max_template_size)
         except errors.TemplateParseError as exc:
-            raise BadRequest(f"Template not in valid format: {exc}") from None
+            raise MalformedRequest(f"Template not in valid format: {exc}") from None
         limits = dataclasses.replace(limits, max_template_size=sys.maxsize)
     environment = stack_request.environment
     # With environment_files, Heat's API never reads the body's environment.
@@ -74,17 +75,17 @@ def parsed(stack_request: StackRequest, limits: Limits) -> tuple[StackRequest, L
         try:
             environment = loader.parse_environment(environment)
         except errors.InvalidEnvironment as exc:
-            raise BadRequest(f"Environment not in valid format: {exc}") from None
+            raise MalformedRequest(f"Environment not in valid format: {exc}") from None
     return dataclasses.replace(stack_request, template=template, environment=environment), limits
 
 
 def _tags(value: Any) -> list[str]:
     tags = [t.strip() for t in value.split(",")] if isinstance(value, str) else value
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise BadRequest("tags: expected a list of strings or a comma-separated string")
+        raise MalformedRequest("tags: expected a list of strings or a comma-separated string")
     for tag in tags:
         if len(tag) > 80:
-            raise BadRequest(f"Tag {tag!r} is longer than 80 characters")
+            raise MalformedRequest(f"Tag {tag!r} is longer than 80 characters")
     return [t for t in tags if t]
 
 
@@ -94,11 +95,11 @@ def _timeout(value: Any) -> int | None:
     try:
         minutes = int(value)
     except (TypeError, ValueError):
-        raise BadRequest("Only integer is acceptable by 'timeout_mins'.") from None
+        raise MalformedRequest("Only integer is acceptable by 'timeout_mins'.") from None
     if minutes < 0:
-        raise BadRequest("Value must be at least 0 for 'timeout_mins'.")
+        raise MalformedRequest("Value must be at least 0 for 'timeout_mins'.")
     if minutes > MAX_TIMEOUT_MINS:
-        raise BadRequest(f"Value must be at most {MAX_TIMEOUT_MINS} for 'timeout_mins'.")
+        raise MalformedRequest(f"Value must be at most {MAX_TIMEOUT_MINS} for 'timeout_mins'.")
     return minutes or None
 
 
@@ -122,18 +123,18 @@ def adopt_data(body: Mapping[str, Any]) -> dict[str, Any] | None:
         try:
             given = orjson.loads(given)
         except orjson.JSONDecodeError as exc:
-            raise BadRequest(f"Invalid adopt data: {exc}") from None
+            raise MalformedRequest(f"Invalid adopt data: {exc}") from None
         budgets.check_depth(given, "adopt_stack_data")
     if not isinstance(given, dict) or not isinstance(given.get("resources", {}), dict):
-        raise BadRequest("Invalid adopt data: expected an object with resources")
+        raise MalformedRequest("Invalid adopt data: expected an object with resources")
     return given
 
 
 def stack_name(body: Mapping[str, Any]) -> str:
     name = body.get("stack_name")
     if not isinstance(name, str) or not name:
-        raise BadRequest("No stack name specified")
+        raise MalformedRequest("No stack name specified")
     if not re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_.-]{0,254}", name):
-        raise BadRequest(f'Invalid stack name {name} must contain only alphanumeric or "_-." '
-                         "characters, must start with alpha and must be 255 characters or less.")
+        raise MalformedRequest(f'Invalid stack name {name} must contain only alphanumeric or "_-." '
+                               "characters, must start with alpha and must be 255 characters or less.")
     return name

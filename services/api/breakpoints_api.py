@@ -23,10 +23,11 @@ from libs.db import breakpoints, hooks, resources, stacks, templates
 from libs.engine import desired
 from libs.engine import hooks as rules
 from libs.resources.registry import Registry
+from libs.template.errors import EntityNotFound, MalformedRequest
 from libs.template.registry import HOOK_TYPES
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.api import lookup
-from services.api.http import BadRequest, NotFound, evaluation, json_body, json_response
+from services.api.http import evaluation, json_body, json_response
 from services.api.keys import REGISTRY, RUNTIME
 
 DEFAULT_HOOKS = ("pre-create", "pre-update", "pre-delete")
@@ -36,30 +37,31 @@ def breakpoint_from(body: dict[str, Any]) -> rules.Breakpoint:
     """A breakpoint from a request body, or a 400 naming the bad field."""
     unknown = sorted(set(body) - {"resource", "hooks", "resource_type", "timeout", "on_timeout"})
     if unknown:
-        raise BadRequest(f"breakpoint.{unknown[0]}: unknown field; expected resource, hooks, resource_type,"
-                         " timeout, on_timeout")
+        raise MalformedRequest(f"breakpoint.{unknown[0]}: unknown field; expected resource, hooks,"
+                               " resource_type, timeout, on_timeout")
     resource = body.get("resource")
     if not isinstance(resource, str) or not resource or any(not part for part in resource.split("/")):
-        raise BadRequest("breakpoint.resource: a resource name, pattern or nested path (a/b) is required")
+        raise MalformedRequest("breakpoint.resource: a resource name, pattern or nested path (a/b)"
+                               " is required")
     given = body.get("hooks", list(DEFAULT_HOOKS))
     if isinstance(given, str):
         given = [given]
     if not isinstance(given, list) or not given:
-        raise BadRequest("breakpoint.hooks: a hook or a non-empty list of hooks is required")
+        raise MalformedRequest("breakpoint.hooks: a hook or a non-empty list of hooks is required")
     for index, hook in enumerate(given):
         if not rules.valid_hook(hook):
-            raise BadRequest(f'breakpoint.hooks[{index}]: Invalid hook type "{hook}" for resource '
-                             f"breakpoint, acceptable hook types are: {HOOK_TYPES}")
+            raise MalformedRequest(f'breakpoint.hooks[{index}]: Invalid hook type "{hook}" for resource '
+                                   f"breakpoint, acceptable hook types are: {HOOK_TYPES}")
     resource_type = body.get("resource_type")
     if resource_type is not None and (not isinstance(resource_type, str) or not resource_type):
-        raise BadRequest("breakpoint.resource_type: a resource type name is expected")
+        raise MalformedRequest("breakpoint.resource_type: a resource type name is expected")
     timeout = body.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
                                 or timeout <= 0):
-        raise BadRequest("breakpoint.timeout: a number of seconds greater than 0 is expected")
+        raise MalformedRequest("breakpoint.timeout: a number of seconds greater than 0 is expected")
     on_timeout = body.get("on_timeout", "fail")
     if on_timeout not in rules.ON_TIMEOUT:
-        raise BadRequest(f"breakpoint.on_timeout: one of {', '.join(rules.ON_TIMEOUT)} is expected")
+        raise MalformedRequest(f"breakpoint.on_timeout: one of {', '.join(rules.ON_TIMEOUT)} is expected")
     return rules.Breakpoint(id=str(uuid.uuid4()), resource=resource, hooks=tuple(dict.fromkeys(given)),
                             resource_type=resource_type, timeout_seconds=None if timeout is None
                             else float(timeout), on_timeout=on_timeout)
@@ -98,10 +100,10 @@ async def clear_breakpoint(request: web.Request) -> web.Response:
     try:
         bp_id = uuid.UUID(raw)
     except ValueError:
-        raise NotFound("Breakpoint", raw) from None
+        raise EntityNotFound("Breakpoint", raw) from None
     async with request.app[RUNTIME].pool.acquire() as conn:
         if not await breakpoints.remove(conn, stack.id, bp_id):
-            raise NotFound("Breakpoint", raw)
+            raise EntityNotFound("Breakpoint", raw)
     return web.Response(status=204)
 
 

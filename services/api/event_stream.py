@@ -32,10 +32,10 @@ from aiohttp import web
 
 from libs.db import events, listener, stacks
 from libs.dependencies import down_in
+from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api import lookup, views
 from services.api.context import context
 from services.api.event_feed import EventFeed
-from services.api.http import BadRequest, NotFound
 from services.api.keys import AUTHENTICATOR, EVENT_FEED, RUNTIME, SETTINGS
 
 CHANNEL = "ember_events"
@@ -61,11 +61,11 @@ async def _start(request: web.Request, stack_id: uuid.UUID) -> events.EventRow |
     try:
         event_id = uuid.UUID(after)
     except ValueError:
-        raise NotFound("Event", after) from None
+        raise EntityNotFound("Event", after) from None
     async with request.app[RUNTIME].pool.acquire() as conn:
         row = await events.get(conn, stack_id, event_id)
     if row is None:
-        raise NotFound("Event", after)
+        raise EntityNotFound("Event", after)
     return row
 
 
@@ -84,7 +84,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
     stack = await lookup.stack_of(request)
     until = request.query.get("until")
     if until not in (None, "settled"):
-        raise BadRequest(f"Unknown value {until!r} for 'until'; the one accepted is 'settled'.")
+        raise MalformedRequest(f"Unknown value {until!r} for 'until'; the one accepted is 'settled'.")
     last_row = await _start(request, stack.id)
     last = last_row.seq if last_row is not None else 0
     base = lookup.base_url(request)

@@ -3,19 +3,26 @@
 ``{"code": 404, "title": "Not Found", "explanation": "...",
 "error": {"type": "EntityNotFound", "message": "...", "traceback": null}}``
 is what python-heatclient parses to print ``error.message``.
+
+Domain errors carry Heat's type name and message but no HTTP status:
+:data:`STATUSES` is the one place that gives each its status.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from http import HTTPStatus
+from types import MappingProxyType
 
 import orjson
 from aiohttp import web
 
 from libs import dependencies
+from libs.operations import StackExists
+from libs.stack_snapshots import ActionInProgress
 from libs.telemetry import logs
-from libs.template.errors import TemplateError
+from libs.template.errors import EntityNotFound, NotFound, TemplateError
+from services.api.policy import Forbidden
 
 log = logs.logger("api")
 # Seconds a client is asked to wait while PostgreSQL or NATS is down: a restart takes about that.
@@ -32,6 +39,30 @@ _EXPLANATIONS = {
     500: "The server has either erred or is incapable of performing the requested operation.",
     503: "The service is unavailable.",
 }
+
+
+# Heat's status for each domain error that is not a 400 (a subclass answers as its base does).
+STATUSES: Mapping[type[TemplateError], int] = MappingProxyType({
+    Forbidden: 403,
+    NotFound: 404,
+    EntityNotFound: 404,
+    StackExists: 409,
+    ActionInProgress: 409,
+})
+DEFAULT_STATUS = 400  # what a template, parameter or request says wrong is the client's error
+
+
+def status_of(error: TemplateError) -> int:
+    """The HTTP status Heat answers ``error`` with."""
+    for kind in type(error).__mro__:
+        if kind in STATUSES:
+            return STATUSES[kind]
+    return DEFAULT_STATUS
+
+
+def answer(error: TemplateError, headers: dict[str, str] | None = None) -> web.Response:
+    """Heat's fault response for a domain error: its status, its type and its message."""
+    return fault(status_of(error), error.error_type, str(error), headers)
 
 
 def fault(status: int, error_type: str, message: str,
@@ -68,8 +99,8 @@ async def fault_middleware(request: web.Request, handler: Handler) -> web.Stream
             raise
         return fault(exc.status, type(exc).__name__, exc.text or exc.reason)
     except TemplateError as exc:
-        # Every error Ember raises on purpose carries Heat's type and status.
-        return fault(exc.http_status, exc.error_type, str(exc))
+        # Every error Ember raises on purpose carries Heat's type; STATUSES gives its status.
+        return answer(exc)
     except Exception as exc:
         if (down := dependencies.down_in(exc)) is not None:
             log.warning("%s %s: %s is down: %r", request.method, request.path, down, exc)

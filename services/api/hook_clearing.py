@@ -28,11 +28,6 @@ from services.api.keys import REGISTRY, RUNTIME
 log = logs.logger("api")
 
 
-class InvalidBreakPointHook(errors.TemplateError):
-    error_type = "InvalidBreakPointHook"
-    http_status = 400
-
-
 def describe(registry: Registry, stack: stacks.StackRow, row: resources.ResourceRow) -> str:
     """A resource as Heat prints it in messages: ``TestResource "r" [id] Stack "s" [id]``."""
     try:
@@ -54,10 +49,10 @@ async def unset_hook(request: web.Request, stack: stacks.StackRow, row: resource
                      hook: str) -> web.Response:
     rt = request.app[RUNTIME]
     if not rules.valid_hook(hook):
-        raise InvalidBreakPointHook(
+        raise errors.InvalidBreakPointHook(
             f'Invalid hook type "{hook}" for {describe(request.app[REGISTRY], stack, row)}')
     if not await pauses.clear(rt.pool, rt.bus, stack, row.name, hook, by="signal"):
-        raise InvalidBreakPointHook(
+        raise errors.InvalidBreakPointHook(
             f'The "{hook}" hook is not defined on {describe(request.app[REGISTRY], stack, row)}')
     return web.Response(status=200)
 

@@ -1,4 +1,4 @@
-"""Small request/response helpers in Heat's manner: JSON bodies, query flags, errors."""
+"""Small request/response helpers in Heat's manner: JSON bodies, query flags, path ids."""
 
 from __future__ import annotations
 
@@ -10,35 +10,9 @@ from aiohttp import web
 
 from libs.evaluation_pool import Evaluator
 from libs.template import budgets, errors, loader
+from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api.context import context
 from services.api.keys import EVALUATION, SETTINGS
-
-
-class BadRequest(errors.TemplateError):
-    """A malformed request (Heat's ``HTTPBadRequest``)."""
-
-    error_type = "HTTPBadRequest"
-    http_status = 400
-
-
-class Forbidden(errors.TemplateError):
-    """Heat's policy refusal: ``You are not authorized to use <policy>.``"""
-
-    error_type = "Forbidden"
-    http_status = 403
-
-    def __init__(self, policy: str) -> None:
-        super().__init__(f"You are not authorized to use {policy}.")
-
-
-class NotFound(errors.TemplateError):
-    """Heat's ``EntityNotFound``: ``The Stack (name) could not be found.``"""
-
-    error_type = "EntityNotFound"
-    http_status = 404
-
-    def __init__(self, entity: str, name: str) -> None:
-        super().__init__(f"The {entity} ({name}) could not be found.")
 
 
 def evaluation(request: web.Request) -> Evaluator:
@@ -57,7 +31,7 @@ async def json_body(request: web.Request) -> dict[str, Any]:
     if body is None:
         return {}
     if not isinstance(body, dict):
-        raise BadRequest("The request body must be a JSON object.")
+        raise MalformedRequest("The request body must be a JSON object.")
     return body
 
 
@@ -77,12 +51,12 @@ async def json_value(request: web.Request) -> Any:
     # as curl's and heatclient's are; one declared as something else is not JSON.
     kind = request.content_type
     if kind not in JSON_TYPES and not kind.endswith("+json"):
-        raise BadRequest(f"The request body is {kind}; send it as application/json.")
+        raise MalformedRequest(f"The request body is {kind}; send it as application/json.")
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise BadRequest(f"The server could not comply with the request since it is either "
-                         f"malformed or otherwise incorrect: {exc}") from None
+        raise MalformedRequest(f"The server could not comply with the request since it is either "
+                               f"malformed or otherwise incorrect: {exc}") from None
     # Each field by name, so the refusal says which one; the recursive code that reads
     # templates and parameters must never meet data deeper than the budget.
     for name, value in body.items() if isinstance(body, dict) else (("The request body", body),):
@@ -108,7 +82,7 @@ def parse_bool(name: str, value: Any) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise BadRequest(f'Unrecognized value "{value}" for "{name}", acceptable values are: true, false.')
+    raise MalformedRequest(f'Unrecognized value "{value}" for "{name}", acceptable values are: true, false.')
 
 
 def query_bool(request: web.Request, name: str, default: bool = False) -> bool:
@@ -124,9 +98,9 @@ def query_int(request: web.Request, name: str, default: int | None = None, *, mi
     try:
         number = int(value)
     except ValueError:
-        raise BadRequest(f"Only integer is acceptable by '{name}'.") from None
+        raise MalformedRequest(f"Only integer is acceptable by '{name}'.") from None
     if number < minimum:
-        raise BadRequest(f"Value must be at least {minimum} for '{name}'.")
+        raise MalformedRequest(f"Value must be at least {minimum} for '{name}'.")
     return number
 
 
@@ -134,7 +108,7 @@ def query_sort_desc(request: web.Request) -> bool:
     """Heat's ``sort_dir``: descending unless asked otherwise, 400 for anything but asc or desc."""
     direction = request.query.get("sort_dir", "desc")
     if direction not in ("asc", "desc"):
-        raise BadRequest("Unknown sort direction, must be 'desc' or 'asc'")
+        raise MalformedRequest("Unknown sort direction, must be 'desc' or 'asc'")
     return direction == "desc"
 
 
@@ -154,4 +128,4 @@ def _uuid_or_404(text: str, entity: str) -> uuid.UUID:
     try:
         return uuid.UUID(text)
     except ValueError:
-        raise NotFound(entity, text) from None
+        raise EntityNotFound(entity, text) from None

@@ -13,8 +13,8 @@ import uuid
 from aiohttp import web
 
 from libs.db import stacks
+from libs.template.errors import EntityNotFound
 from services.api.context import context
-from services.api.http import NotFound
 from services.api.keys import RUNTIME
 
 # Sub-paths that Heat redirects from a bare name.
@@ -35,7 +35,7 @@ async def redirect(request: web.Request) -> web.StreamResponse:
     name_or_id = request.match_info["stack_name"]
     row = await _identify(request, name_or_id)
     if row is None:
-        raise NotFound("Stack", name_or_id)
+        raise EntityNotFound("Stack", name_or_id)
     tail = request.match_info.get("tail", "")
     location = f"{base_url(request)}/stacks/{row.name}/{row.id}" + (f"/{tail}" if tail else "")
     if request.query_string:
@@ -49,10 +49,10 @@ async def stack_of(request: web.Request) -> stacks.StackRow:
     try:
         uuid.UUID(stack_id)
     except ValueError:
-        raise NotFound("Stack", name) from None
+        raise EntityNotFound("Stack", name) from None
     row = await _identify(request, stack_id)
     if row is None or row.name != name:
-        raise NotFound("Stack", name)
+        raise EntityNotFound("Stack", name)
     return row
 
 

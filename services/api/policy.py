@@ -18,6 +18,8 @@ import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from libs.template.errors import TemplateError
+
 # Keystone's implied roles, and the older names Heat's deployments give members.
 MEMBER_ROLES = frozenset({"member", "admin", "_member_", "heat_stack_owner"})
 READER_ROLES = MEMBER_ROLES | {"reader"}
@@ -68,6 +70,10 @@ def allows(needs: Need, roles: frozenset[str]) -> bool:
     return "admin" in roles
 
 
-def refusal(rule: Rule) -> str:
-    """Heat's message for a policy refusal (heat.common.exception.Forbidden)."""
-    return f"You are not authorized to use {rule.action}."
+class Forbidden(TemplateError):
+    """Heat's policy refusal (its ``Forbidden``): ``You are not authorized to use <policy>.``"""
+
+    error_type = "Forbidden"
+
+    def __init__(self, policy: str) -> None:
+        super().__init__(f"You are not authorized to use {policy}.")

@@ -14,7 +14,8 @@ from aiohttp import web
 
 from libs.resources.base import ResourceType
 from libs.template import errors
-from services.api.http import BadRequest, NotFound, json_response, query_bool
+from libs.template.errors import EntityNotFound, MalformedRequest
+from services.api.http import json_response, query_bool
 from services.api.keys import REGISTRY
 from services.api.type_templates import provider_template
 
@@ -71,7 +72,7 @@ def _plugin(req: web.Request) -> ResourceType:
     type_name = req.match_info["type_name"]
     registry = req.app[REGISTRY]
     if type_name not in registry:
-        raise NotFound("Resource Type", type_name)
+        raise EntityNotFound("Resource Type", type_name)
     plugin = registry.get(type_name)
     if plugin.support_status.status == "HIDDEN":
         raise errors.NotSupported(type_name)
@@ -89,6 +90,6 @@ async def type_template(req: web.Request) -> web.Response:
     given = _last(req, "template_type")
     kind = "cfn" if given is None else given.lower()
     if kind not in ("hot", "cfn"):
-        raise BadRequest(f'Template type is not supported: Invalid template type "{given}", '
-                         "valid types are: cfn, hot.")
+        raise MalformedRequest(f'Template type is not supported: Invalid template type "{given}", '
+                               "valid types are: cfn, hot.")
     return json_response(provider_template(_plugin(req), "hot" if kind == "hot" else "cfn"))

@@ -12,10 +12,9 @@ from libs.db import Conn, events, resources, stacks, templates
 from libs.resources import autoscaling
 from libs.template import attribute_store, errors
 from libs.template.environment import Environment
+from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api import breakpoints_api, hook_clearing, lookup, views
 from services.api.http import (
-    BadRequest,
-    NotFound,
     evaluation,
     json_body,
     json_response,
@@ -50,7 +49,7 @@ def _matches(row: resources.ResourceRow, key: str, values: list[str]) -> bool:
 async def list_resources(request: web.Request) -> web.Response:
     unknown = sorted(set(request.query) - RESOURCE_PARAMS)
     if unknown:
-        raise BadRequest(f"Invalid filter parameters {unknown}")
+        raise MalformedRequest(f"Invalid filter parameters {unknown}")
     depth = query_int(request, "nested_depth") or 0
     detail = query_bool(request, "with_detail")
     stack = await lookup.stack_of(request)
@@ -93,7 +92,7 @@ async def _resource(request: web.Request) -> tuple[stacks.StackRow, resources.Re
     found = next((r for r in rows if r.name == name), None) or next(
         (r for r in rows if r.physical_id == name), None)
     if found is None:
-        raise NotFound("Resource", name)
+        raise EntityNotFound("Resource", name)
     return stack, found, views.required_by(rows).get(found.id, [])
 
 
@@ -130,7 +129,7 @@ async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
                          status="COMPLETE", reason=f"Signal: scaling {props.get('adjustment_type')} by "
                                                    f"{props.get('scaling_adjustment')}")
     if group is None:
-        raise NotFound("Resource", str(props.get("auto_scaling_group_id")))
+        raise EntityNotFound("Resource", str(props.get("auto_scaling_group_id")))
     await scaling.scale(rt.pool, rt.bus, request.app[REGISTRY], stack, group=group,
                         evaluation=evaluation(request),
                         change=scaling.Adjustment(
@@ -181,7 +180,7 @@ async def signal(request: web.Request) -> web.Response:
                 return web.Response(status=200)
             fresh = (await resources.get_many(conn, [row.id])).get(row.id)
         if fresh is None:
-            raise NotFound("Resource", row.name)
+            raise EntityNotFound("Resource", row.name)
         row = fresh
     raise web.HTTPConflict(text="the resource kept changing; signal again")
 
@@ -191,7 +190,7 @@ async def mark_unhealthy(request: web.Request) -> web.Response:
     body = await json_body(request)
     extra = sorted(set(body) - {"mark_unhealthy", "resource_status_reason"})
     if extra or "mark_unhealthy" not in body:
-        raise BadRequest(f"Invalid parameters {extra}" if extra else "Missing required mark_unhealthy")
+        raise MalformedRequest(f"Invalid parameters {extra}" if extra else "Missing required mark_unhealthy")
     unhealthy = parse_bool("mark_unhealthy", body["mark_unhealthy"])
     reason = str(body.get("resource_status_reason") or "")
     status = "FAILED" if unhealthy else "COMPLETE"
@@ -228,7 +227,7 @@ async def list_events(request: web.Request) -> web.Response:
         query = dataclasses.replace(_event_query(request, stack, resource_name), nested=tuple(tree))
         rows = await events.list_events(conn, query)
     if resource_name and not rows and request.query.get("marker") is None:
-        raise NotFound("Resource", resource_name)
+        raise EntityNotFound("Resource", resource_name)
     base = lookup.base_url(request)
     shown = []
     for row in rows:
@@ -246,7 +245,7 @@ async def show_event(request: web.Request) -> web.Response:
     async with request.app[RUNTIME].pool.acquire() as conn:
         row = await events.get(conn, stack.id, event_id)
     if row is None or row.resource_name != request.match_info["resource_name"]:
-        raise NotFound("Event", str(event_id))
+        raise EntityNotFound("Event", str(event_id))
     return json_response({"event": views.event(lookup.base_url(request), stack, row, detail=True)})
 
 
@@ -254,10 +253,10 @@ async def action(request: web.Request) -> web.Response:
     stack = await lookup.stack_of(request)
     body = await json_body(request)
     if len(body) != 1:
-        raise BadRequest("Multiple actions specified" if body else "No action specified")
+        raise MalformedRequest("Multiple actions specified" if body else "No action specified")
     name = next(iter(body))
     if name not in ACTIONS:
-        raise BadRequest(f"Invalid action {name} specified")
+        raise MalformedRequest(f"Invalid action {name} specified")
     rt = request.app[RUNTIME]
     if name in ("cancel_update", "cancel_without_rollback"):
         await operations.cancel_update(rt.pool, rt.bus, stack, rollback=name == "cancel_update")

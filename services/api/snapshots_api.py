@@ -9,8 +9,9 @@ from aiohttp import web
 from libs import stack_snapshots
 from libs.db import snapshots
 from libs.template import errors
+from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api import lookup, views
-from services.api.http import BadRequest, NotFound, json_body, json_response, path_uuid
+from services.api.http import json_body, json_response, path_uuid
 from services.api.keys import RUNTIME, SETTINGS
 
 
@@ -26,7 +27,7 @@ async def _snapshot(request: web.Request) -> tuple[Any, snapshots.SnapshotRow]:
     async with request.app[RUNTIME].pool.acquire() as conn:
         row = await snapshots.get(conn, stack.id, snapshot_id)
     if row is None:
-        raise NotFound("Snapshot", str(snapshot_id))
+        raise EntityNotFound("Snapshot", str(snapshot_id))
     return stack, row
 
 
@@ -35,7 +36,7 @@ async def take(request: web.Request) -> web.Response:
     body = await json_body(request)
     name = body.get("name")
     if name is not None and not isinstance(name, str):
-        raise BadRequest("name: expected a string")
+        raise MalformedRequest("name: expected a string")
     row = await stack_snapshots.take(request.app[RUNTIME].pool, stack, name)
     return json_response(_shown(row))
 
@@ -55,7 +56,7 @@ async def show(request: web.Request) -> web.Response:
 async def delete(request: web.Request) -> web.Response:
     _, row = await _snapshot(request)
     if row.status == "IN_PROGRESS":
-        raise BadRequest("Deleting in-progress snapshot")
+        raise MalformedRequest("Deleting in-progress snapshot")
     async with request.app[RUNTIME].pool.acquire() as conn:
         await snapshots.delete(conn, row.id)
     return web.Response(status=204)

@@ -19,6 +19,7 @@ from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import errors
 from libs.template import request as stack_request_lib
+from libs.template.errors import EntityNotFound, MalformedRequest
 from libs.template.limits import Limits
 from libs.template.resolution import StackResolver
 from services.api import (
@@ -26,6 +27,7 @@ from services.api import (
     breakpoints_api,
     event_stream,
     lookup,
+    policy,
     resources_api,
     snapshots_api,
     subscriptions_api,
@@ -33,9 +35,6 @@ from services.api import (
 )
 from services.api.context import context
 from services.api.http import (
-    BadRequest,
-    Forbidden,
-    NotFound,
     evaluation,
     json_body,
     json_response,
@@ -65,8 +64,8 @@ def _list_query(request: web.Request) -> stacks.ListQuery:
     filters = {k: q.getall(k) for k in stacks.FILTER_COLUMNS if k in q}
     sort_key = q.get("sort_keys", "created_at")
     if sort_key not in stacks.SORT_COLUMNS:
-        raise BadRequest(f"Sort key {sort_key} is not supported; use one of "
-                         "stack_name, stack_status, creation_time, updated_time.")
+        raise MalformedRequest(f"Sort key {sort_key} is not supported; use one of "
+                               "stack_name, stack_status, creation_time, updated_time.")
     sort_desc = query_sort_desc(request)
     marker = query_marker(request, "Stack")
 
@@ -75,7 +74,7 @@ def _list_query(request: web.Request) -> stacks.ListQuery:
 
     everyone = query_bool(request, "global_tenant")
     if everyone and not context(request).is_admin:
-        raise Forbidden("stacks:global_index")
+        raise policy.Forbidden("stacks:global_index")
     return stacks.ListQuery(
         project=None if everyone else context(request).project, limit=query_int(request, "limit"),
         marker=marker,
@@ -113,7 +112,7 @@ async def list_detail(request: web.Request) -> web.Response:
 async def create(request: web.Request) -> web.Response:
     body = await json_body(request)
     if "converge" in body:
-        raise BadRequest("Parameter 'converge' is not allowed on create")
+        raise MalformedRequest("Parameter 'converge' is not allowed on create")
     name = bodies.stack_name(body)
     ctx = context(request)
     rt = request.app[RUNTIME]
@@ -268,7 +267,7 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
                               tags=(row.tags or []) if existing else [])
     clear = body.get("clear_parameters") or []
     if not isinstance(clear, list):
-        raise BadRequest("clear_parameters: expected a list of parameter names")
+        raise MalformedRequest("clear_parameters: expected a list of parameter names")
     evaluator = evaluation(request)
     stack_request, limits = await evaluator.run(
         bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
@@ -322,7 +321,7 @@ async def preview_patch(request: web.Request) -> web.Response:
 async def delete(request: web.Request) -> web.Response:
     row = await lookup.stack_of(request)
     if row.deleted_at is not None:
-        raise NotFound("Stack", row.name)
+        raise EntityNotFound("Stack", row.name)
     rt = request.app[RUNTIME]
     await operations.delete_stack(rt.pool, rt.bus, row)
     return web.Response(status=204)
@@ -331,7 +330,7 @@ async def delete(request: web.Request) -> web.Response:
 async def _stored(request: web.Request) -> templates.RawTemplate:
     row = await lookup.stack_of(request)
     if row.template_id is None:
-        raise NotFound("Stack", row.name)
+        raise EntityNotFound("Stack", row.name)
     async with request.app[RUNTIME].pool.acquire() as conn:
         return await templates.get(conn, row.template_id)
 
@@ -360,7 +359,7 @@ async def output(request: web.Request) -> web.Response:
     for item in row.outputs or []:
         if item["output_key"] == key:
             return json_response({"output": item})
-    raise NotFound("Output", key)
+    raise EntityNotFound("Output", key)
 
 
 def add_routes(app: web.Application) -> None:

@@ -18,9 +18,10 @@ from aiohttp import web
 
 from libs.db import subscriptions
 from libs.engine import hooks as rules
+from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api import lookup
 from services.api.context import context
-from services.api.http import BadRequest, NotFound, json_body, json_response, query_int
+from services.api.http import json_body, json_response, query_int
 from services.api.keys import RUNTIME
 
 KINDS = ("event", "hook")
@@ -31,32 +32,33 @@ def subscription_from(body: dict[str, Any], project: str, stack_id: uuid.UUID | 
     """A subscription from a request body, or a 400 naming the bad field."""
     unknown = sorted(set(body) - {"url", "secret", "kinds", "resource", "hooks"})
     if unknown:
-        raise BadRequest(f"subscription.{unknown[0]}: unknown field; expected url, secret, kinds, resource,"
-                         " hooks")
+        raise MalformedRequest(f"subscription.{unknown[0]}: unknown field; expected url, secret, kinds,"
+                               " resource, hooks")
     url = body.get("url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise BadRequest("subscription.url: an http(s) URL is required")
+        raise MalformedRequest("subscription.url: an http(s) URL is required")
     secret = body.get("secret")
     if secret is None:
         secret = secrets.token_urlsafe(32)
     if not isinstance(secret, str) or not secret:
-        raise BadRequest("subscription.secret: a non-empty string is expected")
+        raise MalformedRequest("subscription.secret: a non-empty string is expected")
     kinds = body.get("kinds", list(KINDS))
     if not isinstance(kinds, list) or not kinds:
-        raise BadRequest("subscription.kinds: a non-empty list of event, hook is expected")
+        raise MalformedRequest("subscription.kinds: a non-empty list of event, hook is expected")
     for index, kind in enumerate(kinds):
         if kind not in KINDS:
-            raise BadRequest(f"subscription.kinds[{index}]: one of event, hook is expected, not {kind!r}")
+            raise MalformedRequest(f"subscription.kinds[{index}]: one of event, hook is expected,"
+                                   f" not {kind!r}")
     resource = body.get("resource", "*")
     if not isinstance(resource, str) or not resource:
-        raise BadRequest("subscription.resource: a resource name or pattern is expected")
+        raise MalformedRequest("subscription.resource: a resource name or pattern is expected")
     hooks = body.get("hooks")
     if hooks is not None:
         if not isinstance(hooks, list):
-            raise BadRequest("subscription.hooks: a list of hooks is expected")
+            raise MalformedRequest("subscription.hooks: a list of hooks is expected")
         for index, hook in enumerate(hooks):
             if not rules.valid_hook(hook):
-                raise BadRequest(f'subscription.hooks[{index}]: Invalid hook type "{hook}"')
+                raise MalformedRequest(f'subscription.hooks[{index}]: Invalid hook type "{hook}"')
     return subscriptions.Subscription(id=uuid.uuid4(), project=project, stack_id=stack_id, url=url,
                                       secret=secret, kinds=list(dict.fromkeys(kinds)), resource=resource,
                                       hooks=hooks, source="api")
@@ -108,11 +110,11 @@ async def _found(request: web.Request) -> subscriptions.Subscription:
     try:
         sub_id = uuid.UUID(raw)
     except ValueError:
-        raise NotFound("Subscription", raw) from None
+        raise EntityNotFound("Subscription", raw) from None
     async with request.app[RUNTIME].pool.acquire() as conn:
         sub = await subscriptions.get(conn, context(request).project, sub_id)
     if sub is None:
-        raise NotFound("Subscription", raw)
+        raise EntityNotFound("Subscription", raw)
     return sub
 
 

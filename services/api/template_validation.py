@@ -17,10 +17,11 @@ from aiohttp import web
 from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
 from libs.template import request
+from libs.template.errors import MalformedRequest
 from libs.template.limits import Limits
 from services.api import bodies
 from services.api.context import context
-from services.api.http import BadRequest, evaluation, json_body, json_response, query_bool
+from services.api.http import evaluation, json_body, json_response, query_bool
 from services.api.keys import REGISTRY
 from services.api.nested_parameters import NestedParameters
 from services.api.stacks import limits_of
@@ -36,7 +37,7 @@ def _check_ignorable(req: web.Request) -> None:
         return
     invalid = sorted(set(values[-1].split(",")) - IGNORABLE_ERROR_CODES)
     if invalid:
-        raise BadRequest(f"Invalid codes in ignore_errors : {invalid}")
+        raise MalformedRequest(f"Invalid codes in ignore_errors : {invalid}")
 
 
 async def validate(req: web.Request) -> web.Response:

@@ -7,8 +7,9 @@ import uuid
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from libs.template.errors import TemplateError
-from services.api.http import BadRequest, NotFound, path_uuid, query_marker, query_sort_desc
+from libs.template.errors import EntityNotFound, MalformedRequest, TemplateError
+from services.api.faults import status_of
+from services.api.http import path_uuid, query_marker, query_sort_desc
 from services.api.stacks import TemplateSummaries, TemplateSummary
 
 ID = uuid.UUID(int=5)
@@ -20,7 +21,7 @@ def test_sort_dir(query: str, desc: bool) -> None:
 
 
 def test_sort_dir_other_than_asc_or_desc_is_a_400() -> None:
-    with pytest.raises(BadRequest, match=r"^Unknown sort direction, must be 'desc' or 'asc'$"):
+    with pytest.raises(MalformedRequest, match=r"^Unknown sort direction, must be 'desc' or 'asc'$"):
         query_sort_desc(make_mocked_request("GET", "/x?sort_dir=up"))
 
 
@@ -31,16 +32,16 @@ def test_marker() -> None:
 
 @pytest.mark.parametrize("entity", ["Stack", "Event"])
 def test_a_marker_not_a_uuid_is_the_entitys_404(entity: str) -> None:
-    with pytest.raises(NotFound, match=rf"^The {entity} \(nope\) could not be found\.$"):
+    with pytest.raises(EntityNotFound, match=rf"^The {entity} \(nope\) could not be found\.$"):
         query_marker(make_mocked_request("GET", "/x?marker=nope"), entity)
 
 
 def test_path_uuid() -> None:
     request = make_mocked_request("GET", "/x", match_info={"event_id": str(ID), "snapshot_id": "bad"})
     assert path_uuid(request, "event_id", "Event") == ID
-    with pytest.raises(NotFound, match=r"^The Snapshot \(bad\) could not be found\.$") as raised:
+    with pytest.raises(EntityNotFound, match=r"^The Snapshot \(bad\) could not be found\.$") as raised:
         path_uuid(request, "snapshot_id", "Snapshot")
-    assert isinstance(raised.value, TemplateError) and raised.value.http_status == 404
+    assert isinstance(raised.value, TemplateError) and status_of(raised.value) == 404
 
 
 def test_template_summaries_keep_the_most_recently_used() -> None:

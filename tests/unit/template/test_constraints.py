@@ -9,6 +9,7 @@ import pytest
 from libs.template import constraints as c
 from libs.template.custom_constraints import default_custom_constraints
 from libs.template.errors import InvalidSchemaError, TemplateError, UnhandledPythonError
+from services.api.faults import status_of
 
 
 def _failure(constraint: c.Constraint, value: Any, param_type: c.ParamType = "string",
@@ -247,13 +248,13 @@ def test_unhandled_python_errors_keep_heats_type_but_answer_400() -> None:
     # Heat answers 500 for a TypeError or re.error here; no template may give a 5xx in Ember.
     with pytest.raises(UnhandledPythonError) as value_error:
         c.parse_hot_constraints("p", [{"range": {"min": "abc"}}], with_modulo=True)
-    assert (value_error.value.error_type, value_error.value.http_status) == ("ValueError", 400)
+    assert (value_error.value.error_type, status_of(value_error.value)) == ("ValueError", 400)
     with pytest.raises(UnhandledPythonError) as type_error:
         c.parse_hot_constraints("p", [{"length": {"max": {}}}], with_modulo=True)
-    assert (type_error.value.error_type, type_error.value.http_status) == ("TypeError", 400)
+    assert (type_error.value.error_type, status_of(type_error.value)) == ("TypeError", 400)
     with pytest.raises(UnhandledPythonError) as re_error:
         c.parse_hot_constraints("p", [{"allowed_pattern": "[a"}], with_modulo=True)
-    assert (re_error.value.error_type, re_error.value.http_status) == ("error", 400)
+    assert (re_error.value.error_type, status_of(re_error.value)) == ("error", 400)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import pytest
 from libs.template.environment import Environment
 from libs.template.errors import UnhandledPythonError
 from libs.template.registry import ResourceRegistry
+from services.api.faults import status_of
 
 BUILTINS = frozenset({"OS::Heat::None", "OS::Nova::Server"})
 EMPTY_STORED = {"resource_registry": {"resources": {}}, "parameters": {}, "parameter_defaults": {},
@@ -93,7 +94,7 @@ def test_event_sinks(sinks: Any, sink_types: set[str] | None, error_type: str | 
         return
     with pytest.raises(UnhandledPythonError) as info:
         Environment.from_dict(env, event_sink_types=sink_types)
-    assert (info.value.error_type, info.value.http_status, str(info.value)) == (error_type, status, message)
+    assert (info.value.error_type, status_of(info.value), str(info.value)) == (error_type, status, message)
 
 
 def test_default_sink_types_are_heats_and_embers_webhook() -> None:

@@ -15,6 +15,7 @@ from libs.template.errors import (
     InvalidMergeStrategyForParam,
     UnhandledPythonError,
 )
+from services.api.faults import status_of
 
 MERGE_DIR = Path(__file__).parent / "fixtures" / "environments" / "merge"
 
@@ -198,7 +199,7 @@ def test_merge_errors(texts: list[str], types: dict[str, str], error: type[Excep
 def test_missing_file() -> None:
     with pytest.raises(UnhandledPythonError) as info:
         merge_environments(["env.yaml"], {}, None, {})
-    assert (info.value.error_type, info.value.http_status, str(info.value)) == ("KeyError", 400, "'env.yaml'")
+    assert (info.value.error_type, status_of(info.value), str(info.value)) == ("KeyError", 400, "'env.yaml'")
 
 
 def test_base_is_not_mutated() -> None:

@@ -10,6 +10,7 @@ import yaml
 from libs.template.errors import StackValidationFailed, TemplateError, UnhandledPythonError
 from libs.template.parameter_groups import group_parameter_names, validate_parameter_groups
 from libs.template.parameters import parse_hot_parameters
+from services.api.faults import status_of
 
 SCHEMAS = parse_hot_parameters(
     yaml.safe_load("{KeyName: {type: string}, ImageId: {type: string}, InstanceType: {type: string}, "
@@ -105,7 +106,7 @@ def test_invalid_groups(text: str, error: type[TemplateError], message: str) -> 
     with pytest.raises(error) as err:
         validate_parameter_groups(yaml.safe_load(text), NAMES)
     assert str(err.value) == message
-    assert err.value.http_status == 400
+    assert status_of(err.value) == 400
 
 
 def test_error_carries_heats_structure() -> None:

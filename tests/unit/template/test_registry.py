@@ -16,6 +16,7 @@ from libs.template.errors import (
     UnhandledPythonError,
 )
 from libs.template.registry import HOOK_TYPES, ResolvedType, ResourceRegistry
+from services.api.faults import status_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "environments"
 BUILTINS = frozenset({"OS::Heat::None", "OS::Heat::RandomString", "OS::Nova::Server",
@@ -111,7 +112,7 @@ def test_alias_loops_fail_as_heat_does(registry: dict[str, str], type_name: str)
     with pytest.raises(UnhandledPythonError) as info:
         ResourceRegistry.from_dict(registry, BUILTINS).resolve("r", type_name)
     # Heat answers 500 (its RecursionError escapes); no environment may give a 5xx in Ember.
-    assert (info.value.error_type, info.value.http_status) == ("RecursionError", 400)
+    assert (info.value.error_type, status_of(info.value)) == ("RecursionError", 400)
 
 
 def test_ignore_finds_the_facade_behind_a_template() -> None:
@@ -195,7 +196,7 @@ def test_load_returns_a_new_registry() -> None:
 def test_bad_values_fail_as_heat_does(registry: Any, error_type: str, status: int, message: str) -> None:
     with pytest.raises(UnhandledPythonError) as info:
         ResourceRegistry.from_dict(registry)
-    assert (info.value.error_type, info.value.http_status, str(info.value)) == (error_type, status, message)
+    assert (info.value.error_type, status_of(info.value), str(info.value)) == (error_type, status, message)
 
 
 # ---- hooks and restricted actions ----------------------------------------------------------

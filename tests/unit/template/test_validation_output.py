@@ -16,6 +16,7 @@ from libs.template.validation_output import (
     template_description,
     validate_result,
 )
+from services.api.faults import status_of
 
 EMPTY_ENV = {"event_sinks": [], "parameter_defaults": {}, "parameters": {},
              "resource_registry": {"resources": {}}}
@@ -134,7 +135,7 @@ def test_non_string_constraint_descriptions_break_heat() -> None:
     params = hot("p: {type: string, constraints: [{length: {min: 1}, description: 5}]}")
     with pytest.raises(UnhandledPythonError) as err:
         describe_parameter(params, "p")
-    assert (err.value.error_type, err.value.http_status) == ("TypeError", 400)
+    assert (err.value.error_type, status_of(err.value)) == ("TypeError", 400)
     assert str(err.value) == "sequence item 0: expected str instance, int found"
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from libs.template import errors, versions
 from libs.template.functions import base, hot
+from services.api.faults import status_of
 from tests.unit.template.function_support import FakeResolver, outcome, parse, spec
 
 HOT_DATES = ["2013-05-23", "2014-10-16", "2015-04-30", "2015-10-15", "2016-04-08", "2016-10-14",
@@ -144,7 +145,7 @@ def test_unknown_api_version_name() -> None:
     with pytest.raises(errors.NotFound) as caught:
         versions.functions_api("heat_template_version.2012-01-01")
     assert str(caught.value) == "Template with version heat_template_version.2012-01-01 not found"
-    assert (caught.value.error_type, caught.value.http_status) == ("NotFound", 404)
+    assert (caught.value.error_type, status_of(caught.value)) == ("NotFound", 404)
     with pytest.raises(errors.NotFound):
         versions.by_name("nonsense")
 
