@@ -98,8 +98,7 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
         except asyncpg.UniqueViolationError:
             raise StackExists(name) from None
         if adopt_data is not None:
-            await conn.execute("UPDATE stacks SET action = 'ADOPT', adopt_data = $2 WHERE id = $1",
-                               stack_id, dict(adopt_data))
+            await stacks.mark_adopting(conn, stack_id, dict(adopt_data))
             row = dataclasses.replace(row, action="ADOPT")
         adopting = adopt_data is not None
         plan = await plan_requests.stage(conn, bus.names, row, "ADOPT" if adopting else "CREATE",
@@ -286,11 +285,7 @@ async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, 
         return
     reason = f"Stack {stack.action} cancelled"
     async with pool.acquire() as conn, conn.transaction():
-        # A fresh traversal with no nodes becomes current: in-flight steps finish
-        # their resource and stop propagating.
-        await conn.execute("UPDATE stacks SET current_traversal = $2, status = 'FAILED',"
-                           " status_reason = $3, updated_at = now() WHERE id = $1",
-                           stack.id, uuid.uuid4(), reason)
+        await stacks.fail_in_place(conn, stack.id, reason)
         await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                          physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack",
                          action=stack.action, status="FAILED", reason=reason)

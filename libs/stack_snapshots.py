@@ -79,8 +79,7 @@ async def take(pool: asyncpg.Pool, stack: stacks.StackRow, name: str | None) -> 
         row = await snapshots.insert(conn, stack_id=stack.id, name=name, template_id=stack.template_id,
                                      data=data, status="COMPLETE")
         done = status.stack_completed("SNAPSHOT")
-        await conn.execute("UPDATE stacks SET action = 'SNAPSHOT', status = 'COMPLETE', status_reason = $2,"
-                           " updated_at = now() WHERE id = $1", stack.id, done)
+        await stacks.set_state(conn, stack.id, action="SNAPSHOT", status="COMPLETE", reason=done)
         await _stack_event(conn, stack, "COMPLETE", done)
     return row
 
@@ -116,9 +115,7 @@ async def abandon(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> dict[
         gone = [stack] + [s for s in await stacks.nested_tree(conn, stack.id, 2**31 - 1)
                           if s.deleted_at is None]
         for each in gone:
-            # Retained, a resource's cleanup forgets its row and never calls the cloud.
-            await conn.execute("UPDATE resources SET deletion_policy = 'Retain', version = version + 1"
-                               " WHERE stack_id = $1", each.id)
+            await resources.retain_all(conn, each.id)
             await stacks.set_desired(conn, each.id, action="DELETE", template_id=each.template_id,
                                      reason=status.stack_started("DELETE"))
             plans.append(await plan_requests.stage(conn, bus.names, each, "DELETE", reason="abandon"))

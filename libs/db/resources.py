@@ -210,6 +210,23 @@ async def remove(conn: Conn, resource_id: int) -> None:
     await conn.execute("DELETE FROM resources WHERE id = $1", resource_id)
 
 
+async def set_data(conn: Conn, resource_id: int, data: dict[str, Any]) -> None:
+    await conn.execute("UPDATE resources SET data = $2 WHERE id = $1", resource_id, data)
+
+
+async def give_back(conn: Conn, resource_id: int, data: dict[str, Any], *, adopt: bool,
+                    physical_id: str | None) -> None:
+    """A restored row gets its data back; an adopted one also takes over ``physical_id``."""
+    await conn.execute("UPDATE resources SET data = $2, physical_id = CASE WHEN $3 THEN $4"
+                       " ELSE physical_id END WHERE id = $1", resource_id, data, adopt, physical_id)
+
+
+async def retain_all(conn: Conn, stack_id: uuid.UUID) -> None:
+    """Every row of the stack ``Retain``ed: its cleanup forgets the row and never calls the cloud."""
+    await conn.execute("UPDATE resources SET deletion_policy = 'Retain', version = version + 1"
+                       " WHERE stack_id = $1", stack_id)
+
+
 def as_mapping(rows: Iterable[ResourceRow]) -> Mapping[str, ResourceRow]:
     return {r.name: r for r in rows if r.is_current}
 
@@ -224,6 +241,14 @@ async def nesting_name(conn: Conn, parent_id: uuid.UUID | None, stack_id: uuid.U
     found = await conn.fetchval("SELECT name FROM resources WHERE stack_id = $1 AND physical_id = $2"
                                 " ORDER BY is_current DESC, id DESC LIMIT 1", parent_id, str(stack_id))
     return str(found) if found is not None else None
+
+
+async def owners(conn: Conn, stack_ids: Sequence[uuid.UUID], physical_ids: Sequence[str]) -> dict[str, str]:
+    """The current resources of ``stack_ids`` whose physical id is one of ``physical_ids``: name by id."""
+    rows = await conn.fetch("SELECT physical_id, name FROM resources WHERE stack_id = ANY($1::uuid[])"
+                            " AND is_current AND physical_id = ANY($2::text[])", list(stack_ids),
+                            list(physical_ids))
+    return {r["physical_id"]: r["name"] for r in rows}
 
 
 async def current_count(conn: Conn, stack_id: uuid.UUID) -> int:

@@ -61,3 +61,9 @@ async def list_all(conn: Conn, *, include_deleted: bool = False) -> list[Service
         + " ORDER BY service, created_at"
     )
     return [ServiceRow(**dict(r)) for r in rows]
+
+
+async def clock(conn: Conn) -> datetime.datetime:
+    """The database's time: heartbeats are written by its clock, so they are judged by it."""
+    now: datetime.datetime = await conn.fetchval("SELECT now()")
+    return now

@@ -130,6 +130,37 @@ async def settle(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, *, st
     return result.endswith(" 1")
 
 
+async def mark_adopting(conn: Conn, stack_id: uuid.UUID, adopt_data: dict[str, Any]) -> None:
+    """A new stack is an adopt: its action is ``ADOPT`` and it keeps the data it adopts."""
+    await conn.execute("UPDATE stacks SET action = 'ADOPT', adopt_data = $2 WHERE id = $1",
+                       stack_id, adopt_data)
+
+
+async def adopt_data(conn: Conn, stack_id: uuid.UUID) -> Any:
+    """The abandon data an adopted stack was made from (None for any other stack)."""
+    return await conn.fetchval("SELECT adopt_data FROM stacks WHERE id = $1", stack_id)
+
+
+async def fail_in_place(conn: Conn, stack_id: uuid.UUID, reason: str) -> None:
+    """FAILED with ``reason``, and a fresh traversal with no nodes made current.
+
+    In-flight steps of the old traversal finish their resource and stop propagating.
+    """
+    await conn.execute("UPDATE stacks SET current_traversal = $2, status = 'FAILED',"
+                       " status_reason = $3, updated_at = now() WHERE id = $1",
+                       stack_id, uuid.uuid4(), reason)
+
+
+async def set_state(conn: Conn, stack_id: uuid.UUID, *, action: str, status: str, reason: str) -> None:
+    """An action done at once, with no traversal (a snapshot): the stack's state and reason."""
+    await conn.execute("UPDATE stacks SET action = $2, status = $3, status_reason = $4, updated_at = now()"
+                       " WHERE id = $1", stack_id, action, status, reason)
+
+
+async def set_outputs(conn: Conn, stack_id: uuid.UUID, outputs: Any) -> None:
+    await conn.execute("UPDATE stacks SET outputs = $2 WHERE id = $1", stack_id, outputs)
+
+
 @dataclasses.dataclass(frozen=True)
 class ListQuery:
     """``GET /stacks``: Heat's filters, sorting and marker paging, for one project."""

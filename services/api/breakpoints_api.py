@@ -113,10 +113,7 @@ async def paused_nodes(request: web.Request, stack: stacks.StackRow) -> list[dic
         nested = await stacks.nested_tree(conn, stack.id, 2**31 - 1)  # parents first
         tree = {stack.id: stack} | {s.id: s for s in nested}
         waiting = await hooks.waiting(conn, list(tree))
-        owners = await conn.fetch(
-            "SELECT physical_id, name FROM resources WHERE stack_id = ANY($1::uuid[]) AND is_current"
-            " AND physical_id = ANY($2::text[])", list(tree), [str(s.id) for s in nested]) if nested else []
-    owner = {r["physical_id"]: r["name"] for r in owners}
+        owner = await resources.owners(conn, list(tree), [str(s.id) for s in nested]) if nested else {}
     paths: dict[uuid.UUID, tuple[str, ...]] = {stack.id: ()}
     for child in nested:
         parent = paths.get(child.parent_id) if child.parent_id is not None else None

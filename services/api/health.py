@@ -71,7 +71,7 @@ async def _probe_queue(rt: Runtime, subject: str) -> dict[str, Any]:
 async def _registered(rt: Runtime) -> list[dict[str, Any]]:
     async with rt.pool.acquire(timeout=DATABASE_TIMEOUT) as conn:
         rows = await services.list_all(conn)
-        now = await conn.fetchval("SELECT now()")
+        now = await services.clock(conn)
     return [{"service": r.service, "id": str(r.id), "host": r.host,
              "status": "up" if r.is_up(now) else "down"} for r in rows]
 

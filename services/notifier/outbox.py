@@ -16,15 +16,12 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator
 
-import asyncpg
-
 from libs import background
-from libs.db import Conn, dead_letters, listener
+from libs.db import Conn, dead_letters, event_outbox, listener
 from libs.errors import describe, is_transient
 from libs.messaging.payloads import EventNotice
 from libs.runtime import Runtime
 from libs.telemetry import logs
-from libs.telemetry.propagation import Stored
 
 log = logs.logger("notifier")
 CHANNEL = "ember_events"
@@ -41,18 +38,12 @@ async def publish_pending(rt: Runtime) -> int:
     """
     away: BaseException | None = None
     async with rt.pool.acquire() as conn, conn.transaction():
-        rows = await conn.fetch(
-            "SELECT e.seq, e.id, e.stack_id, e.resource_name, e.physical_resource_id, e.resource_type,"
-            " e.action, e.status, e.reason, e.traversal_id, e.created_at, e.traceparent, e.tracestate,"
-            " s.project, s.name AS stack_name"
-            " FROM events e JOIN stacks s ON s.id = e.stack_id WHERE NOT e.published ORDER BY e.seq LIMIT $1"
-            " FOR UPDATE OF e SKIP LOCKED", BATCH)
+        rows = await event_outbox.take(conn, BATCH)
         taken: list[int] = []
         for row in rows:
             notice = _notice(row)
             subject = rt.names.events(notice.project, notice.stack_id)
-            written_by = Stored(row["traceparent"], row["tracestate"])
-            with rt.bus.tracer.start_as_current_span("publish event notice", context=written_by.context(),
+            with rt.bus.tracer.start_as_current_span("publish event notice", context=row.written_by.context(),
                                                      attributes={"ember.stack_id": notice.stack_id,
                                                                  "ember.event_id": notice.id}):
                 try:
@@ -62,23 +53,23 @@ async def publish_pending(rt: Runtime) -> int:
                         away = exc
                         break
                     await _set_aside(conn, notice, subject, exc)
-            taken.append(row["seq"])
+            taken.append(row.seq)
         if taken:
-            await conn.execute("UPDATE events SET published = true WHERE seq = ANY($1::bigint[])", taken)
+            await event_outbox.mark_published(conn, taken)
     if away is not None:
         raise away
     return len(rows)
 
 
-def _notice(row: asyncpg.Record) -> EventNotice:
+def _notice(row: event_outbox.PendingEvent) -> EventNotice:
     return EventNotice(
-        id=str(row["id"]), project=row["project"], stack_id=str(row["stack_id"]),
-        stack_name=row["stack_name"], resource_name=row["resource_name"],
-        physical_resource_id=row["physical_resource_id"], resource_type=row["resource_type"],
-        resource_action=row["action"], resource_status=f"{row['action']}_{row['status']}",
-        resource_status_reason=row["reason"],
-        event_time=row["created_at"].isoformat(timespec="seconds").replace("+00:00", "Z"),
-        traversal_id=str(row["traversal_id"] or ""))
+        id=str(row.id), project=row.project, stack_id=str(row.stack_id),
+        stack_name=row.stack_name, resource_name=row.resource_name,
+        physical_resource_id=row.physical_resource_id, resource_type=row.resource_type,
+        resource_action=row.action, resource_status=f"{row.action}_{row.status}",
+        resource_status_reason=row.reason,
+        event_time=row.created_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        traversal_id=str(row.traversal_id or ""))
 
 
 async def _set_aside(conn: Conn, notice: EventNotice, subject: str, error: BaseException) -> None:

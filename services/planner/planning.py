@@ -185,7 +185,7 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
         snapshot = await snapshots.get(conn, stack.id, uuid.UUID(request.snapshot_id))
         recorded = snapshot.data if snapshot is not None else None
     else:
-        recorded = await conn.fetchval("SELECT adopt_data FROM stacks WHERE id = $1", stack.id)
+        recorded = await stacks.adopt_data(conn, stack.id)
     if not isinstance(recorded, dict):
         return
     adopting = request.action == "ADOPT"
@@ -197,8 +197,7 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
             # what it held (Heat's StackResource.handle_adopt).
             given, given_id = {**data, ADOPT_NESTED_KEY: orjson.dumps(nested).decode()}, None
         # A restore brings back data only; an adopt takes over the physical resource too.
-        await conn.execute("UPDATE resources SET data = $2, physical_id = CASE WHEN $3 THEN $4"
-                           " ELSE physical_id END WHERE id = $1", new_ids[name], given, adopting, given_id)
+        await resources.give_back(conn, new_ids[name], given, adopt=adopting, physical_id=given_id)
 
 
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows: list[resources.ResourceRow],
