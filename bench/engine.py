@@ -44,7 +44,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import orjson
-from nats.aio.msg import Msg
 from opentelemetry import trace
 
 from libs import config, operations
@@ -384,7 +383,7 @@ async def drop(servers: Servers) -> None:
     async with Bus.connect(servers.nats_url, names, trace.NoOpTracer(), client_name="ember-bench") as bus:
         for spec in names.streams:
             with contextlib.suppress(Exception):
-                await bus.js.delete_stream(spec.name)
+                await bus.delete_stream(spec.name)
 
 
 # ---- Ember's services ----------------------------------------------------------------------
@@ -479,27 +478,22 @@ async def wait_ready(bus: Bus, services: Services, timeout: float = READY_TIMEOU
     want = {proc.pid: label for label, proc in services.procs.items()}
     answered: set[int] = set()
 
-    async def on_reply(msg: Msg) -> None:
-        with contextlib.suppress(Exception):
-            reply = decode(msg.data)
-            if isinstance(reply, ProbeReply):
-                answered.add(reply.pid)
-
-    inbox = bus.nc.new_inbox()
-    sub = await bus.nc.subscribe(inbox, cb=on_reply)
     deadline = time.monotonic() + timeout
-    try:
+    async with bus.inbox() as inbox:
         while missing := [label for pid, label in want.items() if pid not in answered]:
             services.check_alive()
             if time.monotonic() > deadline:
                 raise BenchError(f"no answer from {', '.join(missing)} within {timeout:g}s")
             for label in missing:
                 subject = bus.names.plan_probe if label == "planner" else bus.names.work_probe
-                probe = Probe(probe_id=uuid.uuid4().hex, reply_to=inbox, expires_at=time.time() + 2)
+                probe = Probe(probe_id=uuid.uuid4().hex, reply_to=inbox.subject, expires_at=time.time() + 2)
                 await bus.publish(subject, probe)
             await asyncio.sleep(0.25)
-    finally:
-        await sub.unsubscribe()
+            for message in inbox.drain():
+                with contextlib.suppress(Exception):
+                    reply = decode(message.data)
+                    if isinstance(reply, ProbeReply):
+                        answered.add(reply.pid)
 
 
 # ---- py-spy --------------------------------------------------------------------------------

@@ -92,8 +92,7 @@ async def measure(servers: Servers, services: Services, members: int, timeout: f
         async def queued() -> bool:
             # The group's first wave is all queued once the backlog stops growing.
             nonlocal peak
-            info = await bus.js.consumer_info(names.workers.stream, names.workers.durable)
-            pending = int(info.num_pending or 0)
+            pending = (await bus.backlog(names.workers)).pending
             done = peak > 0 and pending <= peak
             peak = max(peak, pending)
             await asyncio.sleep(0.25)
@@ -117,9 +116,9 @@ async def measure(servers: Servers, services: Services, members: int, timeout: f
         await _until(deleted, timeout, "DELETE_COMPLETE")
         gone = time.monotonic() - started
         await asyncio.sleep(1.0)
-        info = await bus.js.consumer_info(names.workers.stream, names.workers.durable)
+        pending = (await bus.backlog(names.workers)).pending
         print(f"deleting the group while it grows ({made_before} member(s) made when asked): DELETE_COMPLETE "
-              f"after {gone:.2f} s; work messages pending 1 s later: {info.num_pending}", flush=True)
+              f"after {gone:.2f} s; work messages pending 1 s later: {pending}", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -71,7 +71,7 @@ async def measure(servers: Servers, services: Services, count: int, quiet: float
             return bool(n == count)
         await _until(all_paused, timeout, "every node paused")
         paused_after = time.monotonic() - started
-        info = await bus.js.consumer_info(names.workers.stream, names.workers.durable)
+        backlog = await bus.backlog(names.workers)
         before = {w.label: _cpu_seconds(w.pid) for w in services.watched()}
         await asyncio.sleep(quiet)  # a quiet interval: what does waiting cost?
         spent = {label: _cpu_seconds(pid) - before[label] for label, pid in
@@ -93,8 +93,8 @@ async def measure(servers: Servers, services: Services, count: int, quiet: float
         finished = time.monotonic() - started
         peaks = ", ".join(f"{w.label} {w.peak_rss_mb() or 0:.0f} MB" for w in watched)
         cpu = ", ".join(f"{label} {s:.2f} s" for label, s in spent.items())
-        print(f"{count} nodes paused after {paused_after:.2f} s; while paused: {info.num_pending} work"
-              f" message(s) pending, {info.num_ack_pending} unacked; CPU in {quiet:g} s paused: {cpu}",
+        print(f"{count} nodes paused after {paused_after:.2f} s; while paused: {backlog.pending} work"
+              f" message(s) pending, {backlog.unacked} unacked; CPU in {quiet:g} s paused: {cpu}",
               flush=True)
         print(f"continue released {len(released)} node(s); CREATE_COMPLETE after {finished:.2f} s; "
               f"peak RSS: {peaks}", flush=True)

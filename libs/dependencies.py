@@ -10,10 +10,9 @@ from __future__ import annotations
 import enum
 
 import asyncpg
-import nats.errors
-import nats.js.errors
 
 from libs.db.pool import DatabaseUnavailable
+from libs.messaging.failures import BUS_DOWN
 
 
 class Dependency(enum.StrEnum):
@@ -26,11 +25,6 @@ class Dependency(enum.StrEnum):
 # queries (Ember never shares a connection between tasks, the other way to get it).
 _POSTGRESQL_DOWN = (DatabaseUnavailable, asyncpg.PostgresConnectionError, asyncpg.AdminShutdownError,
                     asyncpg.CrashShutdownError, asyncpg.CannotConnectNowError, asyncpg.InternalClientError)
-# The client is reconnecting or closed, or JetStream did not answer in time.
-_NATS_DOWN = (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
-              nats.errors.NoServersError, nats.errors.StaleConnectionError,
-              nats.errors.OutboundBufferLimitError, nats.errors.TimeoutError, nats.errors.NoRespondersError,
-              nats.js.errors.ServiceUnavailableError)
 
 
 def _closed_under_us(error: BaseException) -> bool:
@@ -43,7 +37,7 @@ def down_in(error: BaseException) -> Dependency | None:
     """The server ``error`` says is unavailable, or None if it is some other failure."""
     if isinstance(error, _POSTGRESQL_DOWN) or _closed_under_us(error):
         return Dependency.POSTGRESQL
-    if isinstance(error, _NATS_DOWN):
+    if isinstance(error, BUS_DOWN):
         return Dependency.NATS
     return None
 

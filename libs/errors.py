@@ -22,7 +22,8 @@ import asyncio
 from typing import Final
 
 import asyncpg
-import nats.errors
+
+from libs.messaging.failures import BUS_ERROR
 
 # How many times one message's handler may fail with the same kind of error before
 # the consumer stops retrying it (about 7.5 s of backoff): the one "give up after N" rule.
@@ -68,7 +69,7 @@ class NeverHandled(EmberError):
 # Failures of the machinery rather than of the work: they pass when the servers come back.
 _TRANSIENT: Final = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
                      asyncpg.TransactionRollbackError, asyncpg.CannotConnectNowError,
-                     asyncpg.TooManyConnectionsError, nats.errors.Error)
+                     asyncpg.TooManyConnectionsError, BUS_ERROR)
 
 
 def is_transient(error: BaseException) -> bool:

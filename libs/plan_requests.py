@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import uuid
 
-import nats.errors
-
 from libs.db import Conn, plan_outbox
 from libs.db.pool import Connections
 from libs.db.stacks import StackRow
 from libs.errors import Undeliverable
 from libs.messaging.bus import Bus
+from libs.messaging.failures import BUS_ERROR
 from libs.messaging.payloads import PlanRequest
 from libs.messaging.subjects import Names
 from libs.telemetry import logs
@@ -49,7 +48,7 @@ async def send(pool: Connections, bus: Bus, plan: PlanRequest) -> None:
     """
     try:
         await bus.publish(bus.names.plan(plan.project, plan.stack_id), plan, msg_id=plan.msg_id)
-    except (TimeoutError, nats.errors.Error, OSError, Undeliverable) as exc:
+    except (TimeoutError, BUS_ERROR, OSError, Undeliverable) as exc:
         with logs.log_context(stack_id=plan.stack_id):
             log.warning("plan request not published, left for the planners' sweep: %r", exc)
         return

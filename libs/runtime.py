@@ -16,7 +16,6 @@ import uuid
 from collections.abc import AsyncIterator
 
 import asyncpg
-from nats.aio.msg import Msg
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Tracer
 
@@ -26,10 +25,10 @@ from libs.db import migrate, services
 from libs.db.pool import create_pool
 from libs.errors import describe
 from libs.messaging import permissions
-from libs.messaging.bus import Bus
+from libs.messaging.bus import Bus, Message
 from libs.messaging.payloads import Probe, ProbeReply
 from libs.messaging.subjects import Names
-from libs.telemetry import logs, propagation
+from libs.telemetry import logs
 from libs.telemetry.tracing import make_provider
 
 log = logs.logger("runtime")
@@ -56,8 +55,7 @@ class Runtime:
         """Reply to a health probe that reached this process through a queue."""
         if probe.expired(time.time()):
             return
-        await self.bus.nc.publish(probe.reply_to, self.probe_reply(probe.probe_id).to_bytes(),
-                                  headers=propagation.inject({}))
+        await self.bus.reply(probe.reply_to, self.probe_reply(probe.probe_id))
 
 
 @contextlib.asynccontextmanager
@@ -114,7 +112,7 @@ async def open_runtime(settings: Settings, service: str) -> AsyncIterator[Runtim
                      started_at=time.monotonic())
         await stack.enter_async_context(heartbeat(pool, service, service_id, settings))
 
-        async def on_ping(msg: Msg) -> bytes:
+        async def on_ping(msg: Message) -> bytes:
             return rt.probe_reply(msg.data.decode() or "ping").to_bytes()
 
         # No queue group: every instance answers, so a ping counts the live processes.

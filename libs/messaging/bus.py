@@ -2,12 +2,15 @@
 
 ``Bus`` is entered once per process (``async with Bus.connect(...)``) and drained
 on exit, so in-flight publishes and acks reach the server before the socket closes.
+Outside ``libs.messaging`` nothing touches the NATS client: core requests and
+replies come and go as :class:`Message`, replies to a probe through an :class:`Inbox`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -31,6 +34,46 @@ log = logs.logger("bus")
 # JetStream drops a repeated Nats-Msg-Id within this window (the default is 2 min).
 DUPLICATE_WINDOW_SECONDS = 600.0
 NO_RESPONDERS_STATUS = "503"
+
+
+@dataclasses.dataclass(frozen=True)
+class Message:
+    """A core NATS message as a handler or a caller sees it: its subject and its bytes."""
+
+    subject: str
+    data: bytes
+
+    @classmethod
+    def of(cls, msg: Msg) -> Message:
+        return cls(subject=msg.subject, data=msg.data)
+
+
+@dataclasses.dataclass(frozen=True)
+class Backlog:
+    pending: int  # not delivered yet
+    unacked: int  # delivered, neither acked nor given up
+
+
+class Inbox:
+    """A subject of this connection's own that collects what is sent to it (replies to probes)."""
+
+    def __init__(self, subject: str) -> None:
+        self.subject = subject
+        self._received: asyncio.Queue[Message] = asyncio.Queue()
+
+    def put(self, message: Message) -> None:
+        self._received.put_nowait(message)
+
+    async def next(self, timeout: float) -> Message:
+        """The next message; TimeoutError if none comes within ``timeout`` seconds."""
+        return await asyncio.wait_for(self._received.get(), timeout)
+
+    def drain(self) -> list[Message]:
+        """Every message received and not yet taken, at once."""
+        out = []
+        while not self._received.empty():
+            out.append(self._received.get_nowait())
+        return out
 
 
 class Bus:
@@ -171,22 +214,47 @@ class Bus:
                 raise Undeliverable(f"{payload.kind} message of {len(data)} bytes on {subject}:"
                                     f" {exc} (limit {self.nc.max_payload} bytes)") from exc
 
-    async def request_core(self, subject: str, data: bytes, timeout: float) -> Msg:
-        """A core NATS request (no JetStream), traced."""
-        with self.tracer.start_as_current_span(f"request {subject}", kind=SpanKind.CLIENT):
-            return await self.nc.request(subject, data, timeout=timeout, headers=propagation.inject({}))
+    @property
+    def connected(self) -> bool:
+        return bool(self.nc.is_connected)
+
+    async def reply(self, subject: str, payload: Payload) -> None:
+        """A core NATS message to a reply subject (no JetStream), in the current trace."""
+        await self.nc.publish(subject, payload.to_bytes(), headers=propagation.inject({}))
+
+    @contextlib.asynccontextmanager
+    async def inbox(self) -> AsyncIterator[Inbox]:
+        """An inbox of this connection, listened to while the block runs."""
+        box = Inbox(self.nc.new_inbox())
+
+        async def on_message(msg: Msg) -> None:
+            box.put(Message.of(msg))
+
+        sub = await self.nc.subscribe(box.subject, cb=on_message)
+        try:
+            yield box
+        finally:
+            await sub.unsubscribe()
+
+    async def backlog(self, consumer: ConsumerSpec) -> Backlog:
+        """What a durable consumer has yet to deliver, and what it delivered and awaits acks for."""
+        info = await self.js.consumer_info(consumer.stream, consumer.durable)
+        return Backlog(pending=int(info.num_pending or 0), unacked=int(info.num_ack_pending or 0))
+
+    async def delete_stream(self, name: str) -> None:
+        await self.js.delete_stream(name)
 
     async def gather_replies(self, subject: str, data: bytes, timeout: float,
-                             expected: int | None = None) -> list[Msg]:
+                             expected: int | None = None) -> list[Message]:
         """Publish once and collect every reply until ``timeout`` (or ``expected`` replies)."""
         inbox = self.nc.new_inbox()
-        replies: list[Msg] = []
+        replies: list[Message] = []
         done = asyncio.Event()
 
         async def on_reply(msg: Msg) -> None:
             if msg.headers and msg.headers.get(js_api.Header.STATUS) == NO_RESPONDERS_STATUS:
                 return  # the server saying nobody listens (yet, after a restart): not a reply
-            replies.append(msg)
+            replies.append(Message.of(msg))
             if expected is not None and len(replies) >= expected:
                 done.set()
 
@@ -201,7 +269,7 @@ class Bus:
             await sub.unsubscribe()
         return replies
 
-    async def serve(self, subject: str, handler: Callable[[Msg], Awaitable[bytes]],
+    async def serve(self, subject: str, handler: Callable[[Message], Awaitable[bytes]],
                     queue: str = "") -> Any:
         """Answer core NATS requests on ``subject`` (a queue group, if named, shares them).
 
@@ -213,7 +281,7 @@ class Bus:
             with self.tracer.start_as_current_span(f"serve {msg.subject}", context=parent,
                                                    kind=SpanKind.SERVER):
                 try:
-                    body = await handler(msg)
+                    body = await handler(Message.of(msg))
                 except Exception:
                     log.exception("control request on %s failed", msg.subject)
                     trace.get_current_span().set_status(trace.StatusCode.ERROR)

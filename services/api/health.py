@@ -11,6 +11,7 @@ arrive), and the answer is 503 either way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from typing import Any
@@ -21,7 +22,8 @@ from aiohttp import web
 from libs.db import services
 from libs.dependencies import Dependency, down_in
 from libs.errors import describe
-from libs.messaging.payloads import Probe, ProbeReply, decode
+from libs.messaging.bus import Inbox
+from libs.messaging.payloads import PayloadError, Probe, ProbeReply, decode
 from libs.messaging.subjects import SERVICES
 from libs.runtime import Runtime
 from services.api.keys import RUNTIME
@@ -46,26 +48,25 @@ def _reply_dict(reply: object) -> dict[str, Any]:
 
 async def _probe_queue(rt: Runtime, subject: str) -> dict[str, Any]:
     probe_id = uuid.uuid4().hex
-    inbox = rt.bus.nc.new_inbox()
-    answered: asyncio.Future[ProbeReply] = asyncio.get_running_loop().create_future()
-
-    async def on_reply(msg: Any) -> None:
-        reply = decode(msg.data)
-        if isinstance(reply, ProbeReply) and not answered.done():
-            answered.set_result(reply)
-
-    sub = await rt.bus.nc.subscribe(inbox, cb=on_reply)
     started = time.monotonic()
-    try:
-        await rt.bus.publish(subject, Probe(probe_id=probe_id, reply_to=inbox,
+    async with rt.bus.inbox() as inbox:
+        await rt.bus.publish(subject, Probe(probe_id=probe_id, reply_to=inbox.subject,
                                             expires_at=time.time() + PROBE_TIMEOUT))
-        reply = await asyncio.wait_for(answered, PROBE_TIMEOUT)
-    except TimeoutError:
-        return {"ok": False, "error": f"no consumer answered within {PROBE_TIMEOUT:g}s"}
-    finally:
-        await sub.unsubscribe()
+        try:
+            reply = await _first_probe_reply(inbox, started + PROBE_TIMEOUT)
+        except TimeoutError:
+            return {"ok": False, "error": f"no consumer answered within {PROBE_TIMEOUT:g}s"}
     return {"ok": True, "seconds": round(time.monotonic() - started, 4),
             "answered_by": {"service": reply.service, "service_id": reply.service_id}}
+
+
+async def _first_probe_reply(inbox: Inbox, deadline: float) -> ProbeReply:
+    """The first probe reply to reach ``inbox``; anything else sent there is passed over."""
+    while True:
+        message = await inbox.next(deadline - time.monotonic())
+        with contextlib.suppress(PayloadError):
+            if isinstance(reply := decode(message.data), ProbeReply):
+                return reply
 
 
 async def _registered(rt: Runtime) -> list[dict[str, Any]]:
@@ -87,7 +88,7 @@ async def health(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
     names = rt.names
     queue_subjects = {"plan": names.plan_probe, "work": names.work_probe, "events": names.events_probe}
-    nats_state: dict[str, Any] = {"ok": rt.bus.nc.is_connected}
+    nats_state: dict[str, Any] = {"ok": rt.bus.connected}
     live_lists: list[list[dict[str, Any]]] = [[] for _ in SERVICES]
     queue_results: list[dict[str, Any]] = [{"ok": False, "error": "NATS is unavailable"}
                                            for _ in queue_subjects]

@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from aiohttp import web
-from nats.aio.msg import Msg
 
 from libs import pauses
 from libs.db import resources, stacks
 from libs.engine import hooks as rules
+from libs.messaging.bus import Message
 from libs.messaging.payloads import HookClearReply, HookClearRequest, PayloadError, decode
 from libs.resources.registry import Registry
 from libs.telemetry import logs
@@ -57,7 +57,7 @@ async def unset_hook(request: web.Request, stack: stacks.StackRow, row: resource
     return web.Response(status=200)
 
 
-async def _answer(app: web.Application, msg: Msg) -> HookClearReply:
+async def _answer(app: web.Application, msg: Message) -> HookClearReply:
     parts = msg.subject.split(".")
     if len(parts) < 4:
         return HookClearReply(error="expected <prefix>.hookclear.<project>.<stack>")
@@ -84,7 +84,7 @@ async def _answer(app: web.Application, msg: Msg) -> HookClearReply:
 async def responder_ctx(app: web.Application) -> AsyncIterator[None]:
     rt = app[RUNTIME]
 
-    async def handle(msg: Msg) -> bytes:
+    async def handle(msg: Message) -> bytes:
         try:
             reply = await _answer(app, msg)
         except Exception as exc:  # the caller gets an answer whatever happens

@@ -13,10 +13,10 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from nats.aio.msg import Msg
 
 from libs import scaling
 from libs.db import stacks
+from libs.messaging.bus import Message
 from libs.messaging.payloads import PayloadError, ScaleReply, ScaleRequest, decode
 from libs.telemetry import logs
 from services.api.keys import EVALUATION, REGISTRY, RUNTIME
@@ -24,7 +24,7 @@ from services.api.keys import EVALUATION, REGISTRY, RUNTIME
 log = logs.logger("api")
 
 
-async def _answer(app: web.Application, msg: Msg) -> ScaleReply:
+async def _answer(app: web.Application, msg: Message) -> ScaleReply:
     parts = msg.subject.split(".")
     if len(parts) < 5:
         return ScaleReply(error="expected <prefix>.scale.<project>.<stack>.<group>")
@@ -51,7 +51,7 @@ async def _answer(app: web.Application, msg: Msg) -> ScaleReply:
 async def responder_ctx(app: web.Application) -> AsyncIterator[None]:
     rt = app[RUNTIME]
 
-    async def handle(msg: Msg) -> bytes:
+    async def handle(msg: Message) -> bytes:
         try:
             reply = await _answer(app, msg)
         except Exception as exc:  # the caller gets an answer whatever happens
