@@ -12,14 +12,13 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
-from pathlib import Path
 from typing import Any
 
 from bench.engine import BenchError, Servers, Services, drop, prepare, start_servers
 from libs import config
+from libs.embedded.process import scratch_dir
 
 Measure = Callable[[Servers, Services], Coroutine[Any, Any, None]]
 
@@ -28,8 +27,7 @@ def run(label: str, workers: int, measure: Measure, env: Mapping[str, str] | Non
     """Run ``measure`` against fresh servers and services; ``env`` adds EMBER_* variables for them."""
     settings = config.load(os.environ)
     run_id = uuid.uuid4().hex[:8]
-    scratch = Path(tempfile.mkdtemp(prefix=f"ember-bench-{label}-{run_id}-"))
-    scratch.chmod(0o755)  # as root, PostgreSQL runs as nobody and must reach it
+    scratch = scratch_dir(f"ember-bench-{label}-{run_id}-")
     try:
         with contextlib.ExitStack() as stack:
             servers = start_servers(scratch, stack, run_id, pg_stats=False)

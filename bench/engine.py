@@ -33,7 +33,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import uuid
@@ -849,9 +848,7 @@ class Run:
 
     def execute(self) -> int:
         """0 when every phase of every size passed; the process tree is gone when this returns."""
-        scratch = Path(tempfile.mkdtemp(prefix=f"ember-bench-{self.run_id}-"))
-        # mkdtemp makes it 0700; as root, PostgreSQL runs as nobody and must reach it.
-        scratch.chmod(0o755)
+        scratch = process.scratch_dir(f"ember-bench-{self.run_id}-")
         try:
             with contextlib.ExitStack() as stack:
                 stack.callback(_remove_scratch, scratch, self.options.keep)

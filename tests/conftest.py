@@ -12,8 +12,6 @@ import asyncio
 import dataclasses
 import gc
 import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -30,7 +28,7 @@ from libs.embedded import nats_auth
 from libs.embedded.nats import EmbeddedNats
 from libs.embedded.postgres import EmbeddedPostgres
 from libs.messaging.subjects import Names
-from tests.support import Servers, database_url_for
+from tests.support import Servers, database_url_for, scratch
 
 RUN_ID = uuid.uuid4().hex[:8]
 
@@ -39,25 +37,35 @@ RUN_ID = uuid.uuid4().hex[:8]
 def servers() -> Iterator[Servers]:
     db_url = os.environ.get("EMBER_DATABASE_URL")
     nats_url = os.environ.get("EMBER_NATS_URL")
-    base = Path(tempfile.mkdtemp(prefix=f"ember-test-{RUN_ID}-"))
-    # mkdtemp makes it 0700; as root, PostgreSQL runs as nobody and must reach it
-    # (else the cluster would go to /var/tmp and outlive the run).
-    base.chmod(0o755)
-    started: list[EmbeddedPostgres | EmbeddedNats] = []
-    try:
-        if not db_url:
-            pg = EmbeddedPostgres(base / "postgres", fsync=False)
-            db_url = pg.start()
-            started.append(pg)
-        if not nats_url:
-            ns = EmbeddedNats(base / "nats")
-            nats_url = ns.start()
-            started.append(ns)
-        yield Servers(admin_db_url=db_url, nats_url=nats_url, embedded=bool(started), scratch=base)
-    finally:
-        for server in reversed(started):
-            server.stop()
-        shutil.rmtree(base, ignore_errors=True)
+    # One PostgreSQL reaches (else its cluster would go to /var/tmp and outlive the run).
+    with scratch(f"ember-test-{RUN_ID}-") as base:
+        started: list[EmbeddedPostgres | EmbeddedNats] = []
+        try:
+            if not db_url:
+                pg = EmbeddedPostgres(base / "postgres", fsync=False)
+                db_url = pg.start()
+                started.append(pg)
+            if not nats_url:
+                ns = EmbeddedNats(base / "nats")
+                nats_url = ns.start()
+                started.append(ns)
+            yield Servers(admin_db_url=db_url, nats_url=nats_url, embedded=bool(started), scratch=base)
+        finally:
+            for server in reversed(started):
+                server.stop()
+
+
+@pytest.fixture
+def scratch_path() -> Iterator[Path]:
+    """A directory of the test's own that embedded servers can use (unlike ``tmp_path``, see scratch)."""
+    with scratch("ember-test-") as base:
+        yield base
+
+
+@pytest.fixture
+def data_dir(scratch_path: Path) -> Path:
+    """An ``ember dev`` data directory, not made yet: dev makes it."""
+    return scratch_path / "data"
 
 
 async def admin(url: str, *statements: str) -> None:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
+
+from libs.embedded.process import scratch_dir
 
 T = TypeVar("T")
 
@@ -23,6 +27,19 @@ class Servers:
     nats_url: str
     embedded: bool
     scratch: Path
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A temporary directory for embedded servers and their logs, removed after the block.
+
+    Not pytest's ``tmp_path``: that is 0700 (see :func:`libs.embedded.process.scratch_dir`).
+    """
+    base = scratch_dir(prefix)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def database_url_for(admin_url: str, name: str) -> str:

@@ -14,6 +14,7 @@ import pwd
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,6 +36,16 @@ _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_pref
 
 class EmbeddedServerError(RuntimeError):
     """An embedded server did not start; the message carries the end of its log."""
+
+
+def scratch_dir(prefix: str) -> Path:
+    """A new temporary directory the embedded servers can work in (the caller removes it).
+
+    Open to all (0755), not mkdtemp's 0700: as root, PostgreSQL runs as nobody and must reach it.
+    """
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    base.chmod(0o755)
+    return base
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +9,7 @@ import pytest
 import yaml
 
 from tests.integration.clients import Osc, ember_dev
-from tests.support import wait_until
+from tests.support import scratch, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -42,17 +40,13 @@ resource_registry:
 
 @pytest.fixture
 def workdir() -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="ember-clients-"))
-    base.chmod(0o755)  # ember dev's embedded servers never run here, but its logs do
-    (base / "talk.yaml").write_text(TEMPLATE)
-    (base / "greeting.txt").write_text("world")
-    (base / "env.yaml").write_text(ENVIRONMENT)
-    (base / "broken.yaml").write_text("heat_template_version: 2016-10-14\nresources:\n"
-                                      "  bad: {type: OS::Heat::TestResource, properties: {fail: true}}\n")
-    try:
+    with scratch("ember-clients-") as base:  # ember dev's embedded servers never run here, but its logs do
+        (base / "talk.yaml").write_text(TEMPLATE)
+        (base / "greeting.txt").write_text("world")
+        (base / "env.yaml").write_text(ENVIRONMENT)
+        (base / "broken.yaml").write_text("heat_template_version: 2016-10-14\nresources:\n"
+                                          "  bad: {type: OS::Heat::TestResource, properties: {fail: true}}\n")
         yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_openstack_stack_commands_in_noauth_mode(ember_env: dict[str, str], workdir: Path) -> None:

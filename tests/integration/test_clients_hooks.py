@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.integration.clients import Osc, ember_dev
-from tests.support import wait_until
+from tests.support import scratch, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -31,13 +29,9 @@ resources:
 
 @pytest.fixture
 def workdir() -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="ember-hooks-"))
-    base.chmod(0o755)
-    (base / "hooked.yaml").write_text(TEMPLATE)
-    try:
+    with scratch("ember-hooks-") as base:
+        (base / "hooked.yaml").write_text(TEMPLATE)
         yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _polled(osc: Osc, stack: str, expected: set[str]) -> list[dict[str, str]]:

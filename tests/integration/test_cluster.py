@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shutil
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -27,7 +25,7 @@ from libs.embedded.nats import EmbeddedNats, start_cluster, stop_all
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import Probe, ProbeReply, decode
 from libs.messaging.subjects import Names
-from tests.support import ember, eventually, terminate
+from tests.support import ember, eventually, scratch, terminate
 
 # Process-heavy (a three-node NATS cluster and services): run by .ci/run, not ./test.sh.
 pytestmark = [pytest.mark.slow, pytest.mark.slow_ci]
@@ -35,13 +33,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.slow_ci]
 
 @pytest.fixture
 def cluster() -> Iterator[list[EmbeddedNats]]:
-    base = Path(tempfile.mkdtemp(prefix="ember-cluster-"))
-    nodes = start_cluster(base, 3)
-    try:
-        yield nodes
-    finally:
-        stop_all(nodes)
-        shutil.rmtree(base, ignore_errors=True)
+    with scratch("ember-cluster-") as base:
+        nodes = start_cluster(base, 3)
+        try:
+            yield nodes
+        finally:
+            stop_all(nodes)
 
 
 @pytest.fixture

@@ -5,14 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +24,6 @@ from libs.messaging.subjects import SERVICES
 from tests.support import Servers, ember, live_pids_mentioning, terminate, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def data_dir() -> Iterator[Path]:
-    # Not pytest's tmp_path: that is 0700, and as root PostgreSQL runs as nobody.
-    base = Path(tempfile.mkdtemp(prefix="ember-dev-test-"))
-    base.chmod(0o755)
-    try:
-        yield base / "data"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _health(url: str) -> dict[str, Any] | None:

@@ -5,10 +5,8 @@ resource transition."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,17 +24,6 @@ from tests.support import ember, live_pids_mentioning, terminate, wait_until
 
 # Process-heavy (servers killed and restarted): run by .ci/run, not ./test.sh.
 pytestmark = [pytest.mark.slow, pytest.mark.slow_ci]
-
-
-@pytest.fixture
-def data_dir() -> Iterator[Path]:
-    # Not pytest's tmp_path: that is 0700, and as root PostgreSQL runs as nobody.
-    base = Path(tempfile.mkdtemp(prefix="ember-dev-heals-"))
-    base.chmod(0o755)
-    try:
-        yield base / "data"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _health(api: str) -> int:

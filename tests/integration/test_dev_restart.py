@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,16 +18,6 @@ from tests.integration.engine_support import hot, resource_rows, settled
 from tests.support import ember, eventually, live_pids_mentioning, wait_until
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def data_dir() -> Iterator[Path]:
-    base = Path(tempfile.mkdtemp(prefix="ember-dev-restart-"))
-    base.chmod(0o755)  # as root, PostgreSQL runs as nobody and must reach it
-    try:
-        yield base / "data"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _env(data_dir: Path, port: int) -> dict[str, str]:

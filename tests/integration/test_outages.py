@@ -7,10 +7,7 @@ data, the services reconnect by themselves and every stack completes.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +30,6 @@ from tests.support import ember, terminate, wait_until
 pytestmark = [pytest.mark.slow, pytest.mark.slow_ci]
 
 
-@pytest.fixture
-def base_dir() -> Iterator[Path]:
-    # Not pytest's tmp_path: that is 0700, and as root PostgreSQL runs as nobody.
-    base = Path(tempfile.mkdtemp(prefix="ember-outages-"))
-    base.chmod(0o755)
-    try:
-        yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-
-
 def _health(api: str) -> tuple[int, dict[str, Any]]:
     status, body = call(api + "/ember/v1/health")
     assert status != 500, body  # whatever is down, health says so rather than failing
@@ -57,9 +43,9 @@ def _dependency_down(api: str, name: str) -> dict[str, Any] | None:
     return body
 
 
-def test_services_ride_out_postgresql_and_nats_restarts(base_dir: Path, tmp_path: Path) -> None:
-    pg = EmbeddedPostgres(base_dir / "postgres", fsync=False)
-    ns = EmbeddedNats(base_dir / "nats")
+def test_services_ride_out_postgresql_and_nats_restarts(scratch_path: Path, tmp_path: Path) -> None:
+    pg = EmbeddedPostgres(scratch_path / "postgres", fsync=False)
+    ns = EmbeddedNats(scratch_path / "nats")
     procs: list[subprocess.Popen[bytes]] = []
     try:
         database_url, nats_url = pg.start(), ns.start()
