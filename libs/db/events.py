@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry.context import Context
@@ -133,3 +134,35 @@ async def get(conn: Conn, stack_id: uuid.UUID, event_id: uuid.UUID) -> EventRow 
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM events WHERE stack_id = $1 AND id = $2",
                               stack_id, event_id)
     return EventRow(**dict(row)) if row else None
+
+
+# ---- the outbox: every event is written unpublished; the notifier publishes it once ----
+@dataclasses.dataclass(frozen=True)
+class Unpublished:
+    event: EventRow
+    project: str
+    stack_name: str
+    written_by: Stored  # the trace of the operation that wrote it
+
+
+async def take_unpublished(conn: Conn, limit: int) -> list[Unpublished]:
+    """Up to ``limit`` unpublished events, oldest first, locked to the caller's transaction.
+
+    Rows another transaction holds are skipped, not waited for: two notifiers never take the same.
+    """
+    columns = ", ".join(f"e.{c.strip()}" for c in _COLUMNS.split(","))
+    rows = await conn.fetch(
+        f"SELECT {columns}, e.traceparent, e.tracestate, s.project, s.name AS stack_name"
+        " FROM events e JOIN stacks s ON s.id = e.stack_id WHERE NOT e.published ORDER BY e.seq LIMIT $1"
+        " FOR UPDATE OF e SKIP LOCKED", limit)
+    out = []
+    for row in rows:
+        fields = dict(row)
+        out.append(Unpublished(project=fields.pop("project"), stack_name=fields.pop("stack_name"),
+                               written_by=Stored(fields.pop("traceparent"), fields.pop("tracestate")),
+                               event=EventRow(**fields)))
+    return out
+
+
+async def mark_published(conn: Conn, seqs: Sequence[int]) -> None:
+    await conn.execute("UPDATE events SET published = true WHERE seq = ANY($1::bigint[])", list(seqs))

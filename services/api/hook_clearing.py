@@ -9,7 +9,6 @@ the same for integrations and replies whether the clear took effect.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,11 +20,9 @@ from libs.engine import hooks as rules
 from libs.messaging.bus import Message
 from libs.messaging.payloads import HookClearReply, HookClearRequest, PayloadError, decode
 from libs.resources.registry import Registry
-from libs.telemetry import logs
 from libs.template import errors
 from services.api.keys import REGISTRY, RUNTIME
-
-log = logs.logger("api")
+from services.api.nats_requests import answering
 
 
 def describe(registry: Registry, stack: stacks.StackRow, row: resources.ResourceRow) -> str:
@@ -82,24 +79,6 @@ async def _answer(app: web.Application, msg: Message) -> HookClearReply:
 
 
 async def responder_ctx(app: web.Application) -> AsyncIterator[None]:
-    rt = app[RUNTIME]
-
-    async def handle(msg: Message) -> bytes:
-        try:
-            reply = await _answer(app, msg)
-        except Exception as exc:  # the caller gets an answer whatever happens
-            log.exception("hook clear request on %s failed", msg.subject)
-            reply = HookClearReply(error=f"{type(exc).__name__}: {exc}")
-        else:
-            if reply.error:
-                # The caller has the reason in its reply; the operator sees it here.
-                log.warning("hook clear on %s refused: %s", msg.subject, reply.error)
-        return reply.to_bytes()
-
-    # In the requester's trace, which the reply carries back.
-    sub = await rt.bus.serve(rt.names.hook_clear_all, handle, queue="api")
-    try:
+    async with answering(app, app[RUNTIME].names.hook_clear_all, "hook clear request", _answer,
+                         lambda error: HookClearReply(error=error)):
         yield
-    finally:
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()

@@ -9,7 +9,6 @@ resource's name; any api process may answer (one queue group).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -18,10 +17,8 @@ from libs import scaling
 from libs.db import stacks
 from libs.messaging.bus import Message
 from libs.messaging.payloads import PayloadError, ScaleReply, ScaleRequest, decode
-from libs.telemetry import logs
 from services.api.keys import EVALUATION, REGISTRY, RUNTIME
-
-log = logs.logger("api")
+from services.api.nats_requests import answering
 
 
 async def _answer(app: web.Application, msg: Message) -> ScaleReply:
@@ -49,24 +46,6 @@ async def _answer(app: web.Application, msg: Message) -> ScaleReply:
 
 
 async def responder_ctx(app: web.Application) -> AsyncIterator[None]:
-    rt = app[RUNTIME]
-
-    async def handle(msg: Message) -> bytes:
-        try:
-            reply = await _answer(app, msg)
-        except Exception as exc:  # the caller gets an answer whatever happens
-            log.exception("scale request on %s failed", msg.subject)
-            reply = ScaleReply(error=f"{type(exc).__name__}: {exc}")
-        else:
-            if reply.error:
-                # The caller has the reason in its reply; the operator sees it here.
-                log.warning("scale request on %s refused: %s", msg.subject, reply.error)
-        return reply.to_bytes()
-
-    # In the requester's trace, which the reply carries back.
-    sub = await rt.bus.serve(rt.names.scale_all, handle, queue="api")
-    try:
+    async with answering(app, app[RUNTIME].names.scale_all, "scale request", _answer,
+                         lambda error: ScaleReply(error=error)):
         yield
-    finally:
-        with contextlib.suppress(Exception):
-            await sub.unsubscribe()

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 from libs import background
-from libs.db import Conn, dead_letters, event_outbox, listener
+from libs.db import Conn, dead_letters, events, listener
 from libs.errors import describe, is_transient
 from libs.messaging.payloads import EventNotice
 from libs.runtime import Runtime
@@ -38,7 +38,7 @@ async def publish_pending(rt: Runtime) -> int:
     """
     away: BaseException | None = None
     async with rt.pool.acquire() as conn, conn.transaction():
-        rows = await event_outbox.take(conn, BATCH)
+        rows = await events.take_unpublished(conn, BATCH)
         taken: list[int] = []
         for row in rows:
             notice = _notice(row)
@@ -53,23 +53,24 @@ async def publish_pending(rt: Runtime) -> int:
                         away = exc
                         break
                     await _set_aside(conn, notice, subject, exc)
-            taken.append(row.seq)
+            taken.append(row.event.seq)
         if taken:
-            await event_outbox.mark_published(conn, taken)
+            await events.mark_published(conn, taken)
     if away is not None:
         raise away
     return len(rows)
 
 
-def _notice(row: event_outbox.PendingEvent) -> EventNotice:
+def _notice(row: events.Unpublished) -> EventNotice:
+    event = row.event
     return EventNotice(
-        id=str(row.id), project=row.project, stack_id=str(row.stack_id),
-        stack_name=row.stack_name, resource_name=row.resource_name,
-        physical_resource_id=row.physical_resource_id, resource_type=row.resource_type,
-        resource_action=row.action, resource_status=f"{row.action}_{row.status}",
-        resource_status_reason=row.reason,
-        event_time=row.created_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        traversal_id=str(row.traversal_id or ""))
+        id=str(event.id), project=row.project, stack_id=str(event.stack_id),
+        stack_name=row.stack_name, resource_name=event.resource_name,
+        physical_resource_id=event.physical_resource_id, resource_type=event.resource_type,
+        resource_action=event.action, resource_status=event.resource_status,
+        resource_status_reason=event.reason,
+        event_time=event.created_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        traversal_id=str(event.traversal_id or ""))
 
 
 async def _set_aside(conn: Conn, notice: EventNotice, subject: str, error: BaseException) -> None:
