@@ -38,3 +38,23 @@ def every(seconds: float, one_round: Callable[[], Awaitable[object]], *, name: s
                 else:
                     log.exception("%s failed", name)
     return running(loop, name=name)
+
+
+def draining(one_batch: Callable[[], Awaitable[int]], batch: int, wake: asyncio.Event, poll_seconds: float, *,
+             name: str, log: logging.Logger) -> contextlib.AbstractAsyncContextManager[None]:
+    """An outbox's loop: ``one_batch`` again while it takes a full ``batch``, then a wait until
+    ``wake`` is set or ``poll_seconds`` pass (so a missed wake costs a delay, never the work).
+
+    A failed round is logged, never fatal: the next one tries again.
+    """
+    async def loop() -> None:
+        while True:
+            try:
+                while await one_batch() == batch:
+                    pass
+            except Exception:
+                log.exception("%s failed", name)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), poll_seconds)
+            wake.clear()
+    return running(loop, name=name)

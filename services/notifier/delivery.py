@@ -88,17 +88,7 @@ async def _attempt(rt: Runtime, session: aiohttp.ClientSession, delivery: subscr
 
 @contextlib.asynccontextmanager
 async def delivering(rt: Runtime, wake: asyncio.Event, *, poll_seconds: float = 0.5) -> AsyncIterator[None]:
-    async def loop() -> None:
-        async with aiohttp.ClientSession() as session:
-            while True:
-                try:
-                    while await deliver_due(rt, session) == BATCH:
-                        pass
-                except Exception:  # the next round tries again
-                    log.exception("delivering notices failed")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), poll_seconds)
-                wake.clear()
-
-    async with background.running(loop, name="webhook deliveries"):
+    async with (aiohttp.ClientSession() as session,
+                background.draining(lambda: deliver_due(rt, session), BATCH, wake, poll_seconds,
+                                    name="delivering notices", log=log)):
         yield

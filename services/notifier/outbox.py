@@ -88,17 +88,7 @@ async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator
     database_url, _ = rt.settings.require_urls()
     wake = asyncio.Event()
 
-    async def loop() -> None:
-        while True:
-            try:
-                while await publish_pending(rt) == BATCH:
-                    pass
-            except Exception:  # the next round tries again
-                log.exception("publishing events failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), poll_seconds)
-            wake.clear()
-
     async with (listener.listening(database_url, CHANNEL, lambda _stack_id: wake.set(), wake.set),
-                background.running(loop, name="event outbox")):
+                background.draining(lambda: publish_pending(rt), BATCH, wake, poll_seconds,
+                                    name="publishing events", log=log)):
         yield

@@ -35,14 +35,20 @@ log = logs.logger("planner")
 _DEFAULT_REGISTRY = default_registry()
 
 
+async def _locked_stack(conn: Conn, stack_id: uuid.UUID) -> stacks.StackRow | None:
+    """The stack, locked to the transaction (one plan at a time); None once it is deleted."""
+    await locks.lock_stack_for_transaction(conn, stack_id)
+    stack = await stacks.get(conn, stack_id)
+    return None if stack is None or stack.deleted_at is not None else stack
+
+
 async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
                       registry: Registry | None = None) -> None:
     stack_id = uuid.UUID(request.stack_id)
     with logs.log_context(stack_id=request.stack_id):
         async with rt.pool.acquire() as conn, conn.transaction():
-            await locks.lock_stack_for_transaction(conn, stack_id)
-            stack = await stacks.get(conn, stack_id)
-            if stack is None or stack.deleted_at is not None:
+            stack = await _locked_stack(conn, stack_id)
+            if stack is None:
                 raise Permanent(f"stack {stack_id} does not exist")
             existing = await traversals.by_request(conn, stack_id, request.request_id)
             if existing is not None:
@@ -89,9 +95,8 @@ async def give_up_plan(rt: Runtime, request: PlanRequest, error: BaseException) 
     stack_id = uuid.UUID(request.stack_id)
     with logs.log_context(stack_id=request.stack_id):
         async with rt.pool.acquire() as conn, conn.transaction():
-            await locks.lock_stack_for_transaction(conn, stack_id)
-            stack = await stacks.get(conn, stack_id)
-            if stack is None or stack.deleted_at is not None:
+            stack = await _locked_stack(conn, stack_id)
+            if stack is None:
                 return
             if await traversals.by_request(conn, stack_id, request.request_id) is not None:
                 return  # planned after all: whatever failed came after
