@@ -11,10 +11,9 @@ import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import orjson
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from yarl import URL
 
 from libs.config import Settings
@@ -23,41 +22,16 @@ from libs.runtime import Runtime, open_runtime
 from services.api.app import make_app
 from services.notifier.main import body as notifier_body
 from tests.integration.engine_support import engine, hot
+from tests.integration.webhooks import Receiver, receiving
 from tests.support import eventually
 
 Client = TestClient[web.Request, web.Application]
 
 
-class Receiver:
-    """A webhook endpoint that records what it gets and can refuse the first few."""
-
-    def __init__(self) -> None:
-        self.got: list[tuple[dict[str, str], bytes]] = []
-        self.refuse = 0
-
-    async def handle(self, request: web.Request) -> web.Response:
-        body = await request.read()
-        if self.refuse > 0:
-            self.refuse -= 1
-            return web.Response(status=503, text="not now")
-        self.got.append((dict(request.headers), body))
-        return web.Response(status=204)
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [orjson.loads(b) for _, b in self.got]
-
-
 @pytest.fixture
 async def receiver() -> AsyncIterator[tuple[Receiver, str]]:
-    got = Receiver()
-    app = web.Application()
-    app.router.add_post("/hook", got.handle)
-    server = TestServer(app)
-    await server.start_server()
-    try:
-        yield got, str(server.make_url("/hook"))
-    finally:
-        await server.close()
+    async with receiving() as running:
+        yield running
 
 
 @contextlib.asynccontextmanager

@@ -22,9 +22,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
 from libs.runtime import Runtime, open_runtime
@@ -34,6 +33,7 @@ from services.notifier.main import body as notifier_body
 from services.planner.main import body as planner_body
 from services.worker.main import body as worker_body
 from tests.integration.engine_support import hot
+from tests.integration.webhooks import receiving
 from tests.support import eventually
 
 Client = TestClient[web.Request, web.Application]
@@ -80,24 +80,6 @@ def captured_lines() -> Iterator[Lines]:
     finally:
         ember.removeHandler(lines)
         ember.setLevel(level)
-
-
-@contextlib.asynccontextmanager
-async def receiver() -> AsyncIterator[tuple[list[tuple[dict[str, str], dict[str, Any]]], str]]:
-    got: list[tuple[dict[str, str], dict[str, Any]]] = []
-
-    async def handle(request: web.Request) -> web.Response:
-        got.append((dict(request.headers), orjson.loads(await request.read())))
-        return web.Response(status=204)
-
-    app = web.Application()
-    app.router.add_post("/hook", handle)
-    server = TestServer(app)
-    await server.start_server()
-    try:
-        yield got, str(server.make_url("/hook"))
-    finally:
-        await server.close()
 
 
 @contextlib.asynccontextmanager
@@ -172,7 +154,7 @@ OTHER = hot({"x": {"type": "OS::Heat::TestResource"},
 async def _two_operations(settings: Settings, api_client: Callable[[web.Application], Awaitable[Client]],
                           first: Caller, second: Caller, clearer: Caller) -> Run:
     assert settings.telemetry.file is not None
-    async with receiver() as (got, url), contextlib.AsyncExitStack() as running:
+    async with receiving() as (receiver, url), contextlib.AsyncExitStack() as running:
         await running.enter_async_context(service(settings, "planner", planner_body))
         notifier = await running.enter_async_context(service(settings, "notifier", notifier_body))
         api = await api_client(make_app(settings))
@@ -204,13 +186,14 @@ async def _two_operations(settings: Settings, api_client: Callable[[web.Applicat
                      for stack_id, path in ((first_id, first_path), (second_id, second_path))}
 
         def delivered() -> bool | None:
-            events = {b["notice"]["id"] for _, b in got if b["kind"] == "event"}
-            hooks = sorted(b["notice"]["state"] for _, b in got if b["kind"] == "hook")
+            got = receiver.bodies()
+            events = {b["notice"]["id"] for b in got if b["kind"] == "event"}
+            hooks = sorted(b["notice"]["state"] for b in got if b["kind"] == "hook")
             return (events >= event_ids[first_id] | event_ids[second_id] and hooks == ["cleared", "reached"]
                     ) or None
         await eventually(_async(delivered), timeout=30, what="every event and both hook notices delivered")
-    return Run(_spans(settings.telemetry.file), {first_id: first, second_id: second}, event_ids, got,
-               lines.got)
+    return Run(_spans(settings.telemetry.file), {first_id: first, second_id: second}, event_ids,
+               receiver.received(), lines.got)
 
 
 async def test_a_stack_operation_is_one_trace_however_its_items_are_batched(
