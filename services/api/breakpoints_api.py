@@ -27,7 +27,7 @@ from libs.template.errors import EntityNotFound, MalformedRequest
 from libs.template.registry import HOOK_TYPES
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.api import lookup
-from services.api.http import evaluation, json_body, json_response
+from services.api.http import evaluation, json_body, json_response, path_uuid
 from services.api.keys import REGISTRY, RUNTIME
 
 DEFAULT_HOOKS = ("pre-create", "pre-update", "pre-delete")
@@ -96,14 +96,10 @@ async def clear_breakpoints(request: web.Request) -> web.Response:
 
 async def clear_breakpoint(request: web.Request) -> web.Response:
     stack = await lookup.stack_of(request)
-    raw = request.match_info["breakpoint_id"]
-    try:
-        bp_id = uuid.UUID(raw)
-    except ValueError:
-        raise EntityNotFound("Breakpoint", raw) from None
+    bp_id = path_uuid(request, "breakpoint_id", "Breakpoint")
     async with request.app[RUNTIME].pool.acquire() as conn:
         if not await breakpoints.remove(conn, stack.id, bp_id):
-            raise EntityNotFound("Breakpoint", raw)
+            raise EntityNotFound("Breakpoint", request.match_info["breakpoint_id"])
     return web.Response(status=204)
 
 

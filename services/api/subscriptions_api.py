@@ -21,7 +21,7 @@ from libs.engine import hooks as rules
 from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api import lookup
 from services.api.context import context
-from services.api.http import json_body, json_response, query_int
+from services.api.http import json_body, json_response, path_uuid, query_int
 from services.api.keys import RUNTIME
 
 KINDS = ("event", "hook")
@@ -106,15 +106,11 @@ async def list_for_stack(request: web.Request) -> web.Response:
 
 
 async def _found(request: web.Request) -> subscriptions.Subscription:
-    raw = request.match_info["subscription_id"]
-    try:
-        sub_id = uuid.UUID(raw)
-    except ValueError:
-        raise EntityNotFound("Subscription", raw) from None
+    sub_id = path_uuid(request, "subscription_id", "Subscription")
     async with request.app[RUNTIME].pool.acquire() as conn:
         sub = await subscriptions.get(conn, context(request).project, sub_id)
     if sub is None:
-        raise EntityNotFound("Subscription", raw)
+        raise EntityNotFound("Subscription", request.match_info["subscription_id"])
     return sub
 
 
