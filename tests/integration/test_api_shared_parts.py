@@ -10,14 +10,11 @@ from typing import Any
 import orjson
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
 from services.api.app import make_app
+from tests.integration.api_support import Client, settled
 from tests.integration.engine_support import engine
-from tests.support import eventually
-
-Client = TestClient[web.Request, web.Application]
 
 
 def _template(description: str) -> dict[str, Any]:
@@ -32,14 +29,6 @@ async def api(settings: Settings, aiohttp_client: Callable[[web.Application], Aw
               ) -> AsyncIterator[Client]:
     async with engine(settings):
         yield await aiohttp_client(make_app(settings))
-
-
-async def _settled(api: Client, path: str, status: str) -> dict[str, Any]:
-    async def probe() -> dict[str, Any] | None:
-        async with api.get(path) as response:
-            stack: dict[str, Any] = (await response.json())["stack"]
-        return stack if stack["stack_status"] == status else None
-    return await eventually(probe, timeout=30, interval=0.05, what=f"{path} to reach {status}")
 
 
 def _fault(status: int, error_type: str, message: str) -> bytes:
@@ -59,7 +48,7 @@ async def test_query_and_path_errors_are_heats(api: Client) -> None:
     async with api.post("/v1/demo/stacks", json={"stack_name": "parts", "template": _template("one")}) as r:
         stack_id = (await r.json())["stack"]["id"]
     path = f"/v1/demo/stacks/parts/{stack_id}"
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     cases = [
         ("/v1/demo/stacks?sort_dir=up", SORT_DIR),
         ("/v1/demo/stacks?marker=nope", (404, "EntityNotFound", "The Stack (nope) could not be found.")),
@@ -89,13 +78,13 @@ async def test_show_follows_the_template_across_an_update(api: Client) -> None:
                                                  "parameters": {"word": "hi"}}) as r:
         stack_id = (await r.json())["stack"]["id"]
     path = f"/v1/demo/stacks/changing/{stack_id}"
-    first = await _settled(api, path, "CREATE_COMPLETE")
+    first = await settled(api, path, "CREATE_COMPLETE")
     async with api.get(path) as r:  # shown twice from one stored template: the same both times
         assert (await r.json())["stack"]["parameters"] == first["parameters"]
     assert first["description"] == "one" and first["parameters"]["word"] == "hi"
     assert first["parameters"]["OS::stack_id"] == stack_id
     async with api.put(path, json={"template": _template("two"), "parameters": {"word": "ho"}}) as r:
         assert r.status == 202
-    second = await _settled(api, path, "UPDATE_COMPLETE")
+    second = await settled(api, path, "UPDATE_COMPLETE")
     assert second["description"] == second["template_description"] == "two"
     assert second["parameters"]["word"] == "ho"

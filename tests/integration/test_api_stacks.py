@@ -11,15 +11,13 @@ from typing import Any
 import jsonschema
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
 from services.api import openapi
 from services.api.app import make_app
+from tests.integration.api_support import Client, settled
 from tests.integration.engine_support import engine
-from tests.support import eventually
 
-Client = TestClient[web.Request, web.Application]
 TEMPLATE = {
     "heat_template_version": "2016-10-14",
     "description": "two resources",
@@ -48,14 +46,6 @@ def _conforms(method: str, path: str, body: Any) -> None:
     jsonschema.Draft202012Validator(root).validate(body)
 
 
-async def _settled(api: Client, path: str, status: str) -> dict[str, Any]:
-    async def probe() -> dict[str, Any] | None:
-        async with api.get(path) as response:
-            stack: dict[str, Any] = (await response.json())["stack"]
-        return stack if stack["stack_status"] == status else None
-    return await eventually(probe, timeout=30, interval=0.05, what=f"{path} to reach {status}")
-
-
 async def test_create_show_list_events_and_resources(api: Client) -> None:
     async with api.post("/v1/demo/stacks", json={"stack_name": "talk", "template": TEMPLATE,
                                                  "parameters": {"word": "hi"}, "tags": "a,b"}) as r:
@@ -65,7 +55,7 @@ async def test_create_show_list_events_and_resources(api: Client) -> None:
     stack_id = created["id"]
     assert location == created["links"][0]["href"] and location.endswith(f"/v1/demo/stacks/talk/{stack_id}")
     path = f"/v1/demo/stacks/talk/{stack_id}"
-    stack = await _settled(api, path, "CREATE_COMPLETE")
+    stack = await settled(api, path, "CREATE_COMPLETE")
     _conforms("GET", openapi.S, {"stack": stack})
     assert stack["outputs"] == [{"output_key": "said", "output_value": "hi", "description": "what was said"}]
     assert stack["parameters"]["word"] == "hi" and stack["parameters"]["OS::stack_name"] == "talk"
@@ -120,15 +110,15 @@ async def test_update_then_delete(api: Client) -> None:
     async with api.post("/v1/demo/stacks", json={"stack_name": "talk", "template": TEMPLATE,
                                                  "parameters": {"word": "hi"}}) as r:
         path = f"/v1/demo/stacks/talk/{(await r.json())['stack']['id']}"
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     async with api.patch(path, json={"parameters": {"word": "bye"}}) as r:
         assert r.status == 202
-    stack = await _settled(api, path, "UPDATE_COMPLETE")
+    stack = await settled(api, path, "UPDATE_COMPLETE")
     assert stack["outputs"][0]["output_value"] == "bye"
 
     async with api.delete(path) as r:
         assert r.status == 204
-    await _settled(api, path, "DELETE_COMPLETE")
+    await settled(api, path, "DELETE_COMPLETE")
     async with api.get("/v1/demo/stacks") as r:
         assert (await r.json())["stacks"] == []
     async with api.get("/v1/demo/stacks/talk") as r:  # by name: deleted stacks are gone
@@ -187,10 +177,10 @@ async def test_paging_by_marker_and_actions(api: Client) -> None:
     async with api.get(f"/v1/demo/stacks?limit=2&sort_dir=asc&sort_keys=stack_name&marker={ids[1]}") as r:
         assert [s["stack_name"] for s in (await r.json())["stacks"]] == ["s2"]
     path = f"/v1/demo/stacks/s0/{ids[0]}"
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     async with api.post(f"{path}/actions", json={"suspend": None}) as r:
         assert r.status == 200
-    await _settled(api, path, "SUSPEND_COMPLETE")
+    await settled(api, path, "SUSPEND_COMPLETE")
     async with api.post(f"{path}/actions", json={"resume": None, "check": None}) as r:
         assert r.status == 400
     async with api.post(f"{path}/actions", json={"explode": None}) as r:
@@ -253,7 +243,7 @@ async def test_nested_stacks_through_the_api(api: Client) -> None:
                 "resources": {"nest": {"type": "OS::Heat::Stack", "properties": {"template": child}}}}
     async with api.post("/v1/demo/stacks", json={"stack_name": "outer", "template": template}) as r:
         path = f"/v1/demo/stacks/outer/{(await r.json())['stack']['id']}"
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     async with api.get(f"{path}/resources?nested_depth=1") as r:
         listed = {x["resource_name"]: x for x in (await r.json())["resources"]}
     nest, inner = listed["nest"], listed["inner"]
@@ -285,7 +275,7 @@ async def test_snapshot_then_restore_brings_back_what_was_removed(api: Client) -
         "outputs": {"secret": {"value": {"get_attr": ["secret", "value"]}}}}
     async with api.post("/v1/demo/stacks", json={"stack_name": "snappy", "template": with_secret}) as r:
         path = f"/v1/demo/stacks/snappy/{(await r.json())['stack']['id']}"
-    created = await _settled(api, path, "CREATE_COMPLETE")
+    created = await settled(api, path, "CREATE_COMPLETE")
     secret = created["outputs"][0]["output_value"]
     async with api.post(f"{path}/snapshots", json={"name": "before"}) as r:
         assert r.status == 200
@@ -293,15 +283,15 @@ async def test_snapshot_then_restore_brings_back_what_was_removed(api: Client) -
     _conforms("POST", f"{openapi.S}/snapshots", snapshot)
     assert snapshot["name"] == "before" and snapshot["status"] == "COMPLETE"
     assert snapshot["data"]["resources"]["secret"]["resource_data"]["value"] == secret
-    await _settled(api, path, "SNAPSHOT_COMPLETE")
+    await settled(api, path, "SNAPSHOT_COMPLETE")
 
     without = {**with_secret, "resources": {"keep": with_secret["resources"]["keep"]}, "outputs": {}}
     async with api.put(path, json={"template": without}) as r:
         assert r.status == 202
-    await _settled(api, path, "UPDATE_COMPLETE")
+    await settled(api, path, "UPDATE_COMPLETE")
     async with api.post(f"{path}/snapshots/{snapshot['id']}/restore") as r:
         assert r.status == 202
-    restored = await _settled(api, path, "RESTORE_COMPLETE")
+    restored = await settled(api, path, "RESTORE_COMPLETE")
     assert restored["outputs"][0]["output_value"] == secret  # the same random value again
 
     async with api.get(f"{path}/snapshots") as r:
@@ -326,17 +316,17 @@ async def test_a_restore_gives_back_the_data_of_a_resource_replaced_since_the_sn
             "outputs": {"secret": {"value": {"get_attr": ["secret", "value"]}}}}
     async with api.post("/v1/demo/stacks", json={"stack_name": "resnap", "template": secret_of(24)}) as r:
         path = f"/v1/demo/stacks/resnap/{(await r.json())['stack']['id']}"
-    secret = (await _settled(api, path, "CREATE_COMPLETE"))["outputs"][0]["output_value"]
+    secret = (await settled(api, path, "CREATE_COMPLETE"))["outputs"][0]["output_value"]
     async with api.post(f"{path}/snapshots", json={"name": "before"}) as r:
         snapshot = await r.json()
-    await _settled(api, path, "SNAPSHOT_COMPLETE")
+    await settled(api, path, "SNAPSHOT_COMPLETE")
     async with api.put(path, json={"template": secret_of(30)}) as r:  # length: a replacement
         assert r.status == 202
-    replaced = (await _settled(api, path, "UPDATE_COMPLETE"))["outputs"][0]["output_value"]
+    replaced = (await settled(api, path, "UPDATE_COMPLETE"))["outputs"][0]["output_value"]
     assert len(replaced) == 30
     async with api.post(f"{path}/snapshots/{snapshot['id']}/restore") as r:
         assert r.status == 202
-    restored = await _settled(api, path, "RESTORE_COMPLETE")
+    restored = await settled(api, path, "RESTORE_COMPLETE")
     assert restored["outputs"][0]["output_value"] == secret
 
 
@@ -361,7 +351,7 @@ async def test_abandon_then_adopt_gives_back_the_same_resources(
         api = await aiohttp_client(make_app(enabled))
         async with api.post("/v1/demo/stacks", json={"stack_name": "leaving", "template": template}) as r:
             path = f"/v1/demo/stacks/leaving/{(await r.json())['stack']['id']}"
-        before = await _settled(api, path, "CREATE_COMPLETE")
+        before = await settled(api, path, "CREATE_COMPLETE")
         async with api.get(f"{path}/resources") as r:
             ids = {x["resource_name"]: x["physical_resource_id"] for x in (await r.json())["resources"]}
         async with api.get(f"{path}/export") as r:
@@ -370,7 +360,7 @@ async def test_abandon_then_adopt_gives_back_the_same_resources(
             assert r.status == 200
             data = await r.json()
         assert data["resources"] == exported["resources"]
-        await _settled(api, path, "DELETE_COMPLETE")
+        await settled(api, path, "DELETE_COMPLETE")
         async with api.get(f"{path}/events?resource_action=DELETE&resource_name=keep") as r:
             assert (await r.json())["events"] == []  # nothing was deleted in the cloud
 
@@ -378,7 +368,7 @@ async def test_abandon_then_adopt_gives_back_the_same_resources(
                                                      "adopt_stack_data": json.dumps(data)}) as r:
             assert r.status == 201
             back = f"/v1/demo/stacks/back/{(await r.json())['stack']['id']}"
-        adopted = await _settled(api, back, "ADOPT_COMPLETE")
+        adopted = await settled(api, back, "ADOPT_COMPLETE")
         assert adopted["outputs"] == before["outputs"]
         async with api.get(f"{back}/resources") as r:
             resources = (await r.json())["resources"]
@@ -399,7 +389,7 @@ async def test_abandon_takes_nested_stacks_along_and_adopt_makes_them_again(
         api = await aiohttp_client(make_app(enabled))
         async with api.post("/v1/demo/stacks", json={"stack_name": "outer", "template": template}) as r:
             path = f"/v1/demo/stacks/outer/{(await r.json())['stack']['id']}"
-        before = await _settled(api, path, "CREATE_COMPLETE")
+        before = await settled(api, path, "CREATE_COMPLETE")
         async with api.get(f"{path}/resources?nested_depth=1") as r:
             old = {x["resource_name"]: x for x in (await r.json())["resources"]}
         nested_path = next(link["href"] for link in old["nest"]["links"] if link["rel"] == "nested")
@@ -408,8 +398,8 @@ async def test_abandon_takes_nested_stacks_along_and_adopt_makes_them_again(
             data = await r.json()
         assert data["resources"]["nest"]["resources"]["secret"]["resource_id"] == old["secret"][
             "physical_resource_id"]  # Heat's shape: the nested stack's own abandon data
-        await _settled(api, path, "DELETE_COMPLETE")
-        await _settled(api, nested_path, "DELETE_COMPLETE")  # abandoned with its parent
+        await settled(api, path, "DELETE_COMPLETE")
+        await settled(api, nested_path, "DELETE_COMPLETE")  # abandoned with its parent
         async with api.get(f"{nested_path}/events?resource_action=DELETE&resource_name=secret") as r:
             assert (await r.json())["events"] == []  # and nothing in it was deleted
         async with api.get("/v1/demo/stacks?show_nested=true") as r:
@@ -418,7 +408,7 @@ async def test_abandon_takes_nested_stacks_along_and_adopt_makes_them_again(
         async with api.post("/v1/demo/stacks", json={"stack_name": "back",
                                                      "adopt_stack_data": json.dumps(data)}) as r:
             back = f"/v1/demo/stacks/back/{(await r.json())['stack']['id']}"
-        adopted = await _settled(api, back, "ADOPT_COMPLETE")
+        adopted = await settled(api, back, "ADOPT_COMPLETE")
         assert adopted["outputs"] == before["outputs"]
         async with api.get(f"{back}/resources?nested_depth=1") as r:
             new = {x["resource_name"]: x for x in (await r.json())["resources"]}

@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import jsonschema
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
 from libs.runtime import Runtime
 from services.api import openapi
-from services.api.app import make_app
-from tests.integration.engine_support import engine, hot
+from tests.integration.api_support import Client, MakeClient, pausing_engine, settled, stack_of
+from tests.integration.engine_support import hot
 from tests.support import eventually
-
-Client = TestClient[web.Request, web.Application]
 
 
 @pytest.fixture
-async def running(settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]
-                  ) -> AsyncIterator[tuple[Client, Runtime]]:
-    small = dataclasses.replace(settings, worker_concurrency=2, hook_sweep_seconds=0.2)
-    async with engine(small) as rt:
-        yield await aiohttp_client(make_app(small)), rt
+async def running(settings: Settings, aiohttp_client: MakeClient) -> AsyncIterator[tuple[Client, Runtime]]:
+    async with pausing_engine(settings, aiohttp_client) as running:
+        yield running
 
 
 @pytest.fixture
@@ -54,23 +47,10 @@ async def _create(api: Client, name: str, template: dict[str, Any], environment:
         return f"/v1/demo/stacks/{name}/{(await r.json())['stack']['id']}"
 
 
-async def _stack(api: Client, path: str) -> dict[str, Any]:
-    async with api.get(path) as r:
-        body: dict[str, Any] = (await r.json())["stack"]
-        return body
-
-
-async def _settled(api: Client, path: str, status: str) -> dict[str, Any]:
-    async def probe() -> dict[str, Any] | None:
-        stack = await _stack(api, path)
-        return stack if stack["stack_status"] == status else None
-    return await eventually(probe, timeout=30, interval=0.05, what=f"{path} to reach {status}")
-
-
 async def _paused(api: Client, path: str, names: set[str]) -> dict[str, Any]:
     """The stack once exactly these resources (paths) are paused."""
     async def probe() -> dict[str, Any] | None:
-        stack = await _stack(api, path)
+        stack = await stack_of(api, path)
         return stack if {p["resource"] for p in stack["ember_paused"]} == names else None
     return await eventually(probe, timeout=30, interval=0.05, what=f"{sorted(names)} paused")
 
@@ -88,7 +68,7 @@ async def _update(api: Client, path: str, template: dict[str, Any]) -> None:
 async def test_a_breakpoint_on_a_finished_stack_pauses_its_next_update(api: Client) -> None:
     template = hot({"a": _test("A"), "b": _test({"get_attr": ["a", "output"]})})
     path = await _create(api, "later", template)
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     status, body = await _post(api, f"{path}/breakpoints", {"resource": "b", "hooks": "pre-update"})
     assert status == 201
     _conforms("POST", f"{openapi.S}/breakpoints", body)
@@ -110,7 +90,7 @@ async def test_a_breakpoint_on_a_finished_stack_pauses_its_next_update(api: Clie
     status, body = await _post(api, f"{path}/continue")
     assert status == 200 and [r["resource_name"] for r in body["released"]] == ["b"]
     _conforms("POST", f"{openapi.S}/continue", body)
-    done = await _settled(api, path, "UPDATE_COMPLETE")
+    done = await settled(api, path, "UPDATE_COMPLETE")
     assert done["ember_paused"] == []
 
     async with api.delete(f"{path}/breakpoints/{listed['breakpoints'][0]['id']}") as r:
@@ -135,7 +115,7 @@ async def test_step_releases_the_paused_nodes_and_pauses_the_next_ones(api: Clie
     await _paused(api, path, {"d"})
     status, body = await _post(api, f"{path}/continue")
     assert [r["resource_name"] for r in body["released"]] == ["d"]
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
 
 
 async def test_nested_paths_and_type_conditions_pick_one_member_of_a_group(api: Client) -> None:
@@ -143,7 +123,7 @@ async def test_nested_paths_and_type_conditions_pick_one_member_of_a_group(api: 
         return hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": {
             "count": 3, "resource_def": _test(value)}}, "other": _test(value)})
     path = await _create(api, "grouped", group("x"))
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     await _post(api, f"{path}/breakpoints", {"resource": "group/1", "hooks": ["pre-update"],
                                              "resource_type": "OS::Heat::TestResource"})
     await _post(api, f"{path}/breakpoints", {"resource": "*", "hooks": ["pre-update"],
@@ -153,18 +133,18 @@ async def test_nested_paths_and_type_conditions_pick_one_member_of_a_group(api: 
     assert stack["ember_paused"][0]["resource_name"] == "1"
     assert stack["stack_status_reason"] == "Paused at breakpoints: group/1"
     await _post(api, f"{path}/continue")
-    await _settled(api, path, "UPDATE_COMPLETE")
+    await settled(api, path, "UPDATE_COMPLETE")
 
 
 async def test_a_breakpoint_deadline_fails_the_resource_or_goes_on(api: Client) -> None:
     template = hot({"a": _test("A"), "b": _test("B")})
     path = await _create(api, "deadlines", template)
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     await _post(api, f"{path}/breakpoints", {"resource": "a", "hooks": "pre-update", "timeout": 0.3,
                                              "on_timeout": "continue"})
     await _post(api, f"{path}/breakpoints", {"resource": "b", "hooks": "pre-update", "timeout": 0.3})
     await _update(api, path, hot({"a": _test("A2"), "b": _test("B2")}))
-    failed = await _settled(api, path, "UPDATE_FAILED")
+    failed = await settled(api, path, "UPDATE_FAILED")
     assert failed["stack_status_reason"] == "Resource UPDATE failed: Hook pre-update timed out"
     async with api.get(f"{path}/resources") as r:
         shown = {x["resource_name"]: x for x in (await r.json())["resources"]}
@@ -186,7 +166,7 @@ async def test_the_stack_timeout_still_applies_while_paused(running: tuple[Clien
     async with rt.pool.acquire() as conn:  # an hour is long for a test: the deadline passes now
         await conn.execute("UPDATE traversals SET deadline = now() WHERE stack_id = $1",
                            uuid.UUID(path.rsplit("/", 1)[-1]))
-    failed = await _settled(api, path, "CREATE_FAILED")
+    failed = await settled(api, path, "CREATE_FAILED")
     assert failed["stack_status_reason"] == "Timed out"  # Heat's words
     assert failed["ember_paused"] == []
 
@@ -204,7 +184,7 @@ async def test_many_paused_nodes_hold_no_worker(api: Client) -> None:
     await eventually(free_done, timeout=30, interval=0.05, what="the free branch")
     status, body = await _post(api, f"{path}/continue")
     assert status == 200 and len(body["released"]) == 40
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -229,7 +209,7 @@ async def test_a_bad_breakpoint_is_a_400_naming_the_field(api: Client, body: dic
 async def test_resource_show_gives_the_properties_a_paused_action_is_about_to_use(api: Client) -> None:
     template = hot({"a": _test("A"), "b": _test({"get_attr": ["a", "output"]})})
     path = await _create(api, "preview", template)
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     await _post(api, f"{path}/breakpoints", {"resource": "b", "hooks": "pre-update"})
     template["resources"]["a"]["properties"]["value"] = "A2"
     await _update(api, path, template)
@@ -243,14 +223,14 @@ async def test_resource_show_gives_the_properties_a_paused_action_is_about_to_us
     async with api.get(f"{path}/resources/a") as r:
         assert "ember_paused" not in (await r.json())["resource"]
     await _post(api, f"{path}/continue")
-    await _settled(api, path, "UPDATE_COMPLETE")
+    await settled(api, path, "UPDATE_COMPLETE")
 
 
 async def test_a_named_step_holds_an_action_between_its_start_and_its_check(api: Client) -> None:
     slow: dict[str, Any] = {"type": "OS::Heat::TestResource",
             "properties": {"value": "v1", "action_wait_secs": {"update": 0.1}}}
     path = await _create(api, "named", hot({"slow": slow}))
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     status, _ = await _post(api, f"{path}/breakpoints", {"resource": "slow", "hooks": ["update:started"]})
     assert status == 201
     slow["properties"]["value"] = "v2"
@@ -261,7 +241,7 @@ async def test_a_named_step_holds_an_action_between_its_start_and_its_check(api:
         assert (await r.json())["resource"]["resource_status"] == "UPDATE_IN_PROGRESS"  # started, held
     status, _ = await _post(api, f"{path}/resources/slow/signal", {"unset_hook": "update:started"})
     assert status == 200
-    await _settled(api, path, "UPDATE_COMPLETE")
+    await settled(api, path, "UPDATE_COMPLETE")
     async with api.get(f"{path}/resources/slow/events?sort_dir=asc") as r:
         reasons = [e["resource_status_reason"] for e in (await r.json())["events"]]
     assert "UPDATE paused until Hook update:started is cleared" in reasons
@@ -282,7 +262,7 @@ async def test_stepping_reaches_into_nested_stacks_made_while_stepping(api: Clie
     await _paused(api, path, {"nest/deep"})  # the nested stack made after the step steps too
     status, body = await _post(api, f"{path}/continue")
     assert status == 200 and [r["resource_name"] for r in body["released"]] == ["deep"]
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
 
 
 async def test_a_pre_update_breakpoint_pauses_a_resource_the_update_leaves_unchanged(api: Client) -> None:
@@ -290,13 +270,13 @@ async def test_a_pre_update_breakpoint_pauses_a_resource_the_update_leaves_uncha
     # which settles unchanged resources in bulk, must leave this one a node of its own.
     resources = {f"r{i}": _test(i) for i in range(20)}
     path = await _create(api, "still", hot(resources))
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     await _post(api, f"{path}/breakpoints", {"resource": "r7", "hooks": ["pre-update"]})
     resources["r0"] = _test("changed")
     await _update(api, path, hot(resources))
     await _paused(api, path, {"r7"})
     await _post(api, f"{path}/continue")
-    await _settled(api, path, "UPDATE_COMPLETE")
+    await settled(api, path, "UPDATE_COMPLETE")
     async with api.get(f"{path}/resources/r1/events") as r:  # the others were settled without a pause
         assert not any("paused" in e["resource_status_reason"] for e in (await r.json())["events"])
 
@@ -307,7 +287,7 @@ async def test_a_delete_does_not_wait_for_an_action_held_at_a_named_step(api: Cl
     slow: dict[str, Any] = {"type": "OS::Heat::TestResource",
                             "properties": {"value": "v1", "action_wait_secs": {"update": 0.1}}}
     path = await _create(api, "held", hot({"slow": slow}))
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     status, _ = await _post(api, f"{path}/breakpoints", {"resource": "slow", "hooks": ["update:started"]})
     assert status == 201
     slow["properties"]["value"] = "v2"
@@ -315,7 +295,7 @@ async def test_a_delete_does_not_wait_for_an_action_held_at_a_named_step(api: Cl
     await _paused(api, path, {"slow"})
     async with api.delete(path) as r:
         assert r.status == 204
-    await _settled(api, path, "DELETE_COMPLETE")
+    await settled(api, path, "DELETE_COMPLETE")
     async with api.get(f"{path}/resources/slow/events?sort_dir=asc") as r:
         reasons = [(e["resource_status"], e["resource_status_reason"]) for e in (await r.json())["events"]]
     assert reasons[-3:] == [("UPDATE_FAILED", "UPDATE aborted (user triggered cancel)"),

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient
 
 from libs.config import Settings
 from libs.messaging.payloads import HookClearReply, HookClearRequest, HookNotice, decode
 from libs.runtime import Runtime
-from services.api.app import make_app
-from tests.integration.engine_support import engine, hot
+from tests.integration.api_support import Client, MakeClient, pausing_engine, settled, stack_of
+from tests.integration.engine_support import hot
 from tests.support import eventually
 
-Client = TestClient[web.Request, web.Application]
 PAUSED = "paused until Hook"
 
 
@@ -35,12 +31,9 @@ def _env(hooks: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-async def running(settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]
-                  ) -> AsyncIterator[tuple[Client, Runtime]]:
-    # Few worker slots: a paused node must not hold one.
-    small = dataclasses.replace(settings, worker_concurrency=2, hook_sweep_seconds=0.2)
-    async with engine(small) as rt:
-        yield await aiohttp_client(make_app(small)), rt
+async def running(settings: Settings, aiohttp_client: MakeClient) -> AsyncIterator[tuple[Client, Runtime]]:
+    async with pausing_engine(settings, aiohttp_client) as running:
+        yield running
 
 
 @pytest.fixture
@@ -53,19 +46,6 @@ async def _create(api: Client, name: str, template: dict[str, Any], environment:
                                                   "environment": environment}) as r:
         assert r.status == 201, await r.text()
         return f"/v1/demo/stacks/{name}/{(await r.json())['stack']['id']}"
-
-
-async def _stack(api: Client, path: str) -> dict[str, Any]:
-    async with api.get(path) as r:
-        body: dict[str, Any] = (await r.json())["stack"]
-        return body
-
-
-async def _settled(api: Client, path: str, status: str, timeout: float = 30) -> dict[str, Any]:
-    async def probe() -> dict[str, Any] | None:
-        stack = await _stack(api, path)
-        return stack if stack["stack_status"] == status else None
-    return await eventually(probe, timeout=timeout, interval=0.05, what=f"{path} to reach {status}")
 
 
 async def _events(api: Client, path: str, resource: str | None = None) -> list[dict[str, Any]]:
@@ -103,7 +83,7 @@ async def test_pre_create_pauses_the_branch_not_the_stack_until_the_signal_clear
     assert event["resource_status"] == "INIT_COMPLETE"  # Heat: the resource's own state, unchanged
     await eventually(lambda: _done(api, path, "c"), timeout=30, what="c, on its own branch, to finish")
     assert (await _resource(api, path, "b"))["resource_status"] == "INIT_COMPLETE"  # its dependent waits
-    assert (await _stack(api, path))["stack_status"] == "CREATE_IN_PROGRESS"
+    assert (await stack_of(api, path))["stack_status"] == "CREATE_IN_PROGRESS"
 
     status, body = await _signal(api, path, "a", {"unset_hook": "pre-update"})
     assert status == 400 and body["error"]["type"] == "InvalidBreakPointHook"
@@ -115,7 +95,7 @@ async def test_pre_create_pauses_the_branch_not_the_stack_until_the_signal_clear
     assert body["error"]["message"].startswith('Invalid hook type "pre-lunch" for TestResource')
 
     assert (await _signal(api, path, "a", {"unset_hook": "pre-create"}))[0] == 200
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     reasons = [e["resource_status_reason"] for e in await _events(api, path, "a")]
     paused = reasons.index("CREATE paused until Hook pre-create is cleared")
     assert reasons[paused + 1] == "Hook pre-create is cleared"
@@ -134,9 +114,9 @@ async def test_post_create_pre_update_and_delete_hooks_fire_where_heat_fires_the
     path = await _create(api, "lifecycle", _chain(), hooks)
     event = await _paused_at(api, path, "c", "CREATE paused until Hook post-create is cleared")
     assert event["resource_status"] == "CREATE_COMPLETE"
-    assert (await _stack(api, path))["stack_status"] == "CREATE_IN_PROGRESS"
+    assert (await stack_of(api, path))["stack_status"] == "CREATE_IN_PROGRESS"
     assert (await _signal(api, path, "c", {"unset_hook": "post-create"}))[0] == 200
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
 
     # pre-update fires for a resource the update leaves unchanged, too (Heat's Resource.update)
     template = _chain()
@@ -146,9 +126,9 @@ async def test_post_create_pre_update_and_delete_hooks_fire_where_heat_fires_the
     await _paused_at(api, path, "c", "UPDATE paused until Hook pre-update is cleared")
     await eventually(lambda: _reason_is(api, path, "b", "state changed", "UPDATE_COMPLETE"), timeout=30,
                      what="a and b to update meanwhile")
-    assert (await _stack(api, path))["stack_status"] == "UPDATE_IN_PROGRESS"
+    assert (await stack_of(api, path))["stack_status"] == "UPDATE_IN_PROGRESS"
     assert (await _signal(api, path, "c", {"unset_hook": "pre-update"}))[0] == 200
-    await _settled(api, path, "UPDATE_COMPLETE")
+    await settled(api, path, "UPDATE_COMPLETE")
 
     async with api.delete(path) as r:
         assert r.status == 204
@@ -157,7 +137,7 @@ async def test_post_create_pre_update_and_delete_hooks_fire_where_heat_fires_the
     event = await _paused_at(api, path, "c", "DELETE paused until Hook post-delete is cleared")
     assert event["resource_status"] == "DELETE_COMPLETE"
     assert (await _signal(api, path, "c", {"unset_hook": "post-delete"}))[0] == 200
-    await _settled(api, path, "DELETE_COMPLETE")
+    await settled(api, path, "DELETE_COMPLETE")
 
 
 async def _reason_is(api: Client, path: str, name: str, reason: str, status: str) -> bool | None:
@@ -195,7 +175,7 @@ async def test_hooks_reach_nested_stacks_and_clear_by_a_nats_request(running: tu
                                          HookClearRequest(resource="1", hook="pre-create").to_bytes(),
                                          timeout=10)).data)
     assert isinstance(again, HookClearReply) and not again.cleared and "not waiting" in again.error
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
 
 
 async def _with_physical_id(api: Client, path: str, name: str) -> dict[str, Any] | None:
@@ -213,7 +193,7 @@ async def test_a_clear_whose_publish_was_lost_is_picked_up_by_the_sweep(
             "UPDATE hooks SET cleared_at = now() - interval '5 seconds', cleared_by = 'signal'"
             " WHERE resource_name = 'a' AND cleared_at IS NULL")
     assert cleared == "UPDATE 1"
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
 
 
 # Recorded from Heat 27.0.1: the update's events when "a" has restricted_actions [update] and a
@@ -234,16 +214,16 @@ async def test_a_restricted_update_is_refused_after_its_pre_update_hook_and_an_e
                     "b": {"type": "OS::Heat::TestResource", "external_id": "outside-b",
                           "properties": {"value": value}}})
     path = await _create(api, "refused", template("one"), {})
-    await _settled(api, path, "CREATE_COMPLETE")
+    await settled(api, path, "CREATE_COMPLETE")
     created = len(await _events(api, path))
     env = _env({"a": {"restricted_actions": ["update"], "hooks": ["pre-update"]},
                 "b": {"hooks": "pre-update"}})
     async with api.put(path, json={"template": template("two"), "environment": env}) as r:
         assert r.status == 202, await r.text()
     await _paused_at(api, path, "a", "UPDATE paused until Hook pre-update is cleared")
-    assert (await _stack(api, path))["stack_status"] == "UPDATE_IN_PROGRESS"
+    assert (await stack_of(api, path))["stack_status"] == "UPDATE_IN_PROGRESS"
     assert (await _signal(api, path, "a", {"unset_hook": "pre-update"}))[0] == 200
-    await _settled(api, path, "UPDATE_FAILED")
+    await settled(api, path, "UPDATE_FAILED")
     update = [(e["resource_name"], e["resource_status"], e["resource_status_reason"])
               for e in (await _events(api, path))[created:]]
     assert update == [("refused", "UPDATE_IN_PROGRESS", "Stack UPDATE started"), *RESTRICTED_AFTER_HOOK]
