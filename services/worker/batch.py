@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime
-import time
 import uuid
 from collections import defaultdict
 from collections.abc import Mapping
@@ -37,13 +35,13 @@ from opentelemetry.context import Context
 
 from libs.db import Conn, breakpoints, events, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
-from libs.engine.plan import parse_node
-from libs.engine.step import Decision, decide
+from libs.engine.keys import NodeKey
+from libs.engine.step import Decision, Verb, decide
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, StepResult, Wait
+from libs.resources.steps import Action, Done, Failed, KeepType, StepResult, Wait
 from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -61,17 +59,15 @@ class _Slow:
 
 SLOW: Final = _Slow()
 Result = BaseException | _Slow | None
-FIRST_STEP_VERBS = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "delete": "DELETE",
-                    "suspend": "SUSPEND",
-                    "resume": "RESUME", "check": "CHECK"}
+# Verbs whose first step the batch takes itself (a replacement and a takeover go one at a time).
+ALONE = frozenset({Verb.REPLACE, Verb.EXTERNAL})
 
 
 @dataclasses.dataclass
 class _Job:
     index: int
     item: WorkItem
-    rid: int
-    kind: str
+    key: NodeKey
     trace: Context
     row: resources.ResourceRow | None = None
     successors: list[str] = dataclasses.field(default_factory=list)
@@ -136,26 +132,26 @@ async def step_batch(ctx: WorkerContext, arrivals: list[Arrival]) -> BatchResult
     for i, arrival in enumerate(arrivals):
         item = arrival.item
         try:
-            rid, kind = parse_node(item.node)
+            key = NodeKey.parse(item.node)
             uuid.UUID(item.stack_id), uuid.UUID(item.traversal_id)
         except ValueError as exc:
             results[i] = Permanent(f"bad work item: {exc}")
             continue
-        jobs.append(_Job(i, item, rid, kind, arrival.trace))
+        jobs.append(_Job(i, item, key, arrival.trace))
     ready: list[Ready] = []
     released_by: list[int] = []
     if not jobs:
         return BatchResult(results, ready, released_by)
     async with ctx.pool.acquire() as conn:
-        held = await locks.try_lock_resources(conn, [j.rid for j in jobs])
+        held = await locks.try_lock_resources(conn, [j.key.resource_id for j in jobs])
         try:
             mine: list[_Job] = []
             taken: set[int] = set()
             for job in jobs:
-                if job.rid not in held or job.rid in taken:
-                    results[job.index] = Conflict(f"resource {job.rid} is busy with another step")
+                if job.key.resource_id not in held or job.key.resource_id in taken:
+                    results[job.index] = Conflict(f"resource {job.key.resource_id} is busy with another step")
                 else:
-                    taken.add(job.rid)
+                    taken.add(job.key.resource_id)
                     mine.append(job)
             groups = await _load(ctx, conn, mine, results)
             await _decide(ctx, conn, groups, results)
@@ -181,9 +177,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
         by_trav[uuid.UUID(job.item.traversal_id)].append(job)
     travs = await traversals.get_many(conn, list(by_trav))
     stack_rows = await stacks.get_many(conn, list({t.stack_id for t in travs.values()}))
-    rows = await resources.get_many(conn, [j.rid for j in jobs])
+    rows = await resources.get_many(conn, [j.key.resource_id for j in jobs])
     groups: list[_Group] = []
-    now = _now()
+    now = rowkit.now()
     for trav_id, group_jobs in by_trav.items():
         trav = travs.get(trav_id)
         stack = stack_rows.get(trav.stack_id) if trav is not None else None
@@ -203,13 +199,13 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 results[job.index] = Permanent(f"no node {job.item.node} in traversal {trav.id}")
             elif node.waiting_on > 0 and not node.done:
                 results[job.index] = Retry(0.2, "predecessors not finished")
-            elif not node.done and job.rid in rows:
-                job.row = rows[job.rid]
+            elif not node.done and job.key.resource_id in rows:
+                job.row = rows[job.key.resource_id]
                 job.successors = node.successors
                 live.append(job)
-        update_ids = [j.rid for j in live if j.kind == "u"]
+        update_ids = [j.key.resource_id for j in live if j.key.converges]
         replaced = await resources.replacements(conn, update_ids, trav.id) if update_ids else {}
-        live = [j for j in live if j.rid not in replaced
+        live = [j for j in live if j.key.resource_id not in replaced
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         entry = await ctx.cache.entry(conn, stack, trav.template_id) if trav.template_id is not None else None
         group = _Group(stack, trav, entry.desired if entry else None, live,
@@ -225,9 +221,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
 
 async def _without_hooks(conn: Conn, group: _Group) -> list[_Job]:
     mode = group.trav.hook_mode
-    if mode == "run":
+    if mode == hooks.HookMode.RUN:
         return group.jobs
-    if mode == "step":
+    if mode == hooks.HookMode.STEP:
         return []
     envs = [group.want.environment.registry] if group.want is not None else list(group.envs.values())
     placed = await breakpoints.reaching(conn, group.stack.id)
@@ -240,7 +236,7 @@ async def _without_hooks(conn: Conn, group: _Group) -> list[_Job]:
         env = group.want.environment.registry if group.want is not None else group.own_environment(job.row)
         if not hooks.may_pause(resource_name=job.row.name, resource_type=job.row.type,
                                env_hooks=env.hooks_for(job.row.name) if env is not None else (),
-                               breakpoints=placed, mode="normal"):
+                               breakpoints=placed, mode=hooks.HookMode.NORMAL):
             kept.append(job)
     return kept
 
@@ -253,7 +249,7 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
         if want is not None and converging:
             for job in group.jobs:
                 assert job.row is not None
-                if job.kind == "u" and job.row.name in want.definition.resources:
+                if job.key.converges and job.row.name in want.definition.resources:
                     required |= want.definition.required(job.row.name)
         current = await resources.current_by_names(conn, group.stack.id, required) if required else {}
         resolver = None
@@ -275,7 +271,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     new_type: str | None = None
     plugin: ResourceType | None = None
     external_id: str | None = None
-    if job.kind == "u" and in_template and trav.action in status.CONVERGING:
+    if job.key.converges and in_template and trav.action in status.CONVERGING:
         assert want is not None and resolver is not None
         if row.name in group.heavy:
             return False  # resolved in the evaluation pool, on the one-item path
@@ -291,7 +287,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
         return False  # renamed: the one-item path compares implementations and records the name
     same = None if plugin is None else type(plugin) is ctx.registry.implementation(
         row.type, resource_name=row.name, environment=group.own_environment(row))
-    decision = decide(job.kind, trav.action, str(trav.id),
+    decision = decide(job.key.kind, trav.action, str(trav.id),
                       str(trav.template_id) if trav.template_id else None,
                       rowkit.state(row), in_template=in_template, new_type=new_type,
                       new_properties=job.props,
@@ -301,12 +297,12 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
                       same_implementation=same, external_id=external_id,
                       restricted=want.environment.registry.restricted_actions(row.name) if want is not None
                       else ())
-    if decision.verb == "wait":
+    if decision.verb == Verb.WAIT:
         results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
                                         " still under way")
         return False
-    if decision.verb in FIRST_STEP_VERBS:
-        job.action = FIRST_STEP_VERBS[decision.verb]
+    if decision.verb.action is not None and decision.verb not in ALONE:
+        job.action = decision.verb.action
         try:
             job.plugin = ctx.registry.implementing(row.type, resource_name=row.name,
                                                    environment=group.environment(row, job.action))
@@ -319,7 +315,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
                 return False
             defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
             job.props = {**defaults, **(row.properties or {})}
-    elif decision.verb not in ("done", "noop", "forget", "retain"):
+    elif decision.verb not in (Verb.DONE, Verb.NOOP, Verb.FORGET, Verb.RETAIN):
         return False  # continue, replace: step by step on the one-item path
     job.decision = decision
     return True
@@ -330,7 +326,7 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
     starting = [(g, j) for g in groups for j in g.jobs if j.action]
     if not starting:
         return
-    now = _now()
+    now = rowkit.now()
     async with conn.transaction():
         written = await resources.write_many(conn, [
             (j.row, {"action": j.action, "status": status.IN_PROGRESS,
@@ -340,7 +336,7 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
         new_events = []
         for group, job in starting:
             assert job.row is not None
-            fresh = written.get(job.rid)
+            fresh = written.get(job.key.resource_id)
             if fresh is None:
                 results[job.index] = Conflict("resource row changed under this step")
                 job.decision = None
@@ -361,12 +357,7 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
                 continue
             row, plugin = job.row, job.plugin
             assert row is not None and plugin is not None and job.props is not None
-            step_ctx = StepContext(
-                stack_id=str(group.stack.id), stack_name=group.stack.name, resource_name=row.name,
-                physical_id=row.physical_id, properties=job.props, old_properties=row.properties,
-                data=dict(row.data), now=time.time(),
-                started_at=(row.action_started or _now()).timestamp(), short_id=rowkit.short_id(row.id),
-                rng=ctx.rng)
+            step_ctx = rowkit.step_context(group.stack, row, job.props, ctx.rng)
             try:
                 job.outcome = plugin.start(Action(job.action), step_ctx)
             except Exception as exc:  # redelivered, it continues with the plugin's check
@@ -434,7 +425,7 @@ class _Writes:
 async def _finish_group(conn: Conn, group: _Group, results: list[Result]) -> None:
     writes = _collect(group, results)
     await _add_requires(conn, group, writes)
-    owner = {j.rid: j for j in group.jobs}
+    owner = {j.key.resource_id: j for j in group.jobs}
     for kind, batch in [("noop", writes.noops), ("complete", writes.completes),
                         ("failure", writes.failures), *(("wait", b) for b in writes.waits.values())]:
         if not batch:
@@ -469,12 +460,12 @@ def _collect(group: _Group, results: list[Result]) -> _Writes:
         row = job.row
         assert row is not None and job.decision is not None
         verb = job.decision.verb
-        if verb == "noop" and job.kind == "u" and trav.template_id is not None:
+        if verb == Verb.NOOP and job.key.converges and trav.template_id is not None:
             writes.noops.append((row, {"template_id": trav.template_id,
                                        "deletion_policy": rowkit.deletion_policy(want, row.name)}))
-        elif verb in ("done", "noop"):
+        elif verb in (Verb.DONE, Verb.NOOP):
             group.finish.append(job)
-        elif verb in ("forget", "retain"):
+        elif verb in (Verb.FORGET, Verb.RETAIN):
             writes.removed.append(row.id)
             group.finish.append(job)
         elif isinstance(job.outcome, Wait):
@@ -539,6 +530,3 @@ def _event(group: _Group, job: _Job, row: resources.ResourceRow, state: str, rea
                            resource_type=row.type, action=job.action,
                            status=state, reason=reason, traversal_id=group.trav.id, trace=job.stored())
 
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)

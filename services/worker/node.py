@@ -10,18 +10,17 @@ node releases its successors in the same transaction.
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import time
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from libs import plan_requests
 from libs.db import Conn, events, resources, snapshots, stacks, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine import hooks as rules
-from libs.engine.step import Decision, Refusal, attempted_action, decide, preempted_reason
+from libs.engine.keys import NodeKey, NodeKind
+from libs.engine.step import Decision, Refusal, Verb, attempted_action, decide, preempted_reason
 from libs.errors import Conflict, Permanent, Retry, is_transient
 from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
 from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
@@ -35,28 +34,23 @@ from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import children, evaluation, rows, stack_end
+from services.worker.context import WorkerContext
 from services.worker.hook_gate import Gate
-
-if TYPE_CHECKING:
-    from services.worker.steps import Steps
 
 log = logs.logger("worker")
 # Where a resource paused at a named step inside its action keeps that step's hook.
 NAMED_STEP_KEY = "ember_step"
-VERB_ACTION = {"adopt": "ADOPT", "external": "ADOPT", "create": "CREATE", "update": "UPDATE",
-               "replace": "CREATE", "delete": "DELETE",
-               "suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
 
 
 class Node:
     """One delivery of one node; ``run`` returns the successor nodes to publish."""
 
-    def __init__(self, steps: Steps, conn: Conn, item: WorkItem, rid: int, kind: str) -> None:
-        self.s = steps
+    def __init__(self, ctx: WorkerContext, conn: Conn, item: WorkItem, key: NodeKey) -> None:
+        self.s = ctx
         self.conn = conn
         self.item = item
-        self.rid = rid
-        self.kind = kind
+        self.rid = key.resource_id
+        self.kind = key.kind
         self.stack_id = uuid.UUID(item.stack_id)
         self.traversal_id = uuid.UUID(item.traversal_id)
         self.env: ResourceRegistry | None = None
@@ -86,7 +80,7 @@ class Node:
                 return []  # a stale traversal's predecessors never finish, and this node started nothing
             raise Retry(0.2, "predecessors not finished")
         self.want = await self._desired()
-        if self.current and trav.deadline is not None and _now() > trav.deadline:
+        if self.current and trav.deadline is not None and rows.now() > trav.deadline:
             await self.fail_stack(status.TIMED_OUT)
             self.current = False  # and abandon this node's action below, as a stale one
         row = await self._target_row()
@@ -102,7 +96,7 @@ class Node:
             # A stale traversal only finishes the action it started, then stops;
             # one that timed out abandons it instead (Heat's runner is cut short).
             if row.traversal_id == trav.id and row.status == status.IN_PROGRESS:
-                if trav.deadline is not None and _now() > trav.deadline:
+                if trav.deadline is not None and rows.now() > trav.deadline:
                     await self.mark_failed(row, row.action, f"{row.action} aborted ({status.TIMED_OUT})")
                 else:
                     await self.step(row, row.action, first=False, propagate=False)
@@ -141,12 +135,10 @@ class Node:
 
     async def _target_row(self) -> resources.ResourceRow | None:
         row = await resources.get(self.conn, self.rid)
-        if row is None or self.kind != "u":
+        if row is None or self.kind != NodeKind.UPDATE:
             return row
         # A replacement started by this node carries on in the new row.
-        replacement = await self.conn.fetchval(
-            "SELECT id FROM resources WHERE replaces = $1 AND traversal_id = $2 ORDER BY id DESC LIMIT 1",
-            row.id, self.traversal_id)
+        replacement = (await resources.replacements(self.conn, [row.id], self.traversal_id)).get(row.id)
         if replacement is not None:
             return await resources.get(self.conn, replacement)
         return row
@@ -159,7 +151,7 @@ class Node:
         plugin: ResourceType | None = None
         external_id: str | None = None
         restricted: set[str] = set()
-        if self.kind == "u" and in_template and self.trav.action in status.CONVERGING:
+        if self.kind == NodeKind.UPDATE and in_template and self.trav.action in status.CONVERGING:
             assert self.want is not None
             new_type = self.want.definition.resources[row.name].type
             plugin = self._plugin(new_type, row.name)
@@ -180,7 +172,7 @@ class Node:
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
             observed = self._row_plugin(row).observe(self._context(row, row.properties or {}))
             if observed is not None and observed.gone:
-                return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
+                return await self.carry_out(row, Decision(Verb.REPLACE), new_props)  # Heat: UpdateReplace
             if observed is not None:
                 applied = dict(row.properties or {})
                 live = {k: observed.properties[k] for k in applied if k in observed.properties}
@@ -230,13 +222,13 @@ class Node:
     async def carry_out(self, row: resources.ResourceRow, decision: Decision,
                         props: dict[str, Any] | None) -> list[str]:
         verb = decision.verb
-        if verb == "wait":
+        if verb == Verb.WAIT:
             raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
-        if verb == "done":
+        if verb == Verb.DONE:
             return await self.done(row)
         hook = rules.pre_hook(self.trav.action, self.kind, verb, row.action) if decision.hooked else None
-        if hook is None and self.trav.hook_mode == "step" and verb in VERB_ACTION:
-            hook = f"pre-{VERB_ACTION[verb].lower()}"  # stepping: every node that starts pauses
+        if hook is None and self.trav.hook_mode == rules.HookMode.STEP and verb.action is not None:
+            hook = f"pre-{verb.action.lower()}"  # stepping: every node that starts pauses
         if hook is not None:
             verdict = await self.gate.at(row, hook)
             if verdict == "wait":
@@ -244,23 +236,23 @@ class Node:
             if verdict == "fail":
                 await self.mark_failed(row, rules.hook_action(hook), rules.timed_out_reason(hook))
                 return []
-        if verb == "refuse":
+        if verb == Verb.REFUSE:
             assert decision.refusal is not None
             await self.refuse(row, decision.refusal)
             return []
-        if verb == "noop":
+        if verb == Verb.NOOP:
             async with self.conn.transaction():
-                if self.kind == "u" and self.trav.template_id is not None:
+                if self.kind == NodeKind.UPDATE and self.trav.template_id is not None:
                     await self._write(row, template_id=self.trav.template_id,
                                       deletion_policy=self._deletion_policy(row.name), **self._renamed(row))
                 return await self.finish(None)
-        if verb in ("forget", "retain"):
+        if verb in (Verb.FORGET, Verb.RETAIN):
             async with self.conn.transaction():
                 await resources.remove(self.conn, row.id)
                 return await self.finish(None)
-        if verb == "continue":
+        if verb == Verb.CONTINUE:
             return await self.step(row, decision.action, first=False, props=props)
-        if verb == "replace":
+        if verb == Verb.REPLACE:
             assert self.want is not None
             new_type = self.want.definition.resources[row.name].type
             async with self.conn.transaction():
@@ -269,18 +261,19 @@ class Node:
                     # Made again by a restore: it gets back the data the snapshot recorded.
                     recorded = await snapshots.resource_data(self.conn, self.trav.snapshot_id, row.name)
                     if recorded is not None:
-                        await self.conn.execute("UPDATE resources SET data = $2 WHERE id = $1",
-                                                new_id, recorded)
+                        await resources.set_data(self.conn, new_id, recorded)
                 fresh = await resources.get(self.conn, new_id)
             assert fresh is not None
             return await self.step(fresh, "CREATE", first=True, props=props)
-        renamed = self._renamed(row) if verb == "update" else {}
-        return await self.step(row, VERB_ACTION[verb], first=True, props=props, changed=decision.changed,
+        renamed = self._renamed(row) if verb == Verb.UPDATE else {}
+        assert verb.action is not None
+        return await self.step(row, verb.action, first=True, props=props, changed=decision.changed,
                                external_id=decision.external_id, renamed=renamed, preempts=decision.preempts)
 
     def _renamed(self, row: resources.ResourceRow) -> dict[str, str]:
         """The row's new type name, where the template now calls its implementation otherwise."""
-        if self.kind != "u" or self.want is None or row.name not in self.want.definition.resources:
+        if (self.kind != NodeKind.UPDATE or self.want is None
+                or row.name not in self.want.definition.resources):
             return {}
         new_type = self.want.definition.resources[row.name].type
         return {"type": new_type} if new_type != row.type else {}
@@ -307,7 +300,7 @@ class Node:
                                                     reason=status.resource_failed(preempts, reason))
                 started = await self._write(row, action=action, status=status.IN_PROGRESS,
                                             status_reason=status.STATE_CHANGED,
-                                            traversal_id=self.traversal_id, action_started=_now(),
+                                            traversal_id=self.traversal_id, action_started=rows.now(),
                                             template_id=row.template_id or self.trav.template_id,
                                             data=rows.merged(row.data, {NAMED_STEP_KEY: None}),
                                             **taken, **(renamed or {}))
@@ -424,12 +417,7 @@ class Node:
         return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
-        return StepContext(
-            stack_id=str(self.stack_id), stack_name=self.stack.name, resource_name=row.name,
-            physical_id=row.physical_id, properties=props, old_properties=row.properties,
-            data=dict(row.data), now=time.time(),
-            started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
-            rng=self.s.rng)
+        return rows.step_context(self.stack, row, props, self.s.rng)
 
     def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
         """What only the parent's desired state has: its files and the child environment."""
@@ -451,7 +439,7 @@ class Node:
         staged: list[PlanRequest] = []
         try:
             async with self.conn.transaction():
-                child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
+                child_id = await children.act(self.conn, self.s.bus, self.s.registry, parent=self.stack,
                                               row=row, short_id=rows.short_id(row.id), nest=request,
                                               after_commit=staged, evaluation=self.s.evaluation,
                                               tree_limits=self.s.limits)
@@ -474,7 +462,7 @@ class Node:
             await self.mark_failed(row, action, f"{type(exc).__name__}: resources.{row.name}: {exc}")
             return []
         for plan in staged:
-            await plan_requests.send(Held(self.conn), self.s.rt.bus, plan)
+            await plan_requests.send(Held(self.conn), self.s.bus, plan)
         raise Retry(request.delay, f"{action} of the nested stack of {row.name} in progress")
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
@@ -539,7 +527,7 @@ class Node:
             if verdict == "fail":
                 await self.mark_failed(row, row.action, rules.timed_out_reason(post))
                 return []
-        if self.kind == "c" and row.action == "DELETE" and row.status == status.COMPLETE:
+        if self.kind == NodeKind.CLEANUP and row.action == "DELETE" and row.status == status.COMPLETE:
             await resources.remove(self.conn, row.id)
         return await self.finish(None, in_transaction=True)
 
@@ -558,11 +546,11 @@ class Node:
     # ---- the stack's end ----------------------------------------------------
     async def complete_stack(self) -> None:
         await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry,
-                                 resolve=self.s.ctx.outputs)
+                                 resolve=self.s.outputs)
 
     async def fail_stack(self, reason: str) -> None:
-        await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current,
-                             want=self.want, resolve=self.s.ctx.outputs)
+        await stack_end.fail(self.conn, self.s.bus, self.stack, self.trav, reason, current=self.current,
+                             want=self.want, resolve=self.s.outputs)
 
     async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
         """An update Heat refuses: the resource keeps its state, at most an event says why."""
@@ -604,6 +592,3 @@ class Node:
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if not hasattr(exc, "error_type") else str(exc)
 
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)

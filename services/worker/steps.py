@@ -24,7 +24,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 
 from libs.db import locks
-from libs.engine.plan import parse_node
+from libs.engine.keys import NodeKey
 from libs.errors import Conflict, Retry, describe, is_transient
 from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.messaging.consumer import Delivery
@@ -58,7 +58,7 @@ class Steps:
         self.rng = random.SystemRandom()
         self.evaluation = evaluation
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=self.cache, rng=self.rng,
-                                 evaluation=evaluation)
+                                 evaluation=evaluation, api_url=api_url, limits=limits)
         self.batches: Coalescer[Arrival, batch.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 
@@ -102,24 +102,26 @@ class Steps:
 
     async def give_up(self, item: WorkItem, error: BaseException) -> None:
         """This node's step failed the same way too often: fail its resource, with the error."""
-        rid, kind = parse_node(item.node)
+        key = NodeKey.parse(item.node)
+        rid = key.resource_id
         with logs.log_context(stack_id=item.stack_id, traversal_id=item.traversal_id, node=item.node):
             async with self.rt.pool.acquire() as conn:
                 if not await locks.try_lock_resource(conn, rid):
                     raise Conflict(f"resource {rid} is busy with another step")
                 try:
-                    await Node(self, conn, item, rid, kind).give_up(error)
+                    await Node(self.ctx, conn, item, key).give_up(error)
                 finally:
                     await locks.unlock_resource(conn, rid)
 
     async def handle_one(self, item: WorkItem) -> None:
         """One item on its own: every case, the rare ones included."""
-        rid, kind = parse_node(item.node)
+        key = NodeKey.parse(item.node)
+        rid = key.resource_id
         with logs.log_context(stack_id=item.stack_id, traversal_id=item.traversal_id, node=item.node):
             async with self.rt.pool.acquire() as conn:
                 if not await locks.try_lock_resource(conn, rid):
                     raise Conflict(f"resource {rid} is busy with another step")
-                node_run = Node(self, conn, item, rid, kind)
+                node_run = Node(self.ctx, conn, item, key)
                 try:
                     ready = await node_run.run()
                 finally:
