@@ -28,12 +28,11 @@ import contextlib
 import dataclasses
 import uuid
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import Any, Final
 
 from opentelemetry.context import Context
 
-from libs.db import Conn, breakpoints, events, locks, resources, stacks, traversals
+from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
 from libs.engine.keys import NodeKey
 from libs.engine.step import Decision, Verb, decide
@@ -41,15 +40,16 @@ from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.steps import Action, Done, Failed, KeepType, StepResult, Wait
+from libs.resources.steps import Action, Nest, StepResult
 from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
+from services.worker import outcome, stack_end, writer
 from services.worker import rows as rowkit
-from services.worker import stack_end
 from services.worker.arrival import Arrival, Ready, acting_for
 from services.worker.context import WorkerContext
 from services.worker.evaluation import OutputsOf
+from services.worker.outcome import Calls, Outcome
 
 
 class _Slow:
@@ -58,7 +58,7 @@ class _Slow:
 
 
 SLOW: Final = _Slow()
-Result = BaseException | _Slow | None
+Result = BaseException | _Slow | Calls | None
 # Verbs whose first step the batch takes itself (a replacement and a takeover go one at a time).
 ALONE = frozenset({Verb.REPLACE, Verb.EXTERNAL})
 
@@ -104,6 +104,8 @@ class _Group:
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
     # Resources whose properties are resolved in the evaluation pool (one item at a time).
     heavy: frozenset[str] = frozenset()
+    # Whether the worker has a cloud to make plugins' calls on.
+    can_call: bool = False
 
     def own_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
         """The registry of the desired state ``row`` was made or last converged with."""
@@ -209,7 +211,7 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         entry = await ctx.cache.entry(conn, stack, trav.template_id) if trav.template_id is not None else None
         group = _Group(stack, trav, entry.desired if entry else None, live,
-                       heavy=entry.heavy if entry else frozenset())
+                       heavy=entry.heavy if entry else frozenset(), can_call=ctx.caller is not None)
         # What a row is resolves through the environment it was made with.
         for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
             if template_id is not None:
@@ -328,22 +330,16 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
         return
     now = rowkit.now()
     async with conn.transaction():
-        written = await resources.write_many(conn, [
-            (j.row, {"action": j.action, "status": status.IN_PROGRESS,
-                     "status_reason": status.STATE_CHANGED, "traversal_id": g.trav.id,
-                     "action_started": now, "template_id": j.row.template_id or g.trav.template_id})
+        written = await writer.write(conn, [
+            _write(g, j, outcome.started(j.row, j.action, g.trav.id, g.trav.template_id, now))
             for g, j in starting if j.row is not None])
-        new_events = []
-        for group, job in starting:
-            assert job.row is not None
+        for _, job in starting:
             fresh = written.get(job.key.resource_id)
             if fresh is None:
                 results[job.index] = Conflict("resource row changed under this step")
                 job.decision = None
-                continue
-            job.row = fresh
-            new_events.append(_event(group, job, fresh, status.IN_PROGRESS, status.STATE_CHANGED))
-        await events.add_many(conn, new_events)
+            else:
+                job.row = fresh
     for group in groups:
         group.jobs = [j for j in group.jobs if j.decision is not None]
 
@@ -407,126 +403,48 @@ def _releasers(finish: list[_Job], finished: set[str]) -> dict[str, int]:
     return by
 
 
-Write = tuple[resources.ResourceRow, Mapping[str, Any]]
-
-
-@dataclasses.dataclass
-class _Writes:
-    """One group's outcomes, as row writes of one shape each."""
-
-    noops: list[Write] = dataclasses.field(default_factory=list)
-    completes: list[Write] = dataclasses.field(default_factory=list)
-    failures: list[Write] = dataclasses.field(default_factory=list)
-    waits: dict[tuple[str, ...], list[Write]] = dataclasses.field(default_factory=lambda: defaultdict(list))
-    removed: list[int] = dataclasses.field(default_factory=list)
-    new_events: list[events.NewEvent] = dataclasses.field(default_factory=list)
-
-
 async def _finish_group(conn: Conn, group: _Group, results: list[Result]) -> None:
-    writes = _collect(group, results)
-    await _add_requires(conn, group, writes)
-    owner = {j.key.resource_id: j for j in group.jobs}
-    for kind, batch in [("noop", writes.noops), ("complete", writes.completes),
-                        ("failure", writes.failures), *(("wait", b) for b in writes.waits.values())]:
-        if not batch:
-            continue
-        written = await resources.write_many(conn, batch)
-        for row, changes in batch:
-            job = owner[row.id]
-            fresh = written.get(row.id)
-            if fresh is None:
-                results[job.index] = Conflict("resource row changed under this step")
-            elif kind == "complete":
-                writes.new_events.append(_event(group, job, fresh, status.COMPLETE,
-                                                str(changes["status_reason"])))
-                group.finish.append(job)
-            elif kind == "noop":
-                group.finish.append(job)
-            elif kind == "failure":
-                reason = str(changes["status_reason"])
-                writes.new_events.append(_event(group, job, row, status.FAILED, reason))
-                results[job.index] = None
-                if group.failure is None:
-                    group.failure = (job, status.resource_failed(job.action, reason))
-    await events.add_many(conn, writes.new_events)
-    if writes.removed:
-        await resources.remove_many(conn, writes.removed)
-
-
-def _collect(group: _Group, results: list[Result]) -> _Writes:
-    trav, want = group.trav, group.want
-    writes = _Writes()
-    for job in group.jobs:
-        row = job.row
-        assert row is not None and job.decision is not None
-        verb = job.decision.verb
-        if verb == Verb.NOOP and job.key.converges and trav.template_id is not None:
-            writes.noops.append((row, {"template_id": trav.template_id,
-                                       "deletion_policy": rowkit.deletion_policy(want, row.name)}))
-        elif verb in (Verb.DONE, Verb.NOOP):
+    """Every job's outcome written in one round, then read back into results and releases."""
+    jobs = [j for j in group.jobs if j.row is not None and j.decision is not None]
+    writes = await writer.with_requires(conn, group.stack.id, group.want,
+                                        [_write(group, j, _outcome(group, j)) for j in jobs])
+    written = await writer.write(conn, writes)
+    for job, w in zip(jobs, writes, strict=True):
+        out, fresh = w.outcome, written[w.row.id]
+        if fresh is None:
+            results[job.index] = Conflict("resource row changed under this step")
+        elif out.failure is not None:
+            results[job.index] = None
+            if group.failure is None:
+                group.failure = (job, out.failure)
+        elif out.finished:
             group.finish.append(job)
-        elif verb in (Verb.FORGET, Verb.RETAIN):
-            writes.removed.append(row.id)
-            group.finish.append(job)
-        elif isinstance(job.outcome, Wait):
-            changes: dict[str, Any] = {}
-            if job.outcome.data:
-                changes["data"] = rowkit.merged(row.data, job.outcome.data)
-            if not isinstance(job.outcome.physical_id, KeepType):
-                changes["physical_id"] = job.outcome.physical_id
-            results[job.index] = Retry(job.outcome.delay, f"{job.action} of {row.name} in progress")
-            if changes:
-                writes.waits[tuple(changes)].append((row, changes))
-        elif isinstance(job.outcome, Failed):
-            writes.failures.append((row, {
-                "action": job.action, "status": status.FAILED, "traversal_id": trav.id,
-                "status_reason": job.outcome.status_reason("resources", row.name)}))
-        elif isinstance(job.outcome, Done) and job.action == "DELETE":
-            writes.new_events.append(_event(group, job, row, status.COMPLETE, status.STATE_CHANGED))
-            writes.removed.append(row.id)
-            group.finish.append(job)
-        elif isinstance(job.outcome, Done):
-            writes.completes.append((row, _completion(group, job, job.outcome)))
-    return writes
+        elif out.retry is not None:
+            results[job.index] = Retry(out.retry, out.about)
+        elif out.calls:
+            results[job.index] = Calls(out.calls, fresh, group.stack.project)
 
 
-async def _add_requires(conn: Conn, group: _Group, writes: _Writes) -> None:
-    """The rows each completed resource needed, recorded for the cleanup order of later traversals."""
-    want = group.want
-    wanted = want.definition.resources if want is not None else {}
-    needed: set[str] = set()
-    for row, _ in writes.completes:
-        if want is not None and row.name in wanted:
-            needed |= want.definition.required(row.name)
-    ids: dict[str, int] = {}
-    if needed:
-        ids = {n: r.id for n, r in (await resources.current_by_names(conn, group.stack.id, needed)).items()}
-    out: list[Write] = []
-    for row, changes in writes.completes:
-        names = want.definition.required(row.name) if want is not None and row.name in wanted else set()
-        out.append((row, {**changes, "requires": sorted(ids[n] for n in names if n in ids)}))
-    writes.completes = out
+def _outcome(group: _Group, job: _Job) -> Outcome:
+    """What the job's decision, and its plugin's answer, do to its row."""
+    row, verb = job.row, job.decision.verb if job.decision is not None else None
+    assert row is not None
+    if verb == Verb.NOOP and job.key.converges and group.trav.template_id is not None:
+        return outcome.settled({"template_id": group.trav.template_id,
+                                "deletion_policy": rowkit.deletion_policy(group.want, row.name)})
+    if verb in (Verb.DONE, Verb.NOOP):
+        return outcome.settled()
+    if verb in (Verb.FORGET, Verb.RETAIN):
+        return outcome.settled(removed=True)
+    assert job.plugin is not None and job.props is not None and job.outcome is not None
+    assert not isinstance(job.outcome, Nest)
+    return outcome.of_step(row, job.action, job.outcome, job.plugin, props=job.props,
+                           traversal_id=group.trav.id, template_id=group.trav.template_id,
+                           deletion_policy=rowkit.deletion_policy(group.want, row.name),
+                           can_call=group.can_call)
 
 
-def _completion(group: _Group, job: _Job, result: Done) -> dict[str, Any]:
-    row, plugin, props = job.row, job.plugin, job.props
-    assert row is not None and plugin is not None and props is not None
-    data = rowkit.merged(row.data, result.data)
-    physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
-    return {"action": job.action, "status": status.COMPLETE,
-            "status_reason": result.reason or status.STATE_CHANGED, "physical_id": physical_id,
-            "data": data,
-            "properties": props if job.action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
-            "reference": plugin.reference_id(physical_id, data, resource_name=row.name),
-            "attributes": plugin.all_attributes(physical_id, data, props),
-            "template_id": group.trav.template_id or row.template_id,
-            "deletion_policy": rowkit.deletion_policy(group.want, row.name)}
-
-
-def _event(group: _Group, job: _Job, row: resources.ResourceRow, state: str, reason: str) -> events.NewEvent:
-    """An event of ``job``'s action, in its item's trace."""
-    return events.NewEvent(stack_id=group.stack.id, resource_name=row.name,
-                           physical_resource_id=rowkit.event_physical_id(group.stack.name, row),
-                           resource_type=row.type, action=job.action,
-                           status=state, reason=reason, traversal_id=group.trav.id, trace=job.stored())
-
+def _write(group: _Group, job: _Job, out: Outcome) -> writer.Write:
+    """``out`` on ``job``'s row, its event in the item's trace."""
+    assert job.row is not None
+    return writer.Write(group.stack, group.trav.id, job.row, job.action, out, trace=job.stored())

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from libs import plan_requests
+from libs.cloud.calls import Answers
 from libs.db import Conn, events, resources, snapshots, stacks, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
@@ -27,15 +28,16 @@ from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
-from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
+from libs.resources.steps import Action, Call, Done, Failed, Nest, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.attribute_store import AttributeFailed
 from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import children, evaluation, rows, stack_end
+from services.worker import children, evaluation, outcome, pending, rows, stack_end, writer
 from services.worker.context import WorkerContext
 from services.worker.hook_gate import Gate
+from services.worker.outcome import Calls, Outcome
 
 log = logs.logger("worker")
 # Where a resource paused at a named step inside its action keeps that step's hook.
@@ -45,12 +47,19 @@ NAMED_STEP_KEY = "ember_step"
 class Node:
     """One delivery of one node; ``run`` returns the successor nodes to publish."""
 
-    def __init__(self, ctx: WorkerContext, conn: Conn, item: WorkItem, key: NodeKey) -> None:
+    def __init__(self, ctx: WorkerContext, conn: Conn, item: WorkItem, key: NodeKey, *,
+                 answers: Answers | None = None, answered: resources.ResourceRow | None = None) -> None:
         self.s = ctx
         self.conn = conn
         self.item = item
         self.rid = key.resource_id
         self.kind = key.kind
+        # The answers to calls made since the last look: those ``answered`` (the row as written
+        # with them marked attempted) kept, else the observe call's (``answered`` None).
+        self.answers = answers
+        self.answered = answered
+        # Calls this step asked for, to make once its lock and connection are let go.
+        self.calls: Calls | None = None
         self.stack_id = uuid.UUID(item.stack_id)
         self.traversal_id = uuid.UUID(item.traversal_id)
         self.env: ResourceRegistry | None = None
@@ -170,7 +179,13 @@ class Node:
         state = rows.state(row)
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
-            observed = self._row_plugin(row).observe(self._context(row, row.properties or {}))
+            observer, seen = self._row_plugin(row), self._context(row, row.properties or {})
+            asked = observer.observe_call(seen)
+            if asked is not None and self.answers is None:
+                # Asked once nothing is held; this node is decided again with the answer.
+                self.calls = Calls((asked,), None, self.stack.project)
+                return []
+            observed = observer.observe(dataclasses.replace(seen, answers=self.answers or {}))
             if observed is not None and observed.gone:
                 return await self.carry_out(row, Decision(Verb.REPLACE), new_props)  # Heat: UpdateReplace
             if observed is not None:
@@ -298,16 +313,10 @@ class Node:
                         await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
                                                     state=status.FAILED,
                                                     reason=status.resource_failed(preempts, reason))
-                started = await self._write(row, action=action, status=status.IN_PROGRESS,
-                                            status_reason=status.STATE_CHANGED,
-                                            traversal_id=self.traversal_id, action_started=rows.now(),
-                                            template_id=row.template_id or self.trav.template_id,
-                                            data=rows.merged(row.data, {NAMED_STEP_KEY: None}),
-                                            **taken, **(renamed or {}))
-                if started is None:
-                    raise Conflict("resource row changed under this step")
-                row = started
-                await self.event(row, action, status.IN_PROGRESS, status.STATE_CHANGED)
+                row = await self._apply(row, action, outcome.started(
+                    row, action, self.traversal_id, self.trav.template_id, rows.now(),
+                    data=pending.without(rows.merged(row.data, {NAMED_STEP_KEY: None})),
+                    **taken, **(renamed or {})))
         # After the first write: a renamed type is known by its new name.
         plugin = self._row_plugin(row, action)
         if props is None:
@@ -348,30 +357,43 @@ class Node:
             passed = await self._past_named_step(row, action)
             if passed is None:
                 return []
-            row, ctx = passed, dataclasses.replace(ctx, data=dict(passed.data))
+            row, ctx = passed, dataclasses.replace(ctx, data=rows.plugin_data(passed.data))
+        kept = pending.of(row.data) if not first else None
+        if kept is not None and not kept.attempted:
+            # A Call's delay is over: marked attempted (committed) before the calls are made.
+            marked = await self._apply(row, action, Outcome({"data": pending.attempting(row.data)}))
+            self.calls = Calls(kept.calls, marked, self.stack.project)
+            return []
+        if kept is not None:
+            # The answers of the calls made for this very row version; none after a crash
+            # between making them and this step (the plugin finds what they made by its tag).
+            fresh = self.answered is not None and self.answered.version == row.version
+            ctx = dataclasses.replace(ctx, answers=(self.answers or {}) if fresh else {})
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))
-        if isinstance(result, Wait):
+        if isinstance(result, Wait | Call):
             named = plugin.named_steps[0] if first and plugin.named_steps else None
-            return await self.wait(row, action, result, rules.named_hook(action, named) if named else None)
+            return await self.wait(row, plugin, action, props, result,
+                                   rules.named_hook(action, named) if named else None)
         if isinstance(result, Failed):
             await self.mark_failed(row, action, result.status_reason("resources", row.name))
             return []
         assert isinstance(result, Done)
         return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
 
-    async def wait(self, row: resources.ResourceRow, action: str, result: Wait, step_hook: str | None
-                   ) -> list[str]:
-        """Record what the step gave, then look again after its delay (or pause at a named step)."""
-        changes: dict[str, Any] = {}
-        if result.data:
-            changes["data"] = rows.merged(row.data, result.data)
-        if not isinstance(result.physical_id, KeepType):
-            changes["physical_id"] = result.physical_id  # Heat records it before polling
-        written = await self._write(row, **changes) if changes else row
-        if written is None:
-            raise Conflict("resource row changed under this step")
+    async def wait(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
+                   props: Mapping[str, Any], result: Wait | Call, step_hook: str | None) -> list[str]:
+        """Record what the step gave, then look again after its delay (or pause at a named step),
+        or once the calls it asked for are made."""
+        out = self._outcome(row, plugin, action, props, result)
+        if out.failure is not None:  # a Call with no cloud to call
+            await self.mark_failed(row, action, out.changes["status_reason"])
+            return []
+        written = await self._apply(row, action, out)
+        if out.calls:
+            self.calls = Calls(out.calls, written, self.stack.project)
+            return []
         if step_hook is not None:
             # The action started; a breakpoint may hold it before its first check.
             async with self.conn.transaction():  # the pause and where it is, or neither
@@ -384,7 +406,7 @@ class Node:
             if verdict == "fail":
                 await self.mark_failed(written, action, rules.timed_out_reason(step_hook))
                 return []
-        raise Retry(result.delay, f"{action} of {row.name} in progress")
+        raise Retry(out.retry or 0.0, out.about)
 
     async def _past_named_step(self, row: resources.ResourceRow, action: str) -> resources.ResourceRow | None:
         """The row once past the named step it paused at; None while it waits there (or failed)."""
@@ -467,52 +489,34 @@ class Node:
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
                         props: dict[str, Any], result: Done, propagate: bool) -> list[str]:
-        data = rows.merged(row.data, result.data)
-        physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
         post = rules.post_hook(self.trav.action, action) if propagate and self.current else None
+        # Kept as DELETE_COMPLETE while it may wait at post-delete; gone once past it.
+        out = self._outcome(row, plugin, action, props, result, kept=post is not None)
         adopted: resources.ResourceRow | None = None
         async with self.conn.transaction():
-            if action == "DELETE" and post is not None:
-                # Kept as DELETE_COMPLETE while it may wait at post-delete; gone once past it.
-                done = await self._write(row, action=action, status=status.COMPLETE,
-                                         status_reason=status.STATE_CHANGED)
-                if done is None:
-                    raise Conflict("resource row changed under this step")
-                await self.event(done, action, status.COMPLETE, status.STATE_CHANGED)
+            [write] = await writer.with_requires(self.conn, self.stack_id, self.want,
+                                                 [self._write_of(row, action, out)])
+            done = await self._carry(write)
+            if row.replaces is not None and not row.is_current and action != "DELETE":
+                await resources.promote(self.conn, row.replaces, row.id)
+            if action == "ADOPT" and done.external_id is not None:
+                adopted = done
+            elif post is not None:
                 return await self.done(done, in_transaction=True)
-            if action == "DELETE":
-                await self.event(row, action, status.COMPLETE, status.STATE_CHANGED)
-                await resources.remove(self.conn, row.id)
-            else:
-                requires: list[int] = []
-                if self.want is not None and row.name in self.want.definition.resources:
-                    names = self.want.definition.required(row.name)
-                    requires = [r.id for r in (await resources.current_by_names(
-                        self.conn, self.stack_id, names)).values()]
-                done = await self._write(
-                    row, action=action, status=status.COMPLETE, status_reason=result.reason or
-                    status.STATE_CHANGED, physical_id=physical_id, data=data,
-                    properties=props if action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
-                    reference=plugin.reference_id(physical_id, data, resource_name=row.name),
-                    attributes=plugin.stored_attributes(self._reads(row.name), physical_id, data, props,
-                                                        resource_name=row.name),
-                    template_id=self.trav.template_id or row.template_id, requires=requires,
-                    deletion_policy=self._deletion_policy(row.name))
-                if done is None:
-                    raise Conflict("resource row changed under this step")
-                if row.replaces is not None and not row.is_current:
-                    await resources.promote(self.conn, row.replaces, row.id)
-                await self.event(done, action, status.COMPLETE, result.reason or status.STATE_CHANGED)
-                if action == "ADOPT" and done.external_id is not None:
-                    adopted = done
-                elif post is not None:
-                    return await self.done(done, in_transaction=True)
             if not propagate:
                 return []
             if adopted is None:
                 return await self.finish(None, in_transaction=True)
         # Heat checks an external resource once taken over; the node ends with the check.
         return await self.step(adopted, "CHECK", first=True, props=props)
+
+    def _outcome(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
+                 props: Mapping[str, Any], result: Done | Wait | Failed | Call, *, kept: bool = False
+                 ) -> Outcome:
+        return outcome.of_step(row, action, result, plugin, props=props, traversal_id=self.traversal_id,
+                               template_id=self.trav.template_id,
+                               deletion_policy=self._deletion_policy(row.name), reads=self._reads(row.name),
+                               kept=kept, can_call=self.s.caller is not None)
 
     async def done(self, row: resources.ResourceRow, *, in_transaction: bool = False) -> list[str]:
         """The node's action is complete: past its post-hook, if it has one, it is finished."""
@@ -562,10 +566,7 @@ class Node:
 
     async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
         async with self.conn.transaction():
-            if await self._write(row, action=action, status=status.FAILED, status_reason=reason,
-                                 traversal_id=self.traversal_id) is None:
-                raise Conflict("resource row changed under this step")
-            await self.event(row, action, status.FAILED, reason)
+            await self._apply(row, action, outcome.failed(action, reason, self.traversal_id))
         if self.current:
             await self.fail_stack(status.resource_failed(action, reason))
 
@@ -581,6 +582,19 @@ class Node:
     # ---- writes ---------------------------------------------------------------
     async def _write(self, row: resources.ResourceRow, **changes: Any) -> resources.ResourceRow | None:
         return await resources.write(self.conn, row, **changes)
+
+    def _write_of(self, row: resources.ResourceRow, action: str, out: Outcome) -> writer.Write:
+        return writer.Write(self.stack, self.traversal_id, row, action, out)
+
+    async def _apply(self, row: resources.ResourceRow, action: str, out: Outcome) -> resources.ResourceRow:
+        """``out`` written by the one writer; the row as written."""
+        return await self._carry(self._write_of(row, action, out))
+
+    async def _carry(self, write: writer.Write) -> resources.ResourceRow:
+        written = (await writer.write(self.conn, [write]))[write.row.id]
+        if written is None:
+            raise Conflict("resource row changed under this step")
+        return written
 
     async def event(self, row: resources.ResourceRow, action: str, state: str, reason: str) -> None:
         await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,

@@ -14,6 +14,7 @@ from libs.engine import desired
 from libs.engine.step import RowState
 from libs.resources.base import physical_name
 from libs.resources.steps import StepContext
+from services.worker import pending
 
 # Actions whose plugin is the one the desired definition names; any other acts on what the row is.
 DEFINITION_ACTIONS = frozenset({"CREATE", "UPDATE", "ADOPT"})
@@ -90,5 +91,5 @@ def step_context(stack: stacks.StackRow, row: resources.ResourceRow, props: Mapp
 
 
 def plugin_data(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The row's data as a plugin sees it."""
-    return dict(data)
+    """The row's data as a plugin sees it (without the calls the worker keeps there)."""
+    return pending.without(data)
