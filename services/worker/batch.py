@@ -35,7 +35,7 @@ from opentelemetry.context import Context
 from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
 from libs.engine.keys import NodeKey
-from libs.engine.step import Decision, Verb, decide
+from libs.engine.step import Decision, Verb
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
@@ -289,16 +289,10 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
         return False  # renamed: the one-item path compares implementations and records the name
     same = None if plugin is None else type(plugin) is ctx.registry.implementation(
         row.type, resource_name=row.name, environment=group.own_environment(row))
-    decision = decide(job.key.kind, trav.action, str(trav.id),
-                      str(trav.template_id) if trav.template_id else None,
-                      rowkit.state(row), in_template=in_template, new_type=new_type,
-                      new_properties=job.props,
-                      needs_replace=plugin.needs_replace if plugin is not None else None,
-                      never_updates=plugin is not None and plugin.never_updates,
-                      always_updates=plugin is not None and plugin.always_updates,
-                      same_implementation=same, external_id=external_id,
-                      restricted=want.environment.registry.restricted_actions(row.name) if want is not None
-                      else ())
+    decision = rowkit.decision(
+        job.key.kind, trav, row.state(), plugin, in_template=in_template, new_type=new_type, props=job.props,
+        same=same, external_id=external_id,
+        restricted=want.environment.registry.restricted_actions(row.name) if want is not None else ())
     if decision.verb == Verb.WAIT:
         results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
                                         " still under way")

@@ -21,7 +21,7 @@ from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKey, NodeKind
-from libs.engine.step import Decision, Refusal, Verb, attempted_action, decide, preempted_reason
+from libs.engine.step import Decision, Refusal, Verb, attempted_action, preempted_reason
 from libs.errors import Conflict, Permanent, Retry, is_transient
 from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
 from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
@@ -133,7 +133,7 @@ class Node:
         under_way = row.traversal_id == trav.id and row.status == status.IN_PROGRESS
         if not (self.current or under_way):
             return
-        action = attempted_action(self.kind, trav.action, str(trav.id), rows.state(row))
+        action = attempted_action(self.kind, trav.action, str(trav.id), row.state())
         await self.mark_failed(row, action, f"{type(error).__name__}: resources.{row.name}: {error}")
 
     async def _desired(self) -> desired.Desired | None:
@@ -176,11 +176,11 @@ class Node:
             except Exception as exc:  # property errors fail the resource, as in Heat
                 await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
                 return []
-        state = rows.state(row)
+        state = row.state()
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
             observer, seen = self._row_plugin(row), self._context(row, row.properties or {})
-            asked = observer.observe_call(seen)
+            asked = observer.observe_call(seen) if self.s.caller is not None else None
             if asked is not None and self.answers is None:
                 # Asked once nothing is held; this node is decided again with the answer.
                 self.calls = Calls((asked,), None, self.stack.project)
@@ -202,16 +202,11 @@ class Node:
                 child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
                 nested_check_failed = child is not None and (child.action, child.status) == (
                     "CHECK", status.FAILED)
-        decision = decide(self.kind, self.trav.action, str(self.trav.id),
-                          str(self.trav.template_id) if self.trav.template_id else None,
-                          state, in_template=in_template, new_type=new_type,
-                          new_properties=new_props,
-                          needs_replace=plugin.needs_replace if plugin is not None else None,
-                          never_updates=plugin is not None and plugin.never_updates,
-                          always_updates=plugin is not None and plugin.always_updates,
-                          same_implementation=same, nested_check_failed=nested_check_failed,
-                          external_id=external_id, restricted=restricted,
-                          preemptible=self._busy_elsewhere(row) and self._row_plugin(row).nests)
+        decision = rows.decision(
+            self.kind, self.trav, state, plugin, in_template=in_template, new_type=new_type, props=new_props,
+            same=same, external_id=external_id, restricted=restricted,
+            nested_check_failed=nested_check_failed,
+            preemptible=self._busy_elsewhere(row) and self._row_plugin(row).nests)
         return await self.carry_out(row, decision, new_props)
 
     async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
@@ -358,32 +353,41 @@ class Node:
             if passed is None:
                 return []
             row, ctx = passed, dataclasses.replace(ctx, data=rows.plugin_data(passed.data))
-        kept = pending.of(row.data) if not first else None
-        if kept is not None and not kept.attempted:
-            # A Call's delay is over: marked attempted (committed) before the calls are made.
-            marked = await self._apply(row, action, Outcome({"data": pending.attempting(row.data)}))
-            self.calls = Calls(kept.calls, marked, self.stack.project)
-            return []
-        if kept is not None:
-            # The answers of the calls made for this very row version; none after a crash
-            # between making them and this step (the plugin finds what they made by its tag).
-            fresh = self.answered is not None and self.answered.version == row.version
-            ctx = dataclasses.replace(ctx, answers=(self.answers or {}) if fresh else {})
+        if not first and pending.of(row.data) is not None:
+            answered = await self._answered(row, action, ctx)
+            if answered is None:
+                return []
+            ctx = answered
         result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))
         if isinstance(result, Wait | Call):
             named = plugin.named_steps[0] if first and plugin.named_steps else None
             return await self.wait(row, plugin, action, props, result,
-                                   rules.named_hook(action, named) if named else None)
+                                   step_hook=rules.named_hook(action, named) if named else None)
         if isinstance(result, Failed):
             await self.mark_failed(row, action, result.status_reason("resources", row.name))
             return []
         assert isinstance(result, Done)
         return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
 
+    async def _answered(self, row: resources.ResourceRow, action: str, ctx: StepContext
+                        ) -> StepContext | None:
+        """The step after a Call: its context with the answers; None once it asked for them to be made."""
+        kept = pending.of(row.data)
+        assert kept is not None
+        if not kept.attempted:
+            # A Call's delay is over: marked attempted (committed) before the calls are made.
+            marked = await self._apply(row, action, Outcome({"data": pending.attempting(row.data)}))
+            self.calls = Calls(kept.calls, marked, self.stack.project)
+            return None
+        # The answers of the calls made for this very row version; none after a crash between
+        # making them and this step (the plugin finds what they made by its cloud tag).
+        fresh = self.answered is not None and self.answered.version == row.version
+        return dataclasses.replace(ctx, answers=(self.answers or {}) if fresh else {})
+
     async def wait(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
-                   props: Mapping[str, Any], result: Wait | Call, step_hook: str | None) -> list[str]:
+                   props: Mapping[str, Any], result: Wait | Call, *, step_hook: str | None) -> list[str]:
         """Record what the step gave, then look again after its delay (or pause at a named step),
         or once the calls it asked for are made."""
         out = self._outcome(row, plugin, action, props, result)

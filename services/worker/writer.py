@@ -54,7 +54,7 @@ async def write(conn: Conn, writes: Sequence[Write]) -> dict[int, resources.Reso
             continue
         if w.outcome.event is not None:
             state, reason = w.outcome.event
-            new_events.append(event(w.stack, w.traversal_id, fresh, w.action, state, reason, w.trace))
+            new_events.append(_event(w, fresh, state, reason))
         if w.outcome.removed:
             removed.append(w.row.id)
     await events.add_many(conn, new_events)
@@ -79,18 +79,18 @@ async def with_requires(conn: Conn, stack_id: uuid.UUID, want: desired.Desired |
         ids = {n: r.id for n, r in (await resources.current_by_names(conn, stack_id, needed)).items()}
     out = []
     for i, w in enumerate(writes):
-        if i in completing:
-            names = (want.definition.required(w.row.name) if want is not None and w.row.name in wanted
-                     else set())
-            changes = {**w.outcome.changes, "requires": sorted(ids[n] for n in names if n in ids)}
-            w = dataclasses.replace(w, outcome=dataclasses.replace(w.outcome, changes=changes))
-        out.append(w)
+        if i not in completing:
+            out.append(w)
+            continue
+        names = want.definition.required(w.row.name) if want is not None and w.row.name in wanted else set()
+        changes = {**w.outcome.changes, "requires": sorted(ids[n] for n in names if n in ids)}
+        out.append(dataclasses.replace(w, outcome=dataclasses.replace(w.outcome, changes=changes)))
     return out
 
 
-def event(stack: stacks.StackRow, traversal_id: uuid.UUID, row: resources.ResourceRow, action: str,
-          state: str, reason: str, trace: Stored | None = None) -> events.NewEvent:
-    return events.NewEvent(stack_id=stack.id, resource_name=row.name,
-                           physical_resource_id=rows.event_physical_id(stack.name, row),
-                           resource_type=row.type, action=action, status=state, reason=reason,
-                           traversal_id=traversal_id, trace=trace if trace is not None else Stored.of())
+def _event(w: Write, row: resources.ResourceRow, state: str, reason: str) -> events.NewEvent:
+    """The event of ``w``'s action, of ``row`` as written, in its item's trace (else the current one)."""
+    return events.NewEvent(stack_id=w.stack.id, resource_name=row.name,
+                           physical_resource_id=rows.event_physical_id(w.stack.name, row),
+                           resource_type=row.type, action=w.action, status=state, reason=reason,
+                           traversal_id=w.traversal_id, trace=w.trace if w.trace is not None else Stored.of())
