@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from opentelemetry.context import Context
 
+from libs.cloud.calls import Answers
 from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
 from libs.engine.keys import NodeKey
@@ -44,7 +45,7 @@ from libs.resources.steps import Action, Nest, StepResult
 from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import outcome, stack_end, writer
+from services.worker import outcome, pending, stack_end, writer
 from services.worker import rows as rowkit
 from services.worker.arrival import Arrival, Ready, acting_for
 from services.worker.context import WorkerContext
@@ -75,7 +76,14 @@ class _Job:
     props: dict[str, Any] | None = None
     plugin: ResourceType | None = None
     action: str = ""
+    # Whether the step is the action's first (``start``), else a ``check`` of the action under way.
+    first: bool = True
     outcome: StepResult | None = None
+    # An outcome the job has without a plugin step (its kept calls to make).
+    direct: Outcome | None = None
+    # The answers of the calls its last step asked for, and the row version they were made for.
+    answers: Answers | None = None
+    answered: int | None = None
     _stored: Stored | None = None
 
     def stored(self) -> Stored:
@@ -139,7 +147,7 @@ async def step_batch(ctx: WorkerContext, arrivals: list[Arrival]) -> BatchResult
         except ValueError as exc:
             results[i] = Permanent(f"bad work item: {exc}")
             continue
-        jobs.append(_Job(i, item, key, arrival.trace))
+        jobs.append(_Job(i, item, key, arrival.trace, answers=arrival.answers, answered=arrival.answered))
     ready: list[Ready] = []
     released_by: list[int] = []
     if not jobs:
@@ -297,8 +305,12 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
         results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
                                         " still under way")
         return False
-    if decision.verb.action is not None and decision.verb not in ALONE:
-        job.action = decision.verb.action
+    if decision.verb == Verb.CONTINUE and (
+            row.external_id is not None or row.data.get(rowkit.NAMED_STEP_KEY)):
+        return False  # an adopted resource's check, a pause at a named step: one at a time
+    if (decision.verb.action is not None and decision.verb not in ALONE) or decision.verb == Verb.CONTINUE:
+        job.action = decision.verb.action or decision.action
+        job.first = decision.verb != Verb.CONTINUE
         try:
             job.plugin = ctx.registry.implementing(row.type, resource_name=row.name,
                                                    environment=group.environment(row, job.action))
@@ -312,14 +324,14 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
             defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
             job.props = {**defaults, **(row.properties or {})}
     elif decision.verb not in (Verb.DONE, Verb.NOOP, Verb.FORGET, Verb.RETAIN):
-        return False  # continue, replace: step by step on the one-item path
+        return False  # replace, refuse: step by step on the one-item path
     job.decision = decision
     return True
 
 
 async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> None:
     """Record every first step as under way (with its event) before any plugin runs."""
-    starting = [(g, j) for g in groups for j in g.jobs if j.action]
+    starting = [(g, j) for g in groups for j in g.jobs if j.action and j.first]
     if not starting:
         return
     now = rowkit.now()
@@ -340,21 +352,31 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
 
 async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Result]) -> None:
     for group in groups:
-        kept = []
+        kept_jobs: list[_Job] = []
         for job in group.jobs:
             if not job.action:
-                kept.append(job)
+                kept_jobs.append(job)
                 continue
             row, plugin = job.row, job.plugin
             assert row is not None and plugin is not None and job.props is not None
             step_ctx = rowkit.step_context(group.stack, row, job.props, ctx.rng)
+            kept = pending.of(row.data) if not job.first else None
+            if kept is not None and not kept.attempted:
+                # A Call's delay is over: marked attempted (committed) before the calls are made.
+                job.direct = Outcome({"data": pending.attempting(row.data)}, calls=kept.calls)
+                kept_jobs.append(job)
+                continue
+            if kept is not None:
+                step_ctx = dataclasses.replace(step_ctx, answers=pending.answers_for(
+                    row.data, row.version, job.answers, job.answered))
             try:
-                job.outcome = plugin.start(Action(job.action), step_ctx)
+                job.outcome = (plugin.start(Action(job.action), step_ctx) if job.first
+                               else plugin.check(Action(job.action), step_ctx))
             except Exception as exc:  # redelivered, it continues with the plugin's check
                 results[job.index] = exc
                 continue
-            kept.append(job)
-        group.jobs = kept
+            kept_jobs.append(job)
+        group.jobs = kept_jobs
 
 
 async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
@@ -430,6 +452,8 @@ def _outcome(group: _Group, job: _Job) -> Outcome:
         return outcome.settled()
     if verb in (Verb.FORGET, Verb.RETAIN):
         return outcome.settled(removed=True)
+    if job.direct is not None:
+        return job.direct
     assert job.plugin is not None and job.props is not None and job.outcome is not None
     assert not isinstance(job.outcome, Nest)
     return outcome.of_step(row, job.action, job.outcome, job.plugin, props=job.props,

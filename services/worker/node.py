@@ -40,22 +40,21 @@ from services.worker.hook_gate import Gate
 from services.worker.outcome import Calls, Outcome
 
 log = logs.logger("worker")
-# Where a resource paused at a named step inside its action keeps that step's hook.
-NAMED_STEP_KEY = "ember_step"
+NAMED_STEP_KEY = rows.NAMED_STEP_KEY
 
 
 class Node:
     """One delivery of one node; ``run`` returns the successor nodes to publish."""
 
     def __init__(self, ctx: WorkerContext, conn: Conn, item: WorkItem, key: NodeKey, *,
-                 answers: Answers | None = None, answered: resources.ResourceRow | None = None) -> None:
+                 answers: Answers | None = None, answered: int | None = None) -> None:
         self.s = ctx
         self.conn = conn
         self.item = item
         self.rid = key.resource_id
         self.kind = key.kind
-        # The answers to calls made since the last look: those ``answered`` (the row as written
-        # with them marked attempted) kept, else the observe call's (``answered`` None).
+        # The answers to calls made since the last look: those kept in the row at version
+        # ``answered`` (written with them marked attempted), else the observe call's (None).
         self.answers = answers
         self.answered = answered
         # Calls this step asked for, to make once its lock and connection are let go.
@@ -381,10 +380,10 @@ class Node:
             marked = await self._apply(row, action, Outcome({"data": pending.attempting(row.data)}))
             self.calls = Calls(kept.calls, marked, self.stack.project)
             return None
-        # The answers of the calls made for this very row version; none after a crash between
-        # making them and this step (the plugin finds what they made by its cloud tag).
-        fresh = self.answered is not None and self.answered.version == row.version
-        return dataclasses.replace(ctx, answers=(self.answers or {}) if fresh else {})
+        # After a crash between making them and this step, no answers: the plugin finds what
+        # they made by its cloud tag.
+        return dataclasses.replace(ctx, answers=pending.answers_for(row.data, row.version, self.answers,
+                                                                    self.answered))
 
     async def wait(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
                    props: Mapping[str, Any], result: Wait | Call, *, step_hook: str | None) -> list[str]:

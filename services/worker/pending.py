@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from libs.cloud.calls import CloudCall, Service
+from libs.cloud.calls import Answers, CloudCall, Service
 
 KEY = "ember_calls"
 
@@ -35,6 +35,16 @@ def of(data: Mapping[str, Any]) -> Pending | None:
     if not isinstance(kept, dict):
         return None
     return Pending(tuple(_load(c) for c in kept.get("calls", ())), bool(kept.get("attempted")))
+
+
+def answers_for(data: Mapping[str, Any], version: int, answers: Answers | None, answered: int | None
+                ) -> Answers:
+    """What the step after a Call sees: the answers of the calls made for this very row version
+    (``answered``); none after a crash between making them and this step, or with no calls kept."""
+    kept = of(data)
+    if kept is None or not kept.attempted or answered != version:
+        return {}
+    return answers or {}
 
 
 def attempting(data: Mapping[str, Any]) -> dict[str, Any]:

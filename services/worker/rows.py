@@ -17,6 +17,8 @@ from libs.resources.base import ResourceType, physical_name
 from libs.resources.steps import StepContext
 from services.worker import pending
 
+# Where a resource paused at a named step inside its action keeps that step's hook.
+NAMED_STEP_KEY = "ember_step"
 # Actions whose plugin is the one the desired definition names; any other acts on what the row is.
 DEFINITION_ACTIONS = frozenset({"CREATE", "UPDATE", "ADOPT"})
 
