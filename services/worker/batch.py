@@ -363,12 +363,17 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
             kept = pending.of(row.data) if not job.first else None
             if kept is not None and not kept.attempted:
                 # A Call's delay is over: marked attempted (committed) before the calls are made.
-                job.direct = Outcome({"data": pending.attempting(row.data)}, calls=kept.calls)
+                job.direct = Outcome({"data": pending.attempting(row.data)}, calls=kept.to_make)
                 kept_jobs.append(job)
                 continue
             if kept is not None:
-                step_ctx = dataclasses.replace(step_ctx, answers=pending.answers_for(
-                    row.data, row.version, job.answers, job.answered))
+                got = pending.next_step(row.data, row.version, job.answers, job.answered)
+                if isinstance(got, tuple):  # the cloud asked to be tried again later
+                    job.direct = Outcome({"data": got[0]}, retry=got[1],
+                                         about=f"{job.action} of {row.name}: the cloud is to be tried again")
+                    kept_jobs.append(job)
+                    continue
+                step_ctx = dataclasses.replace(step_ctx, answers=got)
             try:
                 job.outcome = (plugin.start(Action(job.action), step_ctx) if job.first
                                else plugin.check(Action(job.action), step_ctx))

@@ -378,12 +378,16 @@ class Node:
         if not kept.attempted:
             # A Call's delay is over: marked attempted (committed) before the calls are made.
             marked = await self._apply(row, action, Outcome({"data": pending.attempting(row.data)}))
-            self.calls = Calls(kept.calls, marked, self.stack.project)
+            self.calls = Calls(kept.to_make, marked, self.stack.project)
             return None
         # After a crash between making them and this step, no answers: the plugin finds what
         # they made by its cloud tag.
-        return dataclasses.replace(ctx, answers=pending.answers_for(row.data, row.version, self.answers,
-                                                                    self.answered))
+        got = pending.next_step(row.data, row.version, self.answers, self.answered)
+        if isinstance(got, tuple):  # the cloud asked to be tried again later
+            data, delay = got
+            await self._apply(row, action, Outcome({"data": data}))
+            raise Retry(delay, f"{action} of {row.name}: the cloud is to be tried again")
+        return dataclasses.replace(ctx, answers=got)
 
     async def wait(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
                    props: Mapping[str, Any], result: Wait | Call, *, step_hook: str | None) -> list[str]:

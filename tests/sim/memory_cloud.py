@@ -30,6 +30,8 @@ class MemoryCloud:
         self.boot_polls = boot_polls
         # Die right after making calls of these methods, this many times.
         self.crash_after: dict[str, int] = {}
+        # Answer calls of these methods with a server error (making nothing), this many times.
+        self.fail_next: dict[str, int] = {}
         self.in_flight = 0
         self.most_in_flight = 0
         # Checked at each call: the worker holds no advisory lock while the cloud answers.
@@ -58,6 +60,9 @@ class MemoryCloud:
 
     def _one(self, call: CloudCall) -> Answer:
         self.calls.append(call.describe())
+        if self.fail_next.get(call.method, 0) > 0:
+            self.fail_next[call.method] -= 1
+            return _error(ErrorKind.SERVER, "Internal Server Error", 500)
         if call.service is not Service.COMPUTE:
             return _error(ErrorKind.NOT_FOUND, f"no service {call.service}", 404)
         if call.method == "create_server":

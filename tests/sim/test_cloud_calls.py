@@ -216,6 +216,33 @@ async def test_a_worker_dying_after_a_create_call_makes_no_second_server(
     assert cloud.calls.count("compute.servers") == 1
 
 
+async def test_server_errors_are_tried_again_before_the_plugin_sees_them(
+        pool: asyncpg.Pool, nats_prefix: str) -> None:
+    cloud = MemoryCloud()
+    cloud.fail_next["create_server"] = pending.TRIES - 1
+    sim = _sim(pool, nats_prefix, 0, cloud)
+    made = await _create(sim, pool, 1)
+    await sim.run()
+    stack = await _stack(pool, made.id)
+    assert (stack.action, stack.status) == ("CREATE", "COMPLETE"), stack.status_reason
+    assert cloud.calls.count("compute.create_server") == pending.TRIES
+    assert cloud.creates == 1
+
+
+async def test_a_cloud_that_keeps_failing_fails_the_resource_with_its_message(
+        pool: asyncpg.Pool, nats_prefix: str) -> None:
+    cloud = MemoryCloud()
+    cloud.fail_next["create_server"] = pending.TRIES
+    sim = _sim(pool, nats_prefix, 0, cloud)
+    made = await _create(sim, pool, 1)
+    await sim.run()
+    stack = await _stack(pool, made.id)
+    assert (stack.action, stack.status) == ("CREATE", "FAILED")
+    [row] = await _rows(pool, made.id)
+    assert row.status_reason == "Exception: resources.s0: Internal Server Error"
+    assert cloud.creates == 0
+
+
 async def test_a_worker_with_no_cloud_fails_the_resource(pool: asyncpg.Pool, nats_prefix: str) -> None:
     sim = _sim(pool, nats_prefix, 0, None)
     made = await _create(sim, pool, 1)

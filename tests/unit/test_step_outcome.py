@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from libs.cloud.calls import CloudCall, Service
+from libs.cloud.calls import Answer, CloudCall, CloudError, ErrorKind, Service
 from libs.db.resources import ResourceRow
 from libs.resources.base import ResourceType
 from libs.resources.steps import KEEP, Call, Done, Failed, StepContext, StepResult, Wait
@@ -96,3 +96,36 @@ def test_kept_calls_read_back_and_are_hidden_from_plugins() -> None:
     assert pending.of(pending.attempting(data)) == pending.Pending((MADE,), attempted=True)
     assert pending.without(data) == {"a": "1"}
     assert pending.of({"a": "1"}) is None
+
+
+PORT = CloudCall("port", Service.NETWORK, "create_port", (), {})
+OK = Answer({"id": "s1"})
+DOWN = Answer(error=CloudError(ErrorKind.SERVER, "Internal Server Error", 500))
+GONE = Answer(error=CloudError(ErrorKind.NOT_FOUND, "No Server found", 404))
+TRIED = pending.attempting(pending.recorded({}, [MADE, PORT], attempted=False))
+
+
+@pytest.mark.parametrize(("case", "data", "answers", "answered", "expected"), [
+    ("the answers of this very try", TRIED, {"made": OK, "port": OK}, 3, {"made": OK, "port": OK}),
+    ("a crash lost them", TRIED, None, None, {}),
+    ("answers for another version of the row", TRIED, {"made": OK}, 2, {}),
+    ("an error the plugin handles", TRIED, {"made": GONE, "port": OK}, 3, {"made": GONE, "port": OK}),
+    ("no calls kept", {}, {"made": OK}, 3, {}),
+])
+def test_what_the_step_after_a_call_sees(case: str, data: dict[str, Any], answers: dict[str, Answer] | None,
+                                          answered: int | None, expected: dict[str, Answer]) -> None:
+    assert pending.next_step(data, 3, answers, answered) == expected, case
+
+
+def test_a_server_error_is_tried_again_with_the_other_answers_kept() -> None:
+    got = pending.next_step(TRIED, 3, {"made": DOWN, "port": OK}, 3)
+    assert isinstance(got, tuple)
+    data, delay = got
+    kept = pending.of(data)
+    assert kept == pending.Pending((MADE, PORT), attempted=False, answered={"port": OK}, tries=2)
+    assert (kept.to_make, delay) == ((MADE,), 2.0)
+    # The next try's answer joins the one kept.
+    assert pending.next_step(pending.attempting(data), 4, {"made": OK}, 4) == {"made": OK, "port": OK}
+    # Past the last try the plugin sees the error.
+    last = {**data, pending.KEY: {**data[pending.KEY], "tries": pending.TRIES, "attempted": True}}
+    assert pending.next_step(last, 4, {"made": DOWN}, 4) == {"port": OK, "made": DOWN}
