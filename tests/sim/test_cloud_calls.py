@@ -117,6 +117,15 @@ async def _create(sim: Simulation, pool: asyncpg.Pool, count: int) -> stacks.Sta
                                          registry=_registry())
 
 
+async def _created(pool: asyncpg.Pool, prefix: str, cloud: MemoryCloud | None, *, seed: int = 0
+                   ) -> stacks.StackRow:
+    """A stack of one server, created on the simulation to its end: the stack as it ended."""
+    sim = _sim(pool, prefix, seed, cloud)
+    made = await _create(sim, pool, 1)
+    await sim.run()
+    return await _stack(pool, made.id)
+
+
 async def _stack(pool: asyncpg.Pool, stack_id: Any) -> stacks.StackRow:
     async with pool.acquire() as conn:
         row = await stacks.get(conn, stack_id)
@@ -220,10 +229,7 @@ async def test_server_errors_are_tried_again_before_the_plugin_sees_them(
         pool: asyncpg.Pool, nats_prefix: str) -> None:
     cloud = MemoryCloud()
     cloud.fail_next["create_server"] = pending.TRIES - 1
-    sim = _sim(pool, nats_prefix, 0, cloud)
-    made = await _create(sim, pool, 1)
-    await sim.run()
-    stack = await _stack(pool, made.id)
+    stack = await _created(pool, nats_prefix, cloud)
     assert (stack.action, stack.status) == ("CREATE", "COMPLETE"), stack.status_reason
     assert cloud.calls.count("compute.create_server") == pending.TRIES
     assert cloud.creates == 1
@@ -233,22 +239,16 @@ async def test_a_cloud_that_keeps_failing_fails_the_resource_with_its_message(
         pool: asyncpg.Pool, nats_prefix: str) -> None:
     cloud = MemoryCloud()
     cloud.fail_next["create_server"] = pending.TRIES
-    sim = _sim(pool, nats_prefix, 0, cloud)
-    made = await _create(sim, pool, 1)
-    await sim.run()
-    stack = await _stack(pool, made.id)
+    stack = await _created(pool, nats_prefix, cloud)
     assert (stack.action, stack.status) == ("CREATE", "FAILED")
-    [row] = await _rows(pool, made.id)
+    [row] = await _rows(pool, stack.id)
     assert row.status_reason == "Exception: resources.s0: Internal Server Error"
     assert cloud.creates == 0
 
 
 async def test_a_worker_with_no_cloud_fails_the_resource(pool: asyncpg.Pool, nats_prefix: str) -> None:
-    sim = _sim(pool, nats_prefix, 0, None)
-    made = await _create(sim, pool, 1)
-    await sim.run()
-    stack = await _stack(pool, made.id)
+    stack = await _created(pool, nats_prefix, None)
     assert (stack.action, stack.status) == ("CREATE", "FAILED")
-    [row] = await _rows(pool, made.id)
+    [row] = await _rows(pool, stack.id)
     assert row.status_reason == ("ResourceFailure: resources.s0: no cloud is configured for this worker"
                                  " to call (compute.create_server)")
