@@ -1,19 +1,23 @@
-"""Many work items stepped in one database round: the worker's common path.
+"""Many work items stepped in one database round: the executor's common path.
 
 Items that reach a worker together are stepped together: their resource locks
 in one statement, their stack, traversal, node and row reads in one each, the
 "started" writes and events of every first step in one transaction, and the
-outcomes, events and node releases of every finished step in a second. The
-plugin steps run between the two, after the first commit, exactly as on the
-one-item path, so a crash between a cloud call and its record still finds the
-``IN_PROGRESS`` row with this traversal on redelivery.
+outcomes (:mod:`services.worker.outcome`), events and node releases of every
+step in a second, through the one writer. The plugin steps run between the two,
+after the first commit, so a crash between a cloud call and its record still
+finds the ``IN_PROGRESS`` row with this traversal on redelivery. A step that
+asks for cloud calls gives back :class:`~services.worker.outcome.Calls`: the
+executor makes them once the locks are let go and steps the item again.
 
-What the batch does not handle it hands back unchanged (:data:`SLOW`) for the
-one-item path in :mod:`services.worker.steps`: a node already done, a stale or
-timed-out traversal, a replacement, a step that continues an earlier one,
-an update refused (restricted actions, external ids), a resource taken over
-by its external id, and property errors. Each item still gets its own outcome,
-so the consumer acks, naks or terminates every message as it would alone.
+What the batch does not step it hands back unchanged (:data:`SLOW`) for the
+executor to step alone (:mod:`services.worker.node`): a node already done, a
+stale, timed-out or converging traversal, a replacement, a node that may pause
+at a hook, a resource whose properties are resolved in the evaluation pool or
+fail, a renamed type, a type that reaches beyond its row (nested stacks,
+signals, peers), an update refused, a resource taken over by its external id.
+Each item still gets its own outcome, so the consumer acks, naks or terminates
+every message as it would alone.
 
 Items of several operations share a batch, yet each item's work stays in its
 own operation's trace (:mod:`services.worker.arrival`): its events keep the
