@@ -120,6 +120,11 @@ async def insert_new(conn: Conn, stack_id: uuid.UUID, items: Iterable[tuple[str,
     return {r["name"]: r["id"] for r in rows}
 
 
+async def set_data(conn: Conn, resource_id: int, data: Mapping[str, Any]) -> None:
+    """The data of a row no step holds yet (a replacement just made), unfenced."""
+    await conn.execute("UPDATE resources SET data = $2 WHERE id = $1", resource_id, data)
+
+
 async def insert_replacement(conn: Conn, old: ResourceRow, type_name: str) -> int:
     rid = await conn.fetchval(
         "INSERT INTO resources (stack_id, name, type, is_current, replaces) VALUES ($1, $2, $3, false, $4)"

@@ -11,8 +11,10 @@ import dataclasses
 import datetime
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from libs.db import Conn
+from libs.engine.hooks import HookMode
 from libs.engine.plan import TraversalGraph
 
 _COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge, snapshot_id, hook_mode"
@@ -30,8 +32,8 @@ class TraversalRow:
     converge: bool = False
     # For a RESTORE: the snapshot being restored.
     snapshot_id: uuid.UUID | None = None
-    # What its nodes do at hooks (libs.engine.hooks.HookMode).
-    hook_mode: str = "normal"
+    # What its nodes do at hooks.
+    hook_mode: HookMode = HookMode.NORMAL
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +47,7 @@ class NodeRow:
 async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, action: str,
                  template_id: uuid.UUID | None, graph: TraversalGraph,
                  deadline: datetime.datetime | None, request_id: str, converge: bool = False,
-                 snapshot_id: uuid.UUID | None = None, hook_mode: str = "normal") -> None:
+                 snapshot_id: uuid.UUID | None = None, hook_mode: HookMode = HookMode.NORMAL) -> None:
     await conn.execute(
         "INSERT INTO traversals (id, stack_id, action, template_id, remaining, deadline, request_id,"
         " converge, snapshot_id, hook_mode) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)", traversal_id,
@@ -57,16 +59,20 @@ async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, ac
             records=[(traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()])
 
 
-async def parent_hook_mode(conn: Conn, stack_id: uuid.UUID) -> str:
+def _traversal(record: Any) -> TraversalRow:
+    return TraversalRow(**{**dict(record), "hook_mode": HookMode(record["hook_mode"])})
+
+
+async def parent_hook_mode(conn: Conn, stack_id: uuid.UUID) -> HookMode:
     """A nested stack steps, or runs free, as the operation of the stack it is nested in does."""
     mode = await conn.fetchval(
         "SELECT t.hook_mode FROM stacks s JOIN stacks p ON p.id = s.parent_id"
         " JOIN traversals t ON t.id = p.current_traversal WHERE s.id = $1 AND p.status = 'IN_PROGRESS'",
         stack_id)
-    return str(mode) if mode else "normal"
+    return HookMode(mode) if mode else HookMode.NORMAL
 
 
-async def set_hook_mode(conn: Conn, traversal_ids: list[uuid.UUID], mode: str) -> None:
+async def set_hook_mode(conn: Conn, traversal_ids: list[uuid.UUID], mode: HookMode) -> None:
     # In id order, as batches finishing nodes lock traversal rows (see finish_many).
     await conn.execute("UPDATE traversals SET hook_mode = $2 WHERE id IN (SELECT id FROM traversals"
                        " WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE)", traversal_ids, mode)
@@ -86,7 +92,7 @@ async def ready_nodes(conn: Conn, traversal_id: uuid.UUID) -> list[str]:
 
 async def get_many(conn: Conn, ids: list[uuid.UUID]) -> dict[uuid.UUID, TraversalRow]:
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM traversals WHERE id = ANY($1::uuid[])", ids)
-    return {r["id"]: TraversalRow(**dict(r)) for r in rows}
+    return {r["id"]: _traversal(r) for r in rows}
 
 
 async def nodes(conn: Conn, traversal_id: uuid.UUID, keys: list[str]) -> dict[str, NodeRow]:
@@ -97,7 +103,7 @@ async def nodes(conn: Conn, traversal_id: uuid.UUID, keys: list[str]) -> dict[st
 
 async def get(conn: Conn, traversal_id: uuid.UUID) -> TraversalRow | None:
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM traversals WHERE id = $1", traversal_id)
-    return TraversalRow(**dict(row)) if row else None
+    return _traversal(row) if row else None
 
 
 async def node(conn: Conn, traversal_id: uuid.UUID, key: str) -> NodeRow | None:

@@ -17,31 +17,44 @@ dependents wait while independent branches go on.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import Literal
 
+from libs.engine.keys import NodeKind
+from libs.engine.step import Verb
 from libs.template.registry import HOOK_TYPES
 
 # Traversals that update existing resources, as Heat's Resource.update does.
 _UPDATING = frozenset({"UPDATE", "ROLLBACK", "RESTORE"})
-# What a traversal does about its hooks: pause at them, pause at every node that starts, or run free.
-HookMode = Literal["normal", "step", "run"]
+
+
+class HookMode(enum.StrEnum):
+    """What a traversal does about its hooks: pause at them, pause at every node that starts, or run free."""
+
+    NORMAL = "normal"
+    STEP = "step"
+    RUN = "run"
+
+
 OnTimeout = Literal["fail", "continue"]
 ON_TIMEOUT: tuple[OnTimeout, ...] = ("fail", "continue")
 
 
-def pre_hook(traversal_action: str, kind: str, verb: str, row_action: str) -> str | None:
+_PRE_UPDATE = frozenset({Verb.UPDATE, Verb.REPLACE, Verb.NOOP, Verb.REFUSE})
+
+
+def pre_hook(traversal_action: str, kind: NodeKind, verb: Verb, row_action: str) -> str | None:
     """The hook a node reaches before its action starts, if any."""
-    if kind == "u":
-        if traversal_action == "CREATE" and verb == "create":
+    if kind == NodeKind.UPDATE:
+        if traversal_action == "CREATE" and verb == Verb.CREATE:
             return "pre-create"
-        if traversal_action in _UPDATING and row_action != "INIT" and verb in ("update", "replace", "noop",
-                                                                                "refuse"):
+        if traversal_action in _UPDATING and row_action != "INIT" and verb in _PRE_UPDATE:
             return "pre-update"
         return None
-    if traversal_action == "DELETE" and verb == "delete":
+    if traversal_action == "DELETE" and verb == Verb.DELETE:
         return "pre-delete"
     return None
 
@@ -138,8 +151,8 @@ class Pause:
 def may_pause(*, resource_name: str, resource_type: str, env_hooks: Iterable[str],
               breakpoints: Iterable[Placed], mode: HookMode) -> bool:
     """Whether a node might pause at any hook (else it needs no look at its hooks at all)."""
-    if mode != "normal":
-        return mode == "step"
+    if mode != HookMode.NORMAL:
+        return mode == HookMode.STEP
     return bool(set(env_hooks)) or any(
         p.breakpoint.reaches((*p.prefix, resource_name), resource_type) for p in breakpoints)
 
@@ -151,7 +164,7 @@ def pause_for(hook: str, *, resource_name: str, resource_type: str, env_hooks: I
     A breakpoint wins over the environment, so its deadline applies; in a
     stepping traversal every pre-hook pauses (the node starts next).
     """
-    if mode == "run":
+    if mode == HookMode.RUN:
         return None
     for placed in breakpoints:
         if placed.breakpoint.matches((*placed.prefix, resource_name), resource_type, hook):
@@ -159,7 +172,7 @@ def pause_for(hook: str, *, resource_name: str, resource_type: str, env_hooks: I
             return Pause("breakpoint", bp.timeout_seconds, bp.on_timeout)
     if hook in set(env_hooks):
         return Pause("environment")
-    if mode == "step" and hook.startswith("pre-"):
+    if mode == HookMode.STEP and hook.startswith("pre-"):
         return Pause("step")
     return None
 

@@ -12,26 +12,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Literal
 
+from libs.engine.keys import NodeKey, NodeKind
 from libs.graph.dag import Graph
-
-NodeKind = Literal["u", "c"]
 
 
 def update_node(resource_id: int) -> str:
-    return f"{resource_id}:u"
+    return str(NodeKey(resource_id, NodeKind.UPDATE))
 
 
 def cleanup_node(resource_id: int) -> str:
-    return f"{resource_id}:c"
+    return str(NodeKey(resource_id, NodeKind.CLEANUP))
 
 
 def parse_node(node: str) -> tuple[int, NodeKind]:
-    rid, _, kind = node.partition(":")
-    if kind not in ("u", "c"):
-        raise ValueError(f"not a node key: {node!r}")
-    return int(rid), kind  # type: ignore[return-value]
+    key = NodeKey.parse(node)
+    return key.resource_id, key.kind
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,8 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from libs.engine.step import RowState, decide
+from libs.engine.keys import NodeKind
+from libs.engine.step import RowState, Verb, decide
 from libs.resources import nesting
 from libs.resources.attributes import SHOW
 from libs.resources.base import ResourceType
@@ -52,12 +53,12 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
         except AttributeFailed:  # it reads an attribute that failed: an update would start there
             out.updated.append(name)
             continue
-        verb = decide("u", "UPDATE", "preview", "preview", row, in_template=True,
+        verb = decide(NodeKind.UPDATE, "UPDATE", "preview", "preview", row, in_template=True,
                       new_type=new_types[name], new_properties=properties,
                       needs_replace=needs_replace(name), never_updates=never_updates(name),
                       always_updates=always_updates(name), same_implementation=same_implementation(name),
                       external_id=external_id(name)).verb
-        {"replace": out.replaced, "update": out.updated}.get(verb, out.unchanged).append(name)
+        {Verb.REPLACE: out.replaced, Verb.UPDATE: out.updated}.get(verb, out.unchanged).append(name)
     out.deleted.extend(n for n in current if n not in new_types)
     return out
 

@@ -7,13 +7,43 @@ and carries out the answer one plugin step at a time.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal
+from typing import Any
 
+from libs.engine.keys import NodeKind
 from libs.engine.status import CONVERGING
 
-Verb = Literal["create", "update", "replace", "noop", "continue", "delete", "forget", "retain",
-               "suspend", "resume", "check", "done", "wait", "adopt", "external", "refuse"]
+
+class Verb(enum.StrEnum):
+    """What a node does to its row."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    REPLACE = "replace"  # a new row is made (CREATE), the old one cleaned up later
+    NOOP = "noop"
+    CONTINUE = "continue"  # the action under way takes its next step
+    DELETE = "delete"
+    FORGET = "forget"  # nothing physical: the row goes
+    RETAIN = "retain"  # DeletionPolicy Retain: the row goes, the thing stays
+    SUSPEND = "suspend"
+    RESUME = "resume"
+    CHECK = "check"
+    DONE = "done"  # a redelivered message of a finished node
+    WAIT = "wait"  # an older traversal's action on the row is under way
+    ADOPT = "adopt"
+    EXTERNAL = "external"  # taken over by its external_id (an ADOPT)
+    REFUSE = "refuse"
+
+    @property
+    def action(self) -> str | None:
+        """The resource action the verb starts, if it starts one."""
+        return _STARTS.get(self)
+
+
+_STARTS = {Verb.ADOPT: "ADOPT", Verb.EXTERNAL: "ADOPT", Verb.CREATE: "CREATE", Verb.UPDATE: "UPDATE",
+           Verb.REPLACE: "CREATE", Verb.DELETE: "DELETE", Verb.SUSPEND: "SUSPEND", Verb.RESUME: "RESUME",
+           Verb.CHECK: "CHECK"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +95,7 @@ def changed_properties(old: Mapping[str, Any] | None, new: Mapping[str, Any]) ->
     return tuple(sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)))
 
 
-def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str | None,
+def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id: str | None,
            row: RowState, *, in_template: bool, new_type: str | None = None,
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
@@ -87,13 +117,14 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
     """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
-            return Decision("continue", action=row.action)
-        if (kind == "u" and row.status == "COMPLETE" and row.action == "ADOPT" and row.external_id is not None
-                and traversal_action != "ADOPT"):
-            return Decision("check")  # an external resource taken over is checked next, as Heat's create does
-        if row.status == "COMPLETE" and (kind == "c" or row.template_id == template_id
+            return Decision(Verb.CONTINUE, action=row.action)
+        if (kind == NodeKind.UPDATE and row.status == "COMPLETE" and row.action == "ADOPT"
+                and row.external_id is not None and traversal_action != "ADOPT"):
+            # An external resource taken over is checked next, as Heat's create does.
+            return Decision(Verb.CHECK)
+        if row.status == "COMPLETE" and (kind == NodeKind.CLEANUP or row.template_id == template_id
                                          or traversal_action in ("CHECK", "RESUME")):
-            return Decision("done")  # a redelivered message for a finished node
+            return Decision(Verb.DONE)  # a redelivered message for a finished node
     elif row.status == "IN_PROGRESS":
         taken = takes_over(kind, traversal_action, row, in_template=in_template, new_type=new_type,
                            new_properties=new_properties, nests=preemptible)
@@ -101,57 +132,57 @@ def decide(kind: str, traversal_action: str, traversal_id: str, template_id: str
             return taken
         # An older traversal's action is under way: it finishes that resource
         # (and only that), then this traversal takes over from its result.
-        return Decision("wait", action=row.action)
-    if kind == "c":
+        return Decision(Verb.WAIT, action=row.action)
+    if kind == NodeKind.CLEANUP:
         return _cleanup(traversal_action, row, in_template)
     if traversal_action == "CHECK":
-        return Decision("check")
+        return Decision(Verb.CHECK)
     if traversal_action == "RESUME":
-        return Decision("resume" if row.action == "SUSPEND" else "noop")
+        return Decision(Verb.RESUME if row.action == "SUSPEND" else Verb.NOOP)
     if row.action == "INIT":
         if traversal_action == "ADOPT":
-            return Decision("adopt")
+            return Decision(Verb.ADOPT)
         if external_id is not None:
-            return Decision("external", external_id=external_id)  # not made: taken over
-        return Decision("create")
+            return Decision(Verb.EXTERNAL, external_id=external_id)  # not made: taken over
+        return Decision(Verb.CREATE)
     same = same_implementation if same_implementation is not None else new_type in (None, row.type)
     if not same:
         # Heat decides a change of implementation before anything else of the update.
-        return _restricted("replace", restricted, hooked=False) or Decision("replace", hooked=False)
+        return _restricted(Verb.REPLACE, restricted, hooked=False) or Decision(Verb.REPLACE, hooked=False)
     if external_id != row.external_id:
-        return Decision("refuse", hooked=False, refusal=Refusal(
+        return Decision(Verb.REFUSE, hooked=False, refusal=Refusal(
             "NotSupported", f"Update to property external_id of {row.name} ({row.type}) is not supported.",
             event=False))
     if external_id is not None:
-        return Decision("noop", hooked=False)  # an external resource is never updated
+        return Decision(Verb.NOOP, hooked=False)  # an external resource is never updated
     if never_updates:
-        return Decision("noop")  # OS::Heat::None: not even a failed one is replaced
+        return Decision(Verb.NOOP)  # OS::Heat::None: not even a failed one is replaced
     # Heat replaces any failed resource on the next update (needs_replace_failed), but a
     # nested stack that exists is updated, and its failed resources are replaced inside it;
     # one marked unhealthy (CHECK_FAILED while its nested stack is not) is replaced whole.
     updated_inside = always_updates and row.physical_id is not None and (
         row.action != "CHECK" or nested_check_failed)
     if (row.status == "FAILED" and not updated_inside) or row.action == "DELETE":
-        return _restricted("replace", restricted) or Decision("replace")
+        return _restricted(Verb.REPLACE, restricted) or Decision(Verb.REPLACE)
     assert new_properties is not None
     changed = changed_properties(row.properties, new_properties)
     if changed and needs_replace is not None and needs_replace(row.properties or {}, new_properties):
-        return _restricted("replace", restricted) or Decision("replace")
+        return _restricted(Verb.REPLACE, restricted) or Decision(Verb.REPLACE)
     if changed or always_updates or (new_type is not None and new_type != row.type):
         # Another name of the same implementation is a changed definition: an update in place.
-        return _restricted("update", restricted) or Decision("update", changed=changed)
-    return Decision("noop")
+        return _restricted(Verb.UPDATE, restricted) or Decision(Verb.UPDATE, changed=changed)
+    return Decision(Verb.NOOP)
 
 
-def _restricted(verb: str, restricted: Collection[str], *, hooked: bool = True) -> Decision | None:
+def _restricted(verb: Verb, restricted: Collection[str], *, hooked: bool = True) -> Decision | None:
     """Heat's ``restricted_actions``: the update or replacement is refused, with an event saying so."""
     if verb not in restricted:
         return None
-    return Decision("refuse", hooked=hooked, refusal=Refusal(
+    return Decision(Verb.REFUSE, hooked=hooked, refusal=Refusal(
         "ResourceActionRestricted", f"{verb} is restricted for resource.", event=True))
 
 
-def takes_over(kind: str, traversal_action: str, row: RowState, *, in_template: bool,
+def takes_over(kind: NodeKind, traversal_action: str, row: RowState, *, in_template: bool,
                new_type: str | None, new_properties: Mapping[str, Any] | None, nests: bool
                ) -> Decision | None:
     """What this traversal does instead of waiting for an older one's action on ``row``, if anything.
@@ -165,13 +196,13 @@ def takes_over(kind: str, traversal_action: str, row: RowState, *, in_template: 
     """
     if traversal_action == "DELETE" or (nests and row.action in ("CREATE", "UPDATE")):
         cancelled = dataclasses.replace(row, status="FAILED")
-        if kind == "c":
+        if kind == NodeKind.CLEANUP:
             then = _cleanup(traversal_action, cancelled, in_template)
-            if then.verb in ("delete", "retain"):
+            if then.verb in (Verb.DELETE, Verb.RETAIN):
                 return dataclasses.replace(then, preempts=row.action)
         elif (traversal_action in CONVERGING and in_template and row.physical_id
               and new_type == row.type and new_properties is not None):
-            return Decision("update", changed=changed_properties(row.properties, new_properties),
+            return Decision(Verb.UPDATE, changed=changed_properties(row.properties, new_properties),
                             preempts=row.action)
     return None
 
@@ -183,11 +214,11 @@ def preempted_reason(traversal_action: str, action: str, name: str) -> str:
     return f"resources.{name}: Stack {action} cancelled"  # the nested stack's reason, from its resource
 
 
-def attempted_action(kind: str, traversal_action: str, traversal_id: str, row: RowState) -> str:
+def attempted_action(kind: NodeKind, traversal_action: str, traversal_id: str, row: RowState) -> str:
     """The action a node was about (the one it has under way, else the one it would start)."""
     if row.traversal_id == traversal_id and row.status == "IN_PROGRESS":
         return row.action
-    if kind == "c":
+    if kind == NodeKind.CLEANUP:
         return "SUSPEND" if traversal_action == "SUSPEND" else "DELETE"
     if traversal_action in ("CHECK", "RESUME"):
         return traversal_action
@@ -198,11 +229,11 @@ def attempted_action(kind: str, traversal_action: str, traversal_id: str, row: R
 
 def _cleanup(traversal_action: str, row: RowState, in_template: bool) -> Decision:
     if traversal_action == "SUSPEND":
-        return Decision("noop" if row.action == "SUSPEND" and row.status == "COMPLETE" else "suspend")
+        return Decision(Verb.NOOP if row.action == "SUSPEND" and row.status == "COMPLETE" else Verb.SUSPEND)
     if traversal_action != "DELETE" and row.is_current and in_template:
-        return Decision("noop")
+        return Decision(Verb.NOOP)
     if row.action == "INIT" or (row.action == "DELETE" and row.status == "COMPLETE"):
-        return Decision("forget")  # nothing physical to delete
+        return Decision(Verb.FORGET)  # nothing physical to delete
     if row.deletion_policy == "Retain":
-        return Decision("retain")
-    return Decision("delete")
+        return Decision(Verb.RETAIN)
+    return Decision(Verb.DELETE)

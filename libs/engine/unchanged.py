@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from libs.engine.step import RowState, decide
+from libs.engine.keys import NodeKind
+from libs.engine.step import RowState, Verb, decide
 from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.stack import StackDefinition
 
@@ -69,11 +70,12 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
                 props = rule.validate(resolver.properties(name), name)
         except Exception:
             continue
-        verb = decide("u", action, "planning", "planning", row, in_template=True, new_type=new_type,
+        verb = decide(NodeKind.UPDATE, action, "planning", "planning", row, in_template=True,
+                      new_type=new_type,
                       new_properties=props, needs_replace=rule.needs_replace,
                       never_updates=rule.never_updates, same_implementation=same,
                       external_id=external_id).verb
-        if verb == "noop":
+        if verb == Verb.NOOP:
             settled.append(name)
             done.add(name)
     return settled

@@ -190,11 +190,11 @@ async def _release(request: web.Request, mode: rules.HookMode, by: str) -> web.R
 
 
 async def step(request: web.Request) -> web.Response:
-    return await _release(request, "step", "step")
+    return await _release(request, rules.HookMode.STEP, "step")
 
 
 async def continue_(request: web.Request) -> web.Response:
-    return await _release(request, "run", "continue")
+    return await _release(request, rules.HookMode.RUN, "continue")
 
 
 def add_routes(app: web.Application, one: str) -> None:

@@ -18,6 +18,7 @@ import orjson
 from libs import stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
+from libs.engine.hooks import HookMode
 from libs.engine.step import RowState
 from libs.errors import Permanent, describe
 from libs.messaging.consumer import Delivery
@@ -152,7 +153,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
                             request_id=request.request_id, converge=request.converge,
                             snapshot_id=uuid.UUID(request.snapshot_id) if request.snapshot_id else None,
                             hook_mode=await traversals.parent_hook_mode(conn, stack.id) if stack.parent_id
-                            else "normal")
+                            else HookMode.NORMAL)
     reason = status.stack_started(action)
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,

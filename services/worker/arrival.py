@@ -15,6 +15,7 @@ from typing import NamedTuple
 from opentelemetry import context as otel_context
 from opentelemetry.context import Context
 
+from libs.cloud.calls import Answers
 from libs.messaging.payloads import WorkItem
 from libs.telemetry import logs
 
@@ -25,6 +26,9 @@ class Arrival:
 
     item: WorkItem
     trace: Context
+    # The answers of calls its last step asked for, made for the row at ``answered`` (its version).
+    answers: Answers | None = None
+    answered: int | None = None
 
 
 class Ready(NamedTuple):

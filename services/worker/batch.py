@@ -1,19 +1,23 @@
-"""Many work items stepped in one database round: the worker's common path.
+"""Many work items stepped in one database round: the executor's common path.
 
 Items that reach a worker together are stepped together: their resource locks
 in one statement, their stack, traversal, node and row reads in one each, the
 "started" writes and events of every first step in one transaction, and the
-outcomes, events and node releases of every finished step in a second. The
-plugin steps run between the two, after the first commit, exactly as on the
-one-item path, so a crash between a cloud call and its record still finds the
-``IN_PROGRESS`` row with this traversal on redelivery.
+outcomes (:mod:`services.worker.outcome`), events and node releases of every
+step in a second, through the one writer. The plugin steps run between the two,
+after the first commit, so a crash between a cloud call and its record still
+finds the ``IN_PROGRESS`` row with this traversal on redelivery. A step that
+asks for cloud calls gives back :class:`~services.worker.outcome.Calls`: the
+executor makes them once the locks are let go and steps the item again.
 
-What the batch does not handle it hands back unchanged (:data:`SLOW`) for the
-one-item path in :mod:`services.worker.steps`: a node already done, a stale or
-timed-out traversal, a replacement, a step that continues an earlier one,
-an update refused (restricted actions, external ids), a resource taken over
-by its external id, and property errors. Each item still gets its own outcome,
-so the consumer acks, naks or terminates every message as it would alone.
+What the batch does not step it hands back unchanged (:data:`SLOW`) for the
+executor to step alone (:mod:`services.worker.node`): a node already done, a
+stale, timed-out or converging traversal, a replacement, a node that may pause
+at a hook, a resource whose properties are resolved in the evaluation pool or
+fail, a renamed type, a type that reaches beyond its row (nested stacks,
+signals, peers), an update refused, a resource taken over by its external id.
+Each item still gets its own outcome, so the consumer acks, naks or terminates
+every message as it would alone.
 
 Items of several operations share a batch, yet each item's work stays in its
 own operation's trace (:mod:`services.worker.arrival`): its events keep the
@@ -26,32 +30,31 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime
-import time
 import uuid
 from collections import defaultdict
-from collections.abc import Mapping
 from typing import Any, Final
 
 from opentelemetry.context import Context
 
-from libs.db import Conn, breakpoints, events, locks, resources, stacks, traversals
+from libs.cloud.calls import Answers
+from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
-from libs.engine.plan import parse_node
-from libs.engine.step import Decision, decide
+from libs.engine.keys import NodeKey
+from libs.engine.step import Decision, Verb
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.steps import Action, Done, Failed, KeepType, StepContext, StepResult, Wait
+from libs.resources.steps import Action, Nest, StepResult
 from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
+from services.worker import outcome, pending, stack_end, writer
 from services.worker import rows as rowkit
-from services.worker import stack_end
 from services.worker.arrival import Arrival, Ready, acting_for
 from services.worker.context import WorkerContext
 from services.worker.evaluation import OutputsOf
+from services.worker.outcome import Calls, Outcome
 
 
 class _Slow:
@@ -60,18 +63,16 @@ class _Slow:
 
 
 SLOW: Final = _Slow()
-Result = BaseException | _Slow | None
-FIRST_STEP_VERBS = {"adopt": "ADOPT", "create": "CREATE", "update": "UPDATE", "delete": "DELETE",
-                    "suspend": "SUSPEND",
-                    "resume": "RESUME", "check": "CHECK"}
+Result = BaseException | _Slow | Calls | None
+# Verbs whose first step the batch takes itself (a replacement and a takeover go one at a time).
+ALONE = frozenset({Verb.REPLACE, Verb.EXTERNAL})
 
 
 @dataclasses.dataclass
 class _Job:
     index: int
     item: WorkItem
-    rid: int
-    kind: str
+    key: NodeKey
     trace: Context
     row: resources.ResourceRow | None = None
     successors: list[str] = dataclasses.field(default_factory=list)
@@ -79,7 +80,14 @@ class _Job:
     props: dict[str, Any] | None = None
     plugin: ResourceType | None = None
     action: str = ""
+    # Whether the step is the action's first (``start``), else a ``check`` of the action under way.
+    first: bool = True
     outcome: StepResult | None = None
+    # An outcome the job has without a plugin step (its kept calls to make).
+    direct: Outcome | None = None
+    # The answers of the calls its last step asked for, and the row version they were made for.
+    answers: Answers | None = None
+    answered: int | None = None
     _stored: Stored | None = None
 
     def stored(self) -> Stored:
@@ -108,6 +116,8 @@ class _Group:
     envs: dict[uuid.UUID, ResourceRegistry] = dataclasses.field(default_factory=dict)
     # Resources whose properties are resolved in the evaluation pool (one item at a time).
     heavy: frozenset[str] = frozenset()
+    # Whether the worker has a cloud to make plugins' calls on.
+    can_call: bool = False
 
     def own_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
         """The registry of the desired state ``row`` was made or last converged with."""
@@ -136,26 +146,26 @@ async def step_batch(ctx: WorkerContext, arrivals: list[Arrival]) -> BatchResult
     for i, arrival in enumerate(arrivals):
         item = arrival.item
         try:
-            rid, kind = parse_node(item.node)
+            key = NodeKey.parse(item.node)
             uuid.UUID(item.stack_id), uuid.UUID(item.traversal_id)
         except ValueError as exc:
             results[i] = Permanent(f"bad work item: {exc}")
             continue
-        jobs.append(_Job(i, item, rid, kind, arrival.trace))
+        jobs.append(_Job(i, item, key, arrival.trace, answers=arrival.answers, answered=arrival.answered))
     ready: list[Ready] = []
     released_by: list[int] = []
     if not jobs:
         return BatchResult(results, ready, released_by)
     async with ctx.pool.acquire() as conn:
-        held = await locks.try_lock_resources(conn, [j.rid for j in jobs])
+        held = await locks.try_lock_resources(conn, [j.key.resource_id for j in jobs])
         try:
             mine: list[_Job] = []
             taken: set[int] = set()
             for job in jobs:
-                if job.rid not in held or job.rid in taken:
-                    results[job.index] = Conflict(f"resource {job.rid} is busy with another step")
+                if job.key.resource_id not in held or job.key.resource_id in taken:
+                    results[job.index] = Conflict(f"resource {job.key.resource_id} is busy with another step")
                 else:
-                    taken.add(job.rid)
+                    taken.add(job.key.resource_id)
                     mine.append(job)
             groups = await _load(ctx, conn, mine, results)
             await _decide(ctx, conn, groups, results)
@@ -181,9 +191,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
         by_trav[uuid.UUID(job.item.traversal_id)].append(job)
     travs = await traversals.get_many(conn, list(by_trav))
     stack_rows = await stacks.get_many(conn, list({t.stack_id for t in travs.values()}))
-    rows = await resources.get_many(conn, [j.rid for j in jobs])
+    rows = await resources.get_many(conn, [j.key.resource_id for j in jobs])
     groups: list[_Group] = []
-    now = _now()
+    now = rowkit.now()
     for trav_id, group_jobs in by_trav.items():
         trav = travs.get(trav_id)
         stack = stack_rows.get(trav.stack_id) if trav is not None else None
@@ -203,17 +213,17 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 results[job.index] = Permanent(f"no node {job.item.node} in traversal {trav.id}")
             elif node.waiting_on > 0 and not node.done:
                 results[job.index] = Retry(0.2, "predecessors not finished")
-            elif not node.done and job.rid in rows:
-                job.row = rows[job.rid]
+            elif not node.done and job.key.resource_id in rows:
+                job.row = rows[job.key.resource_id]
                 job.successors = node.successors
                 live.append(job)
-        update_ids = [j.rid for j in live if j.kind == "u"]
+        update_ids = [j.key.resource_id for j in live if j.key.converges]
         replaced = await resources.replacements(conn, update_ids, trav.id) if update_ids else {}
-        live = [j for j in live if j.rid not in replaced
+        live = [j for j in live if j.key.resource_id not in replaced
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         entry = await ctx.cache.entry(conn, stack, trav.template_id) if trav.template_id is not None else None
         group = _Group(stack, trav, entry.desired if entry else None, live,
-                       heavy=entry.heavy if entry else frozenset())
+                       heavy=entry.heavy if entry else frozenset(), can_call=ctx.caller is not None)
         # What a row is resolves through the environment it was made with.
         for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
             if template_id is not None:
@@ -225,9 +235,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
 
 async def _without_hooks(conn: Conn, group: _Group) -> list[_Job]:
     mode = group.trav.hook_mode
-    if mode == "run":
+    if mode == hooks.HookMode.RUN:
         return group.jobs
-    if mode == "step":
+    if mode == hooks.HookMode.STEP:
         return []
     envs = [group.want.environment.registry] if group.want is not None else list(group.envs.values())
     placed = await breakpoints.reaching(conn, group.stack.id)
@@ -240,7 +250,7 @@ async def _without_hooks(conn: Conn, group: _Group) -> list[_Job]:
         env = group.want.environment.registry if group.want is not None else group.own_environment(job.row)
         if not hooks.may_pause(resource_name=job.row.name, resource_type=job.row.type,
                                env_hooks=env.hooks_for(job.row.name) if env is not None else (),
-                               breakpoints=placed, mode="normal"):
+                               breakpoints=placed, mode=hooks.HookMode.NORMAL):
             kept.append(job)
     return kept
 
@@ -253,7 +263,7 @@ async def _decide(ctx: WorkerContext, conn: Conn, groups: list[_Group], results:
         if want is not None and converging:
             for job in group.jobs:
                 assert job.row is not None
-                if job.kind == "u" and job.row.name in want.definition.resources:
+                if job.key.converges and job.row.name in want.definition.resources:
                     required |= want.definition.required(job.row.name)
         current = await resources.current_by_names(conn, group.stack.id, required) if required else {}
         resolver = None
@@ -275,7 +285,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     new_type: str | None = None
     plugin: ResourceType | None = None
     external_id: str | None = None
-    if job.kind == "u" and in_template and trav.action in status.CONVERGING:
+    if job.key.converges and in_template and trav.action in status.CONVERGING:
         assert want is not None and resolver is not None
         if row.name in group.heavy:
             return False  # resolved in the evaluation pool, on the one-item path
@@ -291,22 +301,20 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
         return False  # renamed: the one-item path compares implementations and records the name
     same = None if plugin is None else type(plugin) is ctx.registry.implementation(
         row.type, resource_name=row.name, environment=group.own_environment(row))
-    decision = decide(job.kind, trav.action, str(trav.id),
-                      str(trav.template_id) if trav.template_id else None,
-                      rowkit.state(row), in_template=in_template, new_type=new_type,
-                      new_properties=job.props,
-                      needs_replace=plugin.needs_replace if plugin is not None else None,
-                      never_updates=plugin is not None and plugin.never_updates,
-                      always_updates=plugin is not None and plugin.always_updates,
-                      same_implementation=same, external_id=external_id,
-                      restricted=want.environment.registry.restricted_actions(row.name) if want is not None
-                      else ())
-    if decision.verb == "wait":
+    decision = rowkit.decision(
+        job.key.kind, trav, row.state(), plugin, in_template=in_template, new_type=new_type, props=job.props,
+        same=same, external_id=external_id,
+        restricted=want.environment.registry.restricted_actions(row.name) if want is not None else ())
+    if decision.verb == Verb.WAIT:
         results[job.index] = Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal"
                                         " still under way")
         return False
-    if decision.verb in FIRST_STEP_VERBS:
-        job.action = FIRST_STEP_VERBS[decision.verb]
+    if decision.verb == Verb.CONTINUE and (
+            row.external_id is not None or row.data.get(rowkit.NAMED_STEP_KEY)):
+        return False  # an adopted resource's check, a pause at a named step: one at a time
+    if (decision.verb.action is not None and decision.verb not in ALONE) or decision.verb == Verb.CONTINUE:
+        job.action = decision.verb.action or decision.action
+        job.first = decision.verb != Verb.CONTINUE
         try:
             job.plugin = ctx.registry.implementing(row.type, resource_name=row.name,
                                                    environment=group.environment(row, job.action))
@@ -319,61 +327,65 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
                 return False
             defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
             job.props = {**defaults, **(row.properties or {})}
-    elif decision.verb not in ("done", "noop", "forget", "retain"):
-        return False  # continue, replace: step by step on the one-item path
+    elif decision.verb not in (Verb.DONE, Verb.NOOP, Verb.FORGET, Verb.RETAIN):
+        return False  # replace, refuse: step by step on the one-item path
     job.decision = decision
     return True
 
 
 async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> None:
     """Record every first step as under way (with its event) before any plugin runs."""
-    starting = [(g, j) for g in groups for j in g.jobs if j.action]
+    starting = [(g, j) for g in groups for j in g.jobs if j.action and j.first]
     if not starting:
         return
-    now = _now()
+    now = rowkit.now()
     async with conn.transaction():
-        written = await resources.write_many(conn, [
-            (j.row, {"action": j.action, "status": status.IN_PROGRESS,
-                     "status_reason": status.STATE_CHANGED, "traversal_id": g.trav.id,
-                     "action_started": now, "template_id": j.row.template_id or g.trav.template_id})
+        written = await writer.write(conn, [
+            _write(g, j, outcome.started(j.row, j.action, g.trav.id, g.trav.template_id, now))
             for g, j in starting if j.row is not None])
-        new_events = []
-        for group, job in starting:
-            assert job.row is not None
-            fresh = written.get(job.rid)
+        for _, job in starting:
+            fresh = written.get(job.key.resource_id)
             if fresh is None:
                 results[job.index] = Conflict("resource row changed under this step")
                 job.decision = None
-                continue
-            job.row = fresh
-            new_events.append(_event(group, job, fresh, status.IN_PROGRESS, status.STATE_CHANGED))
-        await events.add_many(conn, new_events)
+            else:
+                job.row = fresh
     for group in groups:
         group.jobs = [j for j in group.jobs if j.decision is not None]
 
 
 async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Result]) -> None:
     for group in groups:
-        kept = []
+        kept_jobs: list[_Job] = []
         for job in group.jobs:
             if not job.action:
-                kept.append(job)
+                kept_jobs.append(job)
                 continue
             row, plugin = job.row, job.plugin
             assert row is not None and plugin is not None and job.props is not None
-            step_ctx = StepContext(
-                stack_id=str(group.stack.id), stack_name=group.stack.name, resource_name=row.name,
-                physical_id=row.physical_id, properties=job.props, old_properties=row.properties,
-                data=dict(row.data), now=time.time(),
-                started_at=(row.action_started or _now()).timestamp(), short_id=rowkit.short_id(row.id),
-                rng=ctx.rng)
+            step_ctx = rowkit.step_context(group.stack, row, job.props, ctx.rng)
+            kept = pending.of(row.data) if not job.first else None
+            if kept is not None and not kept.attempted:
+                # A Call's delay is over: marked attempted (committed) before the calls are made.
+                job.direct = Outcome({"data": pending.attempting(row.data)}, calls=kept.to_make)
+                kept_jobs.append(job)
+                continue
+            if kept is not None:
+                got = pending.next_step(row.data, row.version, job.answers, job.answered)
+                if isinstance(got, tuple):  # the cloud asked to be tried again later
+                    job.direct = Outcome({"data": got[0]}, retry=got[1],
+                                         about=f"{job.action} of {row.name}: the cloud is to be tried again")
+                    kept_jobs.append(job)
+                    continue
+                step_ctx = dataclasses.replace(step_ctx, answers=got)
             try:
-                job.outcome = plugin.start(Action(job.action), step_ctx)
+                job.outcome = (plugin.start(Action(job.action), step_ctx) if job.first
+                               else plugin.check(Action(job.action), step_ctx))
             except Exception as exc:  # redelivered, it continues with the plugin's check
                 results[job.index] = exc
                 continue
-            kept.append(job)
-        group.jobs = kept
+            kept_jobs.append(job)
+        group.jobs = kept_jobs
 
 
 async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
@@ -416,129 +428,50 @@ def _releasers(finish: list[_Job], finished: set[str]) -> dict[str, int]:
     return by
 
 
-Write = tuple[resources.ResourceRow, Mapping[str, Any]]
-
-
-@dataclasses.dataclass
-class _Writes:
-    """One group's outcomes, as row writes of one shape each."""
-
-    noops: list[Write] = dataclasses.field(default_factory=list)
-    completes: list[Write] = dataclasses.field(default_factory=list)
-    failures: list[Write] = dataclasses.field(default_factory=list)
-    waits: dict[tuple[str, ...], list[Write]] = dataclasses.field(default_factory=lambda: defaultdict(list))
-    removed: list[int] = dataclasses.field(default_factory=list)
-    new_events: list[events.NewEvent] = dataclasses.field(default_factory=list)
-
-
 async def _finish_group(conn: Conn, group: _Group, results: list[Result]) -> None:
-    writes = _collect(group, results)
-    await _add_requires(conn, group, writes)
-    owner = {j.rid: j for j in group.jobs}
-    for kind, batch in [("noop", writes.noops), ("complete", writes.completes),
-                        ("failure", writes.failures), *(("wait", b) for b in writes.waits.values())]:
-        if not batch:
-            continue
-        written = await resources.write_many(conn, batch)
-        for row, changes in batch:
-            job = owner[row.id]
-            fresh = written.get(row.id)
-            if fresh is None:
-                results[job.index] = Conflict("resource row changed under this step")
-            elif kind == "complete":
-                writes.new_events.append(_event(group, job, fresh, status.COMPLETE,
-                                                str(changes["status_reason"])))
-                group.finish.append(job)
-            elif kind == "noop":
-                group.finish.append(job)
-            elif kind == "failure":
-                reason = str(changes["status_reason"])
-                writes.new_events.append(_event(group, job, row, status.FAILED, reason))
-                results[job.index] = None
-                if group.failure is None:
-                    group.failure = (job, status.resource_failed(job.action, reason))
-    await events.add_many(conn, writes.new_events)
-    if writes.removed:
-        await resources.remove_many(conn, writes.removed)
-
-
-def _collect(group: _Group, results: list[Result]) -> _Writes:
-    trav, want = group.trav, group.want
-    writes = _Writes()
-    for job in group.jobs:
-        row = job.row
-        assert row is not None and job.decision is not None
-        verb = job.decision.verb
-        if verb == "noop" and job.kind == "u" and trav.template_id is not None:
-            writes.noops.append((row, {"template_id": trav.template_id,
-                                       "deletion_policy": rowkit.deletion_policy(want, row.name)}))
-        elif verb in ("done", "noop"):
+    """Every job's outcome written in one round, then read back into results and releases."""
+    jobs = [j for j in group.jobs if j.row is not None and j.decision is not None]
+    writes = await writer.with_requires(conn, group.stack.id, group.want,
+                                        [_write(group, j, _outcome(group, j)) for j in jobs])
+    written = await writer.write(conn, writes)
+    for job, w in zip(jobs, writes, strict=True):
+        out, fresh = w.outcome, written[w.row.id]
+        if fresh is None:
+            results[job.index] = Conflict("resource row changed under this step")
+        elif out.failure is not None:
+            results[job.index] = None
+            if group.failure is None:
+                group.failure = (job, out.failure)
+        elif out.finished:
             group.finish.append(job)
-        elif verb in ("forget", "retain"):
-            writes.removed.append(row.id)
-            group.finish.append(job)
-        elif isinstance(job.outcome, Wait):
-            changes: dict[str, Any] = {}
-            if job.outcome.data:
-                changes["data"] = rowkit.merged(row.data, job.outcome.data)
-            if not isinstance(job.outcome.physical_id, KeepType):
-                changes["physical_id"] = job.outcome.physical_id
-            results[job.index] = Retry(job.outcome.delay, f"{job.action} of {row.name} in progress")
-            if changes:
-                writes.waits[tuple(changes)].append((row, changes))
-        elif isinstance(job.outcome, Failed):
-            writes.failures.append((row, {
-                "action": job.action, "status": status.FAILED, "traversal_id": trav.id,
-                "status_reason": job.outcome.status_reason("resources", row.name)}))
-        elif isinstance(job.outcome, Done) and job.action == "DELETE":
-            writes.new_events.append(_event(group, job, row, status.COMPLETE, status.STATE_CHANGED))
-            writes.removed.append(row.id)
-            group.finish.append(job)
-        elif isinstance(job.outcome, Done):
-            writes.completes.append((row, _completion(group, job, job.outcome)))
-    return writes
+        elif out.retry is not None:
+            results[job.index] = Retry(out.retry, out.about)
+        elif out.calls:
+            results[job.index] = Calls(out.calls, fresh, group.stack.project)
 
 
-async def _add_requires(conn: Conn, group: _Group, writes: _Writes) -> None:
-    """The rows each completed resource needed, recorded for the cleanup order of later traversals."""
-    want = group.want
-    wanted = want.definition.resources if want is not None else {}
-    needed: set[str] = set()
-    for row, _ in writes.completes:
-        if want is not None and row.name in wanted:
-            needed |= want.definition.required(row.name)
-    ids: dict[str, int] = {}
-    if needed:
-        ids = {n: r.id for n, r in (await resources.current_by_names(conn, group.stack.id, needed)).items()}
-    out: list[Write] = []
-    for row, changes in writes.completes:
-        names = want.definition.required(row.name) if want is not None and row.name in wanted else set()
-        out.append((row, {**changes, "requires": sorted(ids[n] for n in names if n in ids)}))
-    writes.completes = out
+def _outcome(group: _Group, job: _Job) -> Outcome:
+    """What the job's decision, and its plugin's answer, do to its row."""
+    row, verb = job.row, job.decision.verb if job.decision is not None else None
+    assert row is not None
+    if verb == Verb.NOOP and job.key.converges and group.trav.template_id is not None:
+        return outcome.settled({"template_id": group.trav.template_id,
+                                "deletion_policy": rowkit.deletion_policy(group.want, row.name)})
+    if verb in (Verb.DONE, Verb.NOOP):
+        return outcome.settled()
+    if verb in (Verb.FORGET, Verb.RETAIN):
+        return outcome.settled(removed=True)
+    if job.direct is not None:
+        return job.direct
+    assert job.plugin is not None and job.props is not None and job.outcome is not None
+    assert not isinstance(job.outcome, Nest)
+    return outcome.of_step(row, job.action, job.outcome, job.plugin, props=job.props,
+                           traversal_id=group.trav.id, template_id=group.trav.template_id,
+                           deletion_policy=rowkit.deletion_policy(group.want, row.name),
+                           can_call=group.can_call)
 
 
-def _completion(group: _Group, job: _Job, result: Done) -> dict[str, Any]:
-    row, plugin, props = job.row, job.plugin, job.props
-    assert row is not None and plugin is not None and props is not None
-    data = rowkit.merged(row.data, result.data)
-    physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
-    return {"action": job.action, "status": status.COMPLETE,
-            "status_reason": result.reason or status.STATE_CHANGED, "physical_id": physical_id,
-            "data": data,
-            "properties": props if job.action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
-            "reference": plugin.reference_id(physical_id, data, resource_name=row.name),
-            "attributes": plugin.all_attributes(physical_id, data, props),
-            "template_id": group.trav.template_id or row.template_id,
-            "deletion_policy": rowkit.deletion_policy(group.want, row.name)}
-
-
-def _event(group: _Group, job: _Job, row: resources.ResourceRow, state: str, reason: str) -> events.NewEvent:
-    """An event of ``job``'s action, in its item's trace."""
-    return events.NewEvent(stack_id=group.stack.id, resource_name=row.name,
-                           physical_resource_id=rowkit.event_physical_id(group.stack.name, row),
-                           resource_type=row.type, action=job.action,
-                           status=state, reason=reason, traversal_id=group.trav.id, trace=job.stored())
-
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)
+def _write(group: _Group, job: _Job, out: Outcome) -> writer.Write:
+    """``out`` on ``job``'s row, its event in the item's trace."""
+    assert job.row is not None
+    return writer.Write(group.stack, group.trav.id, job.row, job.action, out, trace=job.stored())

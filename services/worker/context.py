@@ -7,9 +7,12 @@ import random
 
 import asyncpg
 
+from libs.cloud.caller import CloudCaller
 from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
+from libs.template.limits import Limits
+from libs.template.request import DEFAULT_LIMITS
 from services.worker import evaluation as routing
 from services.worker.desired_cache import DesiredCache
 
@@ -23,6 +26,14 @@ class WorkerContext:
     rng: random.Random
     # Where heavy evaluations run, under a deadline (services/worker/evaluation.py).
     evaluation: EvaluationPool = INLINE
+    # Where signals reach this installation's api (a wait condition handle's endpoint).
+    api_url: str | None = None
+    # What a nested stack may bring to its tree, checked as the worker makes it (as Heat's engine).
+    limits: Limits = DEFAULT_LIMITS
+    # Makes plugins' cloud calls; None: no cloud, and a step that asks for calls fails its resource.
+    caller: CloudCaller | None = None
+    # The clouds.yaml entry calls go to (per project mapping comes with configuration).
+    cloud: str = "default"
 
     @property
     def outputs(self) -> routing.OutputsOf:

@@ -8,7 +8,6 @@ a sweep re-queues it should that publish be lost, or once a deadline passes
 
 from __future__ import annotations
 
-import datetime
 from typing import Literal
 
 from libs.db import Conn, breakpoints, events, hooks, resources, stacks, traversals
@@ -41,7 +40,7 @@ class Gate:
             pause = rules.pause_for(
                 hook, resource_name=row.name, resource_type=row.type,
                 env_hooks=self.env.hooks_for(row.name) if self.env is not None else (),
-                breakpoints=await self._breakpoints(), mode=self.trav.hook_mode)  # type: ignore[arg-type]
+                breakpoints=await self._breakpoints(), mode=self.trav.hook_mode)
             if pause is None:
                 return "go"
             async with self.conn.transaction():
@@ -54,7 +53,7 @@ class Gate:
                     self._notice(row.name, hook, "reached")
             return "wait"
         if seen.waiting:
-            if seen.deadline is not None and _now() >= seen.deadline:
+            if seen.deadline is not None and rows.now() >= seen.deadline:
                 async with self.conn.transaction():
                     if await hooks.clear(self.conn, self.trav.id, self.node, hook, "timeout"):
                         await self._event(row, rules.timed_out_reason(hook))
@@ -86,6 +85,3 @@ class Gate:
             resource_name=resource_name, hook=hook, state=state, traversal_id=str(self.trav.id),
             node=self.node, by=by))
 
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)

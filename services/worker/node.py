@@ -1,72 +1,35 @@
-"""One delivery of one node on the worker's one-item path: decide, hold at hooks, step, write.
+"""One delivery of one node stepped alone: decide, hold at hooks, step, write.
 
-The worker holds the resource row's advisory lock for the length of one step
-(see :mod:`services.worker.steps`); here the node decides what it does
-(:func:`libs.engine.step.decide`), stops at hooks, runs one plugin step, and
-writes the outcome with a compare-and-set on the row's version. A finished
-node releases its successors in the same transaction.
+The executor (:mod:`services.worker.executor`) holds the resource row's advisory
+lock for the length of one step; here the node decides what it does
+(:func:`libs.engine.step.decide`), stops at hooks, and carries the decision out
+(:mod:`services.worker.stepping`: one plugin step, its outcome written with a
+compare-and-set on the row's version). A finished node releases its successors
+in the same transaction.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
-import time
-import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from libs import plan_requests
-from libs.db import Conn, events, resources, snapshots, stacks, traversals
-from libs.db.pool import Held
+from libs.db import resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
-from libs.engine.step import Decision, Refusal, attempted_action, decide, preempted_reason
-from libs.errors import Conflict, Permanent, Retry, is_transient
-from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
-from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
-from libs.resources import nesting
+from libs.engine.keys import NodeKind
+from libs.engine.step import Decision, Verb, attempted_action
+from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType
-from libs.resources.nested import NestedStackType
-from libs.resources.steps import Action, Done, Failed, KeepType, Nest, StepContext, Wait
-from libs.telemetry import logs
 from libs.template.attribute_store import AttributeFailed
-from libs.template.errors import StackValidationFailed, TemplateError
-from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import children, evaluation, rows, stack_end
+from services.worker import children, rows
 from services.worker.hook_gate import Gate
-
-if TYPE_CHECKING:
-    from services.worker.steps import Steps
-
-log = logs.logger("worker")
-# Where a resource paused at a named step inside its action keeps that step's hook.
-NAMED_STEP_KEY = "ember_step"
-VERB_ACTION = {"adopt": "ADOPT", "external": "ADOPT", "create": "CREATE", "update": "UPDATE",
-               "replace": "CREATE", "delete": "DELETE",
-               "suspend": "SUSPEND", "resume": "RESUME", "check": "CHECK"}
+from services.worker.outcome import Calls
+from services.worker.stepping import Stepping
 
 
-class Node:
+class Node(Stepping):
     """One delivery of one node; ``run`` returns the successor nodes to publish."""
-
-    def __init__(self, steps: Steps, conn: Conn, item: WorkItem, rid: int, kind: str) -> None:
-        self.s = steps
-        self.conn = conn
-        self.item = item
-        self.rid = rid
-        self.kind = kind
-        self.stack_id = uuid.UUID(item.stack_id)
-        self.traversal_id = uuid.UUID(item.traversal_id)
-        self.env: ResourceRegistry | None = None
-        self.own_env: ResourceRegistry | None = None
-
-    @property
-    def notices(self) -> list[HookNotice]:
-        """The hook notices this delivery made, to publish once it is committed."""
-        gate: Gate | None = getattr(self, "gate", None)  # none before the stack was loaded
-        return gate.notices if gate is not None else []
 
     async def run(self) -> list[str]:
         conn = self.conn
@@ -86,7 +49,7 @@ class Node:
                 return []  # a stale traversal's predecessors never finish, and this node started nothing
             raise Retry(0.2, "predecessors not finished")
         self.want = await self._desired()
-        if self.current and trav.deadline is not None and _now() > trav.deadline:
+        if self.current and trav.deadline is not None and rows.now() > trav.deadline:
             await self.fail_stack(status.TIMED_OUT)
             self.current = False  # and abandon this node's action below, as a stale one
         row = await self._target_row()
@@ -102,7 +65,7 @@ class Node:
             # A stale traversal only finishes the action it started, then stops;
             # one that timed out abandons it instead (Heat's runner is cut short).
             if row.traversal_id == trav.id and row.status == status.IN_PROGRESS:
-                if trav.deadline is not None and _now() > trav.deadline:
+                if trav.deadline is not None and rows.now() > trav.deadline:
                     await self.mark_failed(row, row.action, f"{row.action} aborted ({status.TIMED_OUT})")
                 else:
                     await self.step(row, row.action, first=False, propagate=False)
@@ -130,7 +93,7 @@ class Node:
         under_way = row.traversal_id == trav.id and row.status == status.IN_PROGRESS
         if not (self.current or under_way):
             return
-        action = attempted_action(self.kind, trav.action, str(trav.id), rows.state(row))
+        action = attempted_action(self.kind, trav.action, str(trav.id), row.state())
         await self.mark_failed(row, action, f"{type(error).__name__}: resources.{row.name}: {error}")
 
     async def _desired(self) -> desired.Desired | None:
@@ -141,12 +104,10 @@ class Node:
 
     async def _target_row(self) -> resources.ResourceRow | None:
         row = await resources.get(self.conn, self.rid)
-        if row is None or self.kind != "u":
+        if row is None or self.kind != NodeKind.UPDATE:
             return row
         # A replacement started by this node carries on in the new row.
-        replacement = await self.conn.fetchval(
-            "SELECT id FROM resources WHERE replaces = $1 AND traversal_id = $2 ORDER BY id DESC LIMIT 1",
-            row.id, self.traversal_id)
+        replacement = (await resources.replacements(self.conn, [row.id], self.traversal_id)).get(row.id)
         if replacement is not None:
             return await resources.get(self.conn, replacement)
         return row
@@ -159,7 +120,7 @@ class Node:
         plugin: ResourceType | None = None
         external_id: str | None = None
         restricted: set[str] = set()
-        if self.kind == "u" and in_template and self.trav.action in status.CONVERGING:
+        if self.kind == NodeKind.UPDATE and in_template and self.trav.action in status.CONVERGING:
             assert self.want is not None
             new_type = self.want.definition.resources[row.name].type
             plugin = self._plugin(new_type, row.name)
@@ -175,12 +136,18 @@ class Node:
             except Exception as exc:  # property errors fail the resource, as in Heat
                 await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
                 return []
-        state = rows.state(row)
+        state = row.state()
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
-            observed = self._row_plugin(row).observe(self._context(row, row.properties or {}))
+            observer, seen = self._row_plugin(row), self._context(row, row.properties or {})
+            asked = observer.observe_call(seen) if self.s.caller is not None else None
+            if asked is not None and self.answers is None:
+                # Asked once nothing is held; this node is decided again with the answer.
+                self.calls = Calls((asked,), None, self.stack.project)
+                return []
+            observed = observer.observe(dataclasses.replace(seen, answers=self.answers or {}))
             if observed is not None and observed.gone:
-                return await self.carry_out(row, Decision("replace"), new_props)  # Heat: UpdateReplace
+                return await self.carry_out(row, Decision(Verb.REPLACE), new_props)  # Heat: UpdateReplace
             if observed is not None:
                 applied = dict(row.properties or {})
                 live = {k: observed.properties[k] for k in applied if k in observed.properties}
@@ -195,48 +162,22 @@ class Node:
                 child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
                 nested_check_failed = child is not None and (child.action, child.status) == (
                     "CHECK", status.FAILED)
-        decision = decide(self.kind, self.trav.action, str(self.trav.id),
-                          str(self.trav.template_id) if self.trav.template_id else None,
-                          state, in_template=in_template, new_type=new_type,
-                          new_properties=new_props,
-                          needs_replace=plugin.needs_replace if plugin is not None else None,
-                          never_updates=plugin is not None and plugin.never_updates,
-                          always_updates=plugin is not None and plugin.always_updates,
-                          same_implementation=same, nested_check_failed=nested_check_failed,
-                          external_id=external_id, restricted=restricted,
-                          preemptible=self._busy_elsewhere(row) and self._row_plugin(row).nests)
+        decision = rows.decision(
+            self.kind, self.trav, state, plugin, in_template=in_template, new_type=new_type, props=new_props,
+            same=same, external_id=external_id, restricted=restricted,
+            nested_check_failed=nested_check_failed,
+            preemptible=self._busy_elsewhere(row) and self._row_plugin(row).nests)
         return await self.carry_out(row, decision, new_props)
-
-    async def properties(self, name: str, plugin: ResourceType) -> dict[str, Any]:
-        assert self.want is not None
-        definition = self.want.definition
-        required = definition.required(name)
-        current = await resources.current_by_names(self.conn, self.stack_id, required)
-        references = {n: r.reference for n, r in current.items()}
-        attributes = {n: r.attributes for n, r in current.items()}
-        assert self.trav.template_id is not None
-        entry = await self.s.cache.entry(self.conn, self.stack, self.trav.template_id)
-        if name in entry.heavy and entry.source is not None:
-            try:
-                resolved = await self.s.evaluation.on_behalf_of(self.stack.project).run(
-                    evaluation.properties, entry.source, name, references, attributes)
-            except (EvaluationTimeout, EvaluationCrashed) as exc:
-                # Not retried: the same evaluation would overrun again. The resource fails, naming it.
-                raise StackValidationFailed(str(exc), ("resources", name, "properties")) from None
-        else:
-            resolved = StackResolver(definition, StaticResourceData(references, attributes)).properties(name)
-        return dict(plugin.validate(resolved, resource_name=name))
-
     async def carry_out(self, row: resources.ResourceRow, decision: Decision,
                         props: dict[str, Any] | None) -> list[str]:
         verb = decision.verb
-        if verb == "wait":
+        if verb == Verb.WAIT:
             raise Retry(0.5, f"{row.name}: {decision.action} of an earlier traversal still under way")
-        if verb == "done":
+        if verb == Verb.DONE:
             return await self.done(row)
         hook = rules.pre_hook(self.trav.action, self.kind, verb, row.action) if decision.hooked else None
-        if hook is None and self.trav.hook_mode == "step" and verb in VERB_ACTION:
-            hook = f"pre-{VERB_ACTION[verb].lower()}"  # stepping: every node that starts pauses
+        if hook is None and self.trav.hook_mode == rules.HookMode.STEP and verb.action is not None:
+            hook = f"pre-{verb.action.lower()}"  # stepping: every node that starts pauses
         if hook is not None:
             verdict = await self.gate.at(row, hook)
             if verdict == "wait":
@@ -244,23 +185,23 @@ class Node:
             if verdict == "fail":
                 await self.mark_failed(row, rules.hook_action(hook), rules.timed_out_reason(hook))
                 return []
-        if verb == "refuse":
+        if verb == Verb.REFUSE:
             assert decision.refusal is not None
             await self.refuse(row, decision.refusal)
             return []
-        if verb == "noop":
+        if verb == Verb.NOOP:
             async with self.conn.transaction():
-                if self.kind == "u" and self.trav.template_id is not None:
+                if self.kind == NodeKind.UPDATE and self.trav.template_id is not None:
                     await self._write(row, template_id=self.trav.template_id,
                                       deletion_policy=self._deletion_policy(row.name), **self._renamed(row))
                 return await self.finish(None)
-        if verb in ("forget", "retain"):
+        if verb in (Verb.FORGET, Verb.RETAIN):
             async with self.conn.transaction():
                 await resources.remove(self.conn, row.id)
                 return await self.finish(None)
-        if verb == "continue":
+        if verb == Verb.CONTINUE:
             return await self.step(row, decision.action, first=False, props=props)
-        if verb == "replace":
+        if verb == Verb.REPLACE:
             assert self.want is not None
             new_type = self.want.definition.resources[row.name].type
             async with self.conn.transaction():
@@ -269,341 +210,24 @@ class Node:
                     # Made again by a restore: it gets back the data the snapshot recorded.
                     recorded = await snapshots.resource_data(self.conn, self.trav.snapshot_id, row.name)
                     if recorded is not None:
-                        await self.conn.execute("UPDATE resources SET data = $2 WHERE id = $1",
-                                                new_id, recorded)
+                        await resources.set_data(self.conn, new_id, recorded)
                 fresh = await resources.get(self.conn, new_id)
             assert fresh is not None
             return await self.step(fresh, "CREATE", first=True, props=props)
-        renamed = self._renamed(row) if verb == "update" else {}
-        return await self.step(row, VERB_ACTION[verb], first=True, props=props, changed=decision.changed,
+        renamed = self._renamed(row) if verb == Verb.UPDATE else {}
+        assert verb.action is not None
+        return await self.step(row, verb.action, first=True, props=props, changed=decision.changed,
                                external_id=decision.external_id, renamed=renamed, preempts=decision.preempts)
 
     def _renamed(self, row: resources.ResourceRow) -> dict[str, str]:
         """The row's new type name, where the template now calls its implementation otherwise."""
-        if self.kind != "u" or self.want is None or row.name not in self.want.definition.resources:
+        if (self.kind != NodeKind.UPDATE or self.want is None
+                or row.name not in self.want.definition.resources):
             return {}
         new_type = self.want.definition.resources[row.name].type
         return {"type": new_type} if new_type != row.type else {}
-
-    # ---- stepping -------------------------------------------------------------
-    async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
-                   props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
-                   propagate: bool = True, external_id: str | None = None,
-                   renamed: Mapping[str, str] | None = None, preempts: str = "") -> list[str]:
-        if first:
-            # A resource taken over keeps the id it was given from its first step on.
-            taken = {"external_id": external_id} if external_id is not None else {}
-            async with self.conn.transaction():  # the state and its events, or neither
-                if preempts:
-                    # An older traversal's action is cancelled, as Heat records it; a pause at
-                    # one of its named steps goes with it.
-                    reason = preempted_reason(self.trav.action, preempts, row.name)
-                    await self.event(row, preempts, status.FAILED, reason)
-                    if self.trav.action != "DELETE":
-                        # Heat's older traversal also writes its stack's failure (only the
-                        # event: the stack goes on with this traversal).
-                        await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
-                                                    state=status.FAILED,
-                                                    reason=status.resource_failed(preempts, reason))
-                started = await self._write(row, action=action, status=status.IN_PROGRESS,
-                                            status_reason=status.STATE_CHANGED,
-                                            traversal_id=self.traversal_id, action_started=_now(),
-                                            template_id=row.template_id or self.trav.template_id,
-                                            data=rows.merged(row.data, {NAMED_STEP_KEY: None}),
-                                            **taken, **(renamed or {}))
-                if started is None:
-                    raise Conflict("resource row changed under this step")
-                row = started
-                await self.event(row, action, status.IN_PROGRESS, status.STATE_CHANGED)
-        # After the first write: a renamed type is known by its new name.
-        plugin = self._row_plugin(row, action)
-        if props is None:
-            if self.want is not None and row.name in self.want.definition.resources and action in (
-                    "CREATE", "UPDATE"):
-                props = await self.properties(row.name, plugin)
-            else:
-                # Deleting, suspending...: what was applied, over the schema's defaults
-                # (a row that failed before its first write has nothing recorded).
-                defaults = {k: s.default for k, s in plugin.properties_schema.items()}
-                props = {**defaults, **(row.properties or {})}
-        if action == "ADOPT" and row.external_id is not None:
-            # Nothing is made: the given id becomes the resource's own (Heat's handle_adopt).
-            return await self.completed(row, plugin, action, props=props,
-                                        result=Done(physical_id=row.external_id), propagate=propagate)
-        ctx = self._context(row, props)
-        if plugin.nests:
-            reads = plugin.nested_reads(self._reads(row.name)) if isinstance(plugin, NestedStackType) else ()
-            child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads)
-            if child is not None and row.physical_id != child.id and not child.deleted:
-                # Made by a step that died before it could record the child.
-                found = await self._write(row, physical_id=child.id)
-                if found is None:
-                    raise Conflict("resource row changed under this step")
-                row = found
-            ctx = dataclasses.replace(self._context(row, props), child=child)
-            if self.want is not None and row.name in self.want.definition.resources:
-                policy = StackResolver(self.want.definition, StaticResourceData()).update_policy(row.name)
-                ctx = dataclasses.replace(ctx, update_policy=policy)
-        if plugin.watches is not None and isinstance(props.get(plugin.watches), str):
-            peer = await resources.data_of_reference(self.conn, self.stack_id, props[plugin.watches])
-            ctx = dataclasses.replace(ctx, peer=peer or {})
-        if plugin.accepts_signals and self.s.api_url:
-            ctx = dataclasses.replace(ctx, signal_url=(
-                f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
-                f"/resources/{row.name}/signal"))
-        if not first and row.data.get(NAMED_STEP_KEY):
-            passed = await self._past_named_step(row, action)
-            if passed is None:
-                return []
-            row, ctx = passed, dataclasses.replace(ctx, data=dict(passed.data))
-        result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
-        if isinstance(result, Nest):
-            return await self.nest(row, action, self._provided(plugin, row.name, result))
-        if isinstance(result, Wait):
-            named = plugin.named_steps[0] if first and plugin.named_steps else None
-            return await self.wait(row, action, result, rules.named_hook(action, named) if named else None)
-        if isinstance(result, Failed):
-            await self.mark_failed(row, action, result.status_reason("resources", row.name))
-            return []
-        assert isinstance(result, Done)
-        return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
-
-    async def wait(self, row: resources.ResourceRow, action: str, result: Wait, step_hook: str | None
-                   ) -> list[str]:
-        """Record what the step gave, then look again after its delay (or pause at a named step)."""
-        changes: dict[str, Any] = {}
-        if result.data:
-            changes["data"] = rows.merged(row.data, result.data)
-        if not isinstance(result.physical_id, KeepType):
-            changes["physical_id"] = result.physical_id  # Heat records it before polling
-        written = await self._write(row, **changes) if changes else row
-        if written is None:
-            raise Conflict("resource row changed under this step")
-        if step_hook is not None:
-            # The action started; a breakpoint may hold it before its first check.
-            async with self.conn.transaction():  # the pause and where it is, or neither
-                verdict = await self.gate.at(written, step_hook)
-                marked = rows.merged(written.data, {NAMED_STEP_KEY: step_hook})
-                if verdict == "wait" and await self._write(written, data=marked) is None:
-                    raise Conflict("resource row changed under this step")
-            if verdict == "wait":
-                return []
-            if verdict == "fail":
-                await self.mark_failed(written, action, rules.timed_out_reason(step_hook))
-                return []
-        raise Retry(result.delay, f"{action} of {row.name} in progress")
-
-    async def _past_named_step(self, row: resources.ResourceRow, action: str) -> resources.ResourceRow | None:
-        """The row once past the named step it paused at; None while it waits there (or failed)."""
-        hook = row.data[NAMED_STEP_KEY]
-        verdict = await self.gate.at(row, hook)
-        if verdict == "wait":
-            return None
-        if verdict == "fail":
-            await self.mark_failed(row, action, rules.timed_out_reason(hook))
-            return None
-        passed = await self._write(row, data=rows.merged(row.data, {NAMED_STEP_KEY: None}))
-        if passed is None:
-            raise Conflict("resource row changed under this step")
-        return passed
-
-    def _plugin(self, type_name: str, resource_name: str) -> ResourceType:
-        """The plugin of a type the desired definition names."""
-        return self.s.registry.implementing(type_name, resource_name=resource_name, environment=self.env)
-
-    def _row_plugin(self, row: resources.ResourceRow, action: str | None = None) -> ResourceType:
-        """The plugin of ``action`` on ``row``: the desired definition's for what it drives (create,
-        update, adopt), else (and with no action) what the row is, through the environment it
-        was made with."""
-        follows = action is not None and rows.follows_definition(action, self.want, row.name)
-        return self.s.registry.implementing(row.type, resource_name=row.name,
-                                            environment=self.env if follows else self.own_env)
-
-    def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
-        """Whether an older traversal's action on ``row`` is under way."""
-        return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
-
-    def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
-        return StepContext(
-            stack_id=str(self.stack_id), stack_name=self.stack.name, resource_name=row.name,
-            physical_id=row.physical_id, properties=props, old_properties=row.properties,
-            data=dict(row.data), now=time.time(),
-            started_at=(row.action_started or _now()).timestamp(), short_id=rows.short_id(row.id),
-            rng=self.s.rng)
-
-    def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
-        """What only the parent's desired state has: its files and the child environment."""
-        if self.want is None:
-            return request
-        given = nesting.provided(plugin, name, request, self.want)
-        if given is request or given.timeout_mins is not None:
-            return given
-        # Heat's nested stacks (not OS::Heat::Stack's) run under the parent's timeout.
-        return dataclasses.replace(given, timeout_mins=self.stack.timeout_mins)
-
-    async def nest(self, row: resources.ResourceRow, action: str, request: Nest) -> list[str]:
-        """Act on the nested stack, record it as the physical id, and look again after a delay.
-
-        The child's new desired state and the row's record of it (its id, the step's data,
-        such as a rolling update's batch) commit together: a step killed in between must
-        not leave a child working on a batch its parent does not know it started.
-        """
-        staged: list[PlanRequest] = []
-        try:
-            async with self.conn.transaction():
-                child_id = await children.act(self.conn, self.s.rt.bus, self.s.registry, parent=self.stack,
-                                              row=row, short_id=rows.short_id(row.id), nest=request,
-                                              after_commit=staged, evaluation=self.s.evaluation,
-                                              tree_limits=self.s.limits)
-                changes: dict[str, Any] = {}
-                if child_id is not None and row.physical_id != str(child_id):
-                    changes["physical_id"] = str(child_id)
-                if request.data:
-                    changes["data"] = rows.merged(row.data, request.data)
-                if changes and await self._write(row, **changes) is None:
-                    raise Conflict("resource row changed under this step")
-        except TemplateError as exc:
-            # The nested template is checked when its stack is made, as Heat does.
-            await self.mark_failed(row, action, f"{exc.error_type}: resources.{row.name}: {exc}")
-            return []
-        except Exception as exc:
-            if isinstance(exc, Retry) or is_transient(exc):
-                raise
-            # Anything else would fail the same way every time: Heat fails the resource.
-            log.exception("acting on the nested stack of %s failed", row.name)
-            await self.mark_failed(row, action, f"{type(exc).__name__}: resources.{row.name}: {exc}")
-            return []
-        for plan in staged:
-            await plan_requests.send(Held(self.conn), self.s.rt.bus, plan)
-        raise Retry(request.delay, f"{action} of the nested stack of {row.name} in progress")
-
-    async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
-                        props: dict[str, Any], result: Done, propagate: bool) -> list[str]:
-        data = rows.merged(row.data, result.data)
-        physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
-        post = rules.post_hook(self.trav.action, action) if propagate and self.current else None
-        adopted: resources.ResourceRow | None = None
-        async with self.conn.transaction():
-            if action == "DELETE" and post is not None:
-                # Kept as DELETE_COMPLETE while it may wait at post-delete; gone once past it.
-                done = await self._write(row, action=action, status=status.COMPLETE,
-                                         status_reason=status.STATE_CHANGED)
-                if done is None:
-                    raise Conflict("resource row changed under this step")
-                await self.event(done, action, status.COMPLETE, status.STATE_CHANGED)
-                return await self.done(done, in_transaction=True)
-            if action == "DELETE":
-                await self.event(row, action, status.COMPLETE, status.STATE_CHANGED)
-                await resources.remove(self.conn, row.id)
-            else:
-                requires: list[int] = []
-                if self.want is not None and row.name in self.want.definition.resources:
-                    names = self.want.definition.required(row.name)
-                    requires = [r.id for r in (await resources.current_by_names(
-                        self.conn, self.stack_id, names)).values()]
-                done = await self._write(
-                    row, action=action, status=status.COMPLETE, status_reason=result.reason or
-                    status.STATE_CHANGED, physical_id=physical_id, data=data,
-                    properties=props if action in ("CREATE", "UPDATE", "ADOPT") else row.properties,
-                    reference=plugin.reference_id(physical_id, data, resource_name=row.name),
-                    attributes=plugin.stored_attributes(self._reads(row.name), physical_id, data, props,
-                                                        resource_name=row.name),
-                    template_id=self.trav.template_id or row.template_id, requires=requires,
-                    deletion_policy=self._deletion_policy(row.name))
-                if done is None:
-                    raise Conflict("resource row changed under this step")
-                if row.replaces is not None and not row.is_current:
-                    await resources.promote(self.conn, row.replaces, row.id)
-                await self.event(done, action, status.COMPLETE, result.reason or status.STATE_CHANGED)
-                if action == "ADOPT" and done.external_id is not None:
-                    adopted = done
-                elif post is not None:
-                    return await self.done(done, in_transaction=True)
-            if not propagate:
-                return []
-            if adopted is None:
-                return await self.finish(None, in_transaction=True)
-        # Heat checks an external resource once taken over; the node ends with the check.
-        return await self.step(adopted, "CHECK", first=True, props=props)
-
-    async def done(self, row: resources.ResourceRow, *, in_transaction: bool = False) -> list[str]:
-        """The node's action is complete: past its post-hook, if it has one, it is finished."""
-        if not in_transaction:
-            async with self.conn.transaction():
-                return await self.done(row, in_transaction=True)
-        post = rules.post_hook(self.trav.action, row.action) if row.status == status.COMPLETE else None
-        if post is not None:
-            verdict = await self.gate.at(row, post)
-            if verdict == "wait":
-                return []
-            if verdict == "fail":
-                await self.mark_failed(row, row.action, rules.timed_out_reason(post))
-                return []
-        if self.kind == "c" and row.action == "DELETE" and row.status == status.COMPLETE:
-            await resources.remove(self.conn, row.id)
-        return await self.finish(None, in_transaction=True)
-
-    async def finish(self, _row: object, *, in_transaction: bool = False) -> list[str]:
-        if not in_transaction:
-            async with self.conn.transaction():
-                return await self.finish(None, in_transaction=True)
-        result = await traversals.finish_node(self.conn, self.traversal_id, self.item.node)
-        if result is None:
-            return await traversals.ready_successors(self.conn, self.traversal_id, self.item.node)
-        ready, remaining = result
-        if remaining == 0:
-            await self.complete_stack()
-        return ready
-
-    # ---- the stack's end ----------------------------------------------------
-    async def complete_stack(self) -> None:
-        await stack_end.complete(self.conn, self.stack, self.trav, self.want, self.s.registry,
-                                 resolve=self.s.ctx.outputs)
-
-    async def fail_stack(self, reason: str) -> None:
-        await stack_end.fail(self.conn, self.s.rt.bus, self.stack, self.trav, reason, current=self.current,
-                             want=self.want, resolve=self.s.ctx.outputs)
-
-    async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
-        """An update Heat refuses: the resource keeps its state, at most an event says why."""
-        if refusal.event:
-            await self.event(row, "UPDATE", status.FAILED, refusal.message)
-        if self.current:
-            await self.fail_stack(status.resource_failed(
-                "UPDATE", f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
-
-    async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
-        async with self.conn.transaction():
-            if await self._write(row, action=action, status=status.FAILED, status_reason=reason,
-                                 traversal_id=self.traversal_id) is None:
-                raise Conflict("resource row changed under this step")
-            await self.event(row, action, status.FAILED, reason)
-        if self.current:
-            await self.fail_stack(status.resource_failed(action, reason))
-
-    def _reads(self, name: str) -> frozenset[tuple[Any, ...]]:
-        """What the template reads of the resource (for types that answer reads themselves)."""
-        if self.want is None:
-            return frozenset()
-        return self.want.definition.attribute_reads.get(name, frozenset())
-
-    def _deletion_policy(self, name: str) -> str:
-        return rows.deletion_policy(self.want, name)
-
-    # ---- writes ---------------------------------------------------------------
-    async def _write(self, row: resources.ResourceRow, **changes: Any) -> resources.ResourceRow | None:
-        return await resources.write(self.conn, row, **changes)
-
-    async def event(self, row: resources.ResourceRow, action: str, state: str, reason: str) -> None:
-        await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,
-                         physical_resource_id=rows.event_physical_id(self.stack.name, row),
-                         resource_type=row.type, action=action,
-                         status=state, reason=reason, traversal_id=self.traversal_id)
 
 
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if not hasattr(exc, "error_type") else str(exc)
 
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC)

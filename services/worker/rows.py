@@ -1,21 +1,26 @@
-"""Small pure helpers over resource rows that both step paths share."""
+"""Small helpers over resource rows for the worker's steps: the clock, a step's context, names."""
 
 from __future__ import annotations
 
+import datetime
+import random
+import time
 import uuid
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from libs.db import resources, stacks, traversals
 from libs.engine import desired
-from libs.engine.step import RowState
-from libs.resources.base import physical_name
+from libs.engine.keys import NodeKind
+from libs.engine.step import Decision, RowState, decide
+from libs.resources.base import ResourceType, physical_name
+from libs.resources.steps import StepContext
+from services.worker import pending
 
+# Where a resource paused at a named step inside its action keeps that step's hook.
+NAMED_STEP_KEY = "ember_step"
 # Actions whose plugin is the one the desired definition names; any other acts on what the row is.
 DEFINITION_ACTIONS = frozenset({"CREATE", "UPDATE", "ADOPT"})
-
-
-def state(row: resources.ResourceRow) -> RowState:
-    return row.state()
 
 
 def merged(data: dict[str, Any], changes: Any) -> dict[str, Any]:
@@ -61,3 +66,46 @@ def own_template(row: resources.ResourceRow, trav: traversals.TraversalRow, stac
 def follows_definition(action: str, want: desired.Desired | None, name: str) -> bool:
     """Whether ``action`` on resource ``name`` takes its plugin from the desired definition."""
     return action in DEFINITION_ACTIONS and want is not None and name in want.definition.resources
+
+
+def now() -> datetime.datetime:
+    """The worker's one clock."""
+    return datetime.datetime.now(datetime.UTC)
+
+
+def cloud_tag(row: resources.ResourceRow) -> str:
+    """What Ember names or tags everything it makes for ``row`` with: stable for the row's life."""
+    return f"ember-{row.stack_id}-{row.id}"
+
+
+def step_context(stack: stacks.StackRow, row: resources.ResourceRow, props: Mapping[str, Any],
+                 rng: random.Random) -> StepContext:
+    """What a plugin step of ``row`` is given (enriched by the caller for the rarer types)."""
+    return StepContext(
+        stack_id=str(stack.id), stack_name=stack.name, resource_name=row.name,
+        physical_id=row.physical_id, properties=props, old_properties=row.properties,
+        data=plugin_data(row.data), now=time.time(),
+        started_at=(row.action_started or now()).timestamp(), short_id=short_id(row.id),
+        rng=rng, cloud_tag=cloud_tag(row))
+
+
+def plugin_data(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's data as a plugin sees it (without the calls the worker keeps there)."""
+    return pending.without(data)
+
+
+def decision(kind: NodeKind, trav: traversals.TraversalRow, row: RowState, plugin: ResourceType | None, *,
+             in_template: bool, new_type: str | None, props: Mapping[str, Any] | None, same: bool | None,
+             external_id: str | None, restricted: Collection[str], nested_check_failed: bool = False,
+             preemptible: bool = False) -> Decision:
+    """What the node does to its row (:func:`libs.engine.step.decide`), from what the worker loaded.
+
+    ``plugin``: what the desired definition's type resolves to (None: not converging it).
+    """
+    return decide(kind, trav.action, str(trav.id), str(trav.template_id) if trav.template_id else None,
+                  row, in_template=in_template, new_type=new_type, new_properties=props,
+                  needs_replace=plugin.needs_replace if plugin is not None else None,
+                  never_updates=plugin is not None and plugin.never_updates,
+                  always_updates=plugin is not None and plugin.always_updates,
+                  same_implementation=same, nested_check_failed=nested_check_failed,
+                  external_id=external_id, restricted=restricted, preemptible=preemptible)

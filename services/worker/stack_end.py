@@ -85,8 +85,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
         return
     if parent is None or parent.status == status.IN_PROGRESS or want is None:
         return
-    await conn.execute("UPDATE stacks SET outputs = $2 WHERE id = $1", parent.id,
-                       await outputs_of(conn, parent.id, want))
+    await stacks.set_outputs(conn, parent.id, await outputs_of(conn, parent.id, want))
 
 
 async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.TraversalRow, reason: str,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from libs.engine import hooks
+from libs.engine.keys import NodeKind
+from libs.engine.step import Verb
 
 
 @pytest.mark.parametrize(("traversal", "kind", "verb", "row_action", "expected"), [
@@ -21,7 +23,7 @@ from libs.engine import hooks
     ("CHECK", "u", "check", "CREATE", None),
 ])
 def test_pre_hooks(traversal: str, kind: str, verb: str, row_action: str, expected: str | None) -> None:
-    assert hooks.pre_hook(traversal, kind, verb, row_action) == expected
+    assert hooks.pre_hook(traversal, NodeKind(kind), Verb(verb), row_action) == expected
 
 
 @pytest.mark.parametrize(("traversal", "action", "expected"), [
@@ -62,31 +64,32 @@ def test_what_pauses_a_node() -> None:
     placed = [hooks.Placed(BP("1", "group/1", ("pre-update",), timeout_seconds=5, on_timeout="continue"),
                            ("group",))]
     by_breakpoint = hooks.pause_for("pre-update", resource_name="1", resource_type="T", env_hooks=(),
-                                    breakpoints=placed, mode="normal")
+                                    breakpoints=placed, mode=hooks.HookMode.NORMAL)
     assert by_breakpoint == hooks.Pause("breakpoint", 5, "continue")
     assert hooks.pause_for("pre-update", resource_name="2", resource_type="T", env_hooks=(),
-                           breakpoints=placed, mode="normal") is None
+                           breakpoints=placed, mode=hooks.HookMode.NORMAL) is None
     assert hooks.pause_for("pre-create", resource_name="2", resource_type="T", env_hooks=("pre-create",),
-                           breakpoints=(), mode="normal") == hooks.Pause("environment")
+                           breakpoints=(), mode=hooks.HookMode.NORMAL) == hooks.Pause("environment")
     assert hooks.pause_for("pre-create", resource_name="2", resource_type="T", env_hooks=("pre-create",),
-                           breakpoints=placed, mode="run") is None  # continued: nothing pauses
+                           breakpoints=placed, mode=hooks.HookMode.RUN) is None  # continued: nothing pauses
     assert hooks.pause_for("pre-create", resource_name="2", resource_type="T", env_hooks=(),
-                           breakpoints=(), mode="step") == hooks.Pause("step")
+                           breakpoints=(), mode=hooks.HookMode.STEP) == hooks.Pause("step")
     assert hooks.pause_for("post-create", resource_name="2", resource_type="T", env_hooks=(),
-                           breakpoints=(), mode="step") is None
+                           breakpoints=(), mode=hooks.HookMode.STEP) is None
 
 
 def test_which_nodes_need_a_look_at_their_hooks() -> None:
     placed = [hooks.Placed(BP("1", "group/1", ("pre-update",)), ("group",))]
     assert hooks.may_pause(resource_name="1", resource_type="T", env_hooks=(), breakpoints=placed,
-                           mode="normal")
+                           mode=hooks.HookMode.NORMAL)
     assert not hooks.may_pause(resource_name="2", resource_type="T", env_hooks=(), breakpoints=placed,
-                               mode="normal")
+                               mode=hooks.HookMode.NORMAL)
     assert hooks.may_pause(resource_name="2", resource_type="T", env_hooks=("post-create",), breakpoints=(),
-                           mode="normal")
-    assert hooks.may_pause(resource_name="2", resource_type="T", env_hooks=(), breakpoints=(), mode="step")
+                           mode=hooks.HookMode.NORMAL)
+    assert hooks.may_pause(resource_name="2", resource_type="T", env_hooks=(), breakpoints=(),
+                           mode=hooks.HookMode.STEP)
     assert not hooks.may_pause(resource_name="1", resource_type="T", env_hooks=("pre-create",),
-                               breakpoints=placed, mode="run")
+                               breakpoints=placed, mode=hooks.HookMode.RUN)
 
 
 def test_named_steps_are_hooks_of_their_action() -> None:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from libs.engine.step import Decision, Refusal, RowState, attempted_action, decide, preempted_reason
+from libs.engine.keys import NodeKind
+from libs.engine.step import Decision, Refusal, RowState, Verb, attempted_action, decide, preempted_reason
 
 
 def _row(**over: Any) -> RowState:
@@ -24,86 +25,87 @@ def _replace_if_value(old: dict[str, Any], new: dict[str, Any]) -> bool:
 CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
     # kind, action, row overrides, decide kwargs, expected
     ("u", "CREATE", dict(action="INIT", properties=None, traversal_id=None), dict(new_properties={}),
-     Decision("create")),
-    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}), Decision("noop")),
-    ("u", "UPDATE", {}, dict(new_properties={"value": "b"}), Decision("update", changed=("value",))),
+     Decision(Verb.CREATE)),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}), Decision(Verb.NOOP)),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "b"}), Decision(Verb.UPDATE, changed=("value",))),
     ("u", "UPDATE", {}, dict(new_properties={"value": "b", "update_replace": True},
-                            needs_replace=_replace_if_value), Decision("replace")),
-    ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}), Decision("replace")),
+                            needs_replace=_replace_if_value), Decision(Verb.REPLACE)),
+    ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}), Decision(Verb.REPLACE)),
     # A change of type replaces before the update that would reach the pre-update hook.
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="OS::Heat::None"),
-     Decision("replace", hooked=False)),
+     Decision(Verb.REPLACE, hooked=False)),
     ("u", "UPDATE", dict(traversal_id="t1", status="IN_PROGRESS", action="UPDATE"),
-     dict(new_properties={}), Decision("continue", action="UPDATE")),
+     dict(new_properties={}), Decision(Verb.CONTINUE, action="UPDATE")),
     ("u", "UPDATE", dict(traversal_id="t1", template_id="tpl1"), dict(new_properties={}),
-     Decision("done")),
+     Decision(Verb.DONE)),
     ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"x": 1}, never_updates=True,
-                                                new_type="OS::Heat::TestResource"), Decision("noop")),
-    ("c", "UPDATE", {}, dict(in_template=True), Decision("noop")),
-    ("c", "UPDATE", {}, dict(in_template=False), Decision("delete")),
-    ("c", "UPDATE", dict(is_current=False), dict(in_template=True), Decision("delete")),
-    ("c", "DELETE", {}, dict(in_template=False), Decision("delete")),
-    ("c", "DELETE", dict(deletion_policy="Retain"), dict(in_template=False), Decision("retain")),
-    ("c", "DELETE", dict(action="INIT"), dict(in_template=False), Decision("forget")),
+                                                new_type="OS::Heat::TestResource"), Decision(Verb.NOOP)),
+    ("c", "UPDATE", {}, dict(in_template=True), Decision(Verb.NOOP)),
+    ("c", "UPDATE", {}, dict(in_template=False), Decision(Verb.DELETE)),
+    ("c", "UPDATE", dict(is_current=False), dict(in_template=True), Decision(Verb.DELETE)),
+    ("c", "DELETE", {}, dict(in_template=False), Decision(Verb.DELETE)),
+    ("c", "DELETE", dict(deletion_policy="Retain"), dict(in_template=False), Decision(Verb.RETAIN)),
+    ("c", "DELETE", dict(action="INIT"), dict(in_template=False), Decision(Verb.FORGET)),
     ("c", "DELETE", dict(traversal_id="t1", action="DELETE", status="IN_PROGRESS"),
-     dict(in_template=False), Decision("continue", action="DELETE")),
+     dict(in_template=False), Decision(Verb.CONTINUE, action="DELETE")),
     ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE"),
-     dict(new_properties={"value": "b"}), Decision("wait", action="CREATE")),
+     dict(new_properties={"value": "b"}), Decision(Verb.WAIT, action="CREATE")),
     # A delete cancels any older action under way (Heat's stack delete stops every worker).
     ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE"),
-     dict(in_template=False), Decision("delete", preempts="CREATE")),
+     dict(in_template=False), Decision(Verb.DELETE, preempts="CREATE")),
     ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", deletion_policy="Retain"),
-     dict(in_template=False), Decision("retain", preempts="UPDATE")),
+     dict(in_template=False), Decision(Verb.RETAIN, preempts="UPDATE")),
     ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="DELETE"),
-     dict(in_template=False), Decision("delete", preempts="DELETE")),
+     dict(in_template=False), Decision(Verb.DELETE, preempts="DELETE")),
     # A newer update preempts a nested stack's older create or update, and updates it in place...
     ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
      dict(new_properties={"value": "b"}, new_type="OS::Heat::TestResource", preemptible=True),
-     Decision("update", changed=("value",), preempts="UPDATE")),
+     Decision(Verb.UPDATE, changed=("value",), preempts="UPDATE")),
     ("u", "ROLLBACK", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE", physical_id="child"),
      dict(new_properties={"value": "a"}, new_type="OS::Heat::TestResource", preemptible=True),
-     Decision("update", preempts="CREATE")),
+     Decision(Verb.UPDATE, preempts="CREATE")),
     # ...or deletes it, when it is cleaned up...
     ("c", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
-     dict(in_template=False, preemptible=True), Decision("delete", preempts="UPDATE")),
+     dict(in_template=False, preemptible=True), Decision(Verb.DELETE, preempts="UPDATE")),
     # ...but waits for a create that has no nested stack yet, a type that changes, any other type's
     # action (it finishes that resource), and in a cleanup that keeps the resource.
     ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE"),
      dict(new_properties={"value": "a"}, new_type="OS::Heat::TestResource", preemptible=True),
-     Decision("wait", action="CREATE")),
+     Decision(Verb.WAIT, action="CREATE")),
     ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
      dict(new_properties={"value": "a"}, new_type="OS::Heat::None", preemptible=True),
-     Decision("wait", action="UPDATE")),
+     Decision(Verb.WAIT, action="UPDATE")),
     ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="x"),
      dict(new_properties={"value": "b"}, new_type="OS::Heat::TestResource"),
-     Decision("wait", action="UPDATE")),
+     Decision(Verb.WAIT, action="UPDATE")),
     ("c", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
-     dict(in_template=True, preemptible=True), Decision("wait", action="UPDATE")),
+     dict(in_template=True, preemptible=True), Decision(Verb.WAIT, action="UPDATE")),
     ("c", "SUSPEND", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
-     dict(in_template=True, preemptible=True), Decision("wait", action="UPDATE")),
-    ("c", "SUSPEND", {}, dict(in_template=True), Decision("suspend")),
-    ("c", "SUSPEND", dict(action="SUSPEND"), dict(in_template=True), Decision("noop")),
-    ("u", "RESUME", dict(action="SUSPEND"), {}, Decision("resume")),
-    ("u", "RESUME", {}, {}, Decision("noop")),
-    ("u", "CHECK", {}, {}, Decision("check")),
+     dict(in_template=True, preemptible=True), Decision(Verb.WAIT, action="UPDATE")),
+    ("c", "SUSPEND", {}, dict(in_template=True), Decision(Verb.SUSPEND)),
+    ("c", "SUSPEND", dict(action="SUSPEND"), dict(in_template=True), Decision(Verb.NOOP)),
+    ("u", "RESUME", dict(action="SUSPEND"), {}, Decision(Verb.RESUME)),
+    ("u", "RESUME", {}, {}, Decision(Verb.NOOP)),
+    ("u", "CHECK", {}, {}, Decision(Verb.CHECK)),
     # Replace or update follows what the names resolve to (Heat compares the classes).
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="My::Test", same_implementation=True),
-     Decision("update")),
+     Decision(Verb.UPDATE)),
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="OS::Heat::TestResource",
-                             same_implementation=False), Decision("replace", hooked=False)),
+                             same_implementation=False), Decision(Verb.REPLACE, hooked=False)),
     ("u", "UPDATE", dict(type="My::Nothing"), dict(new_properties={}, new_type="OS::Heat::None",
                                                    same_implementation=True, never_updates=True),
-     Decision("noop")),
+     Decision(Verb.NOOP)),
     # Every update reaches a nested stack; a failed one that exists is updated in place.
-    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, always_updates=True), Decision("update")),
+    ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, always_updates=True), Decision(Verb.UPDATE)),
     ("u", "UPDATE", dict(status="FAILED", physical_id="child"),
-     dict(new_properties={"value": "a"}, always_updates=True), Decision("update")),
+     dict(new_properties={"value": "a"}, always_updates=True), Decision(Verb.UPDATE)),
     ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}, always_updates=True),
-     Decision("replace")),
+     Decision(Verb.REPLACE)),
     ("u", "UPDATE", dict(status="FAILED", action="CHECK", physical_id="child"),
-     dict(new_properties={"value": "a"}, always_updates=True), Decision("replace")),
+     dict(new_properties={"value": "a"}, always_updates=True), Decision(Verb.REPLACE)),
     ("u", "UPDATE", dict(status="FAILED", action="CHECK", physical_id="child"),
-     dict(new_properties={"value": "a"}, always_updates=True, nested_check_failed=True), Decision("update")),
+     dict(new_properties={"value": "a"}, always_updates=True, nested_check_failed=True),
+     Decision(Verb.UPDATE)),
 ]
 
 _RESTRICTED_UPDATE = Refusal("ResourceActionRestricted", "update is restricted for resource.", event=True)
@@ -116,35 +118,35 @@ _EXTERNAL_CHANGED = Refusal(
 REFUSALS: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
     # restricted_actions: refused after the pre-update hook, except a change of type (before it)
     ("u", "UPDATE", {}, dict(new_properties={"value": "b"}, restricted={"update"}),
-     Decision("refuse", refusal=_RESTRICTED_UPDATE)),
+     Decision(Verb.REFUSE, refusal=_RESTRICTED_UPDATE)),
     ("u", "UPDATE", {}, dict(new_properties={"value": "b"}, restricted={"replace"}),
-     Decision("update", changed=("value",))),
+     Decision(Verb.UPDATE, changed=("value",))),
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, restricted={"update", "replace"}),
-     Decision("noop")),
+     Decision(Verb.NOOP)),
     ("u", "UPDATE", {}, dict(new_properties={"value": "b", "update_replace": True},
                             needs_replace=_replace_if_value, restricted={"replace"}),
-     Decision("refuse", refusal=_RESTRICTED_REPLACE)),
+     Decision(Verb.REFUSE, refusal=_RESTRICTED_REPLACE)),
     ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}, restricted={"replace"}),
-     Decision("refuse", refusal=_RESTRICTED_REPLACE)),
+     Decision(Verb.REFUSE, refusal=_RESTRICTED_REPLACE)),
     ("u", "UPDATE", {}, dict(new_properties={}, new_type="OS::Heat::None", restricted={"replace"}),
-     Decision("refuse", refusal=_RESTRICTED_REPLACE, hooked=False)),
+     Decision(Verb.REFUSE, refusal=_RESTRICTED_REPLACE, hooked=False)),
     # external_id: taken over, never updated, and not to be added, removed or changed
     ("u", "CREATE", dict(action="INIT", properties=None, traversal_id=None),
-     dict(new_properties={}, external_id="x"), Decision("external", external_id="x")),
+     dict(new_properties={}, external_id="x"), Decision(Verb.EXTERNAL, external_id="x")),
     ("u", "ADOPT", dict(action="INIT", properties=None, traversal_id=None),
-     dict(new_properties={}, external_id="x"), Decision("adopt")),
+     dict(new_properties={}, external_id="x"), Decision(Verb.ADOPT)),
     ("u", "CREATE", dict(action="ADOPT", traversal_id="t1", template_id="tpl1", external_id="x"),
-     dict(new_properties={}, external_id="x"), Decision("check")),
+     dict(new_properties={}, external_id="x"), Decision(Verb.CHECK)),
     ("u", "CREATE", dict(action="CHECK", traversal_id="t1", template_id="tpl1", external_id="x"),
-     dict(new_properties={}, external_id="x"), Decision("done")),
+     dict(new_properties={}, external_id="x"), Decision(Verb.DONE)),
     ("u", "UPDATE", dict(external_id="x"), dict(new_properties={"value": "b"}, external_id="x"),
-     Decision("noop", hooked=False)),
+     Decision(Verb.NOOP, hooked=False)),
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, external_id="x"),
-     Decision("refuse", refusal=_EXTERNAL_CHANGED, hooked=False)),
+     Decision(Verb.REFUSE, refusal=_EXTERNAL_CHANGED, hooked=False)),
     ("u", "UPDATE", dict(external_id="x"), dict(new_properties={"value": "a"}),
-     Decision("refuse", refusal=_EXTERNAL_CHANGED, hooked=False)),
+     Decision(Verb.REFUSE, refusal=_EXTERNAL_CHANGED, hooked=False)),
     ("u", "UPDATE", dict(external_id="x"), dict(new_properties={"value": "a"}, external_id="y"),
-     Decision("refuse", refusal=_EXTERNAL_CHANGED, hooked=False)),
+     Decision(Verb.REFUSE, refusal=_EXTERNAL_CHANGED, hooked=False)),
 ]
 
 
@@ -152,7 +154,7 @@ REFUSALS: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
 def test_decide(kind: str, action: str, row: dict[str, Any], kwargs: dict[str, Any],
                 expected: Decision) -> None:
     kwargs.setdefault("in_template", True)
-    assert decide(kind, action, "t1", "tpl1", _row(**row), **kwargs) == expected
+    assert decide(NodeKind(kind), action, "t1", "tpl1", _row(**row), **kwargs) == expected
 
 
 def test_what_a_preempted_action_reads_as() -> None:
@@ -174,4 +176,4 @@ def test_what_a_preempted_action_reads_as() -> None:
     ("u", "UPDATE", dict(status="FAILED"), "UPDATE"),
 ])
 def test_the_action_a_node_gives_up_on(kind: str, action: str, row: dict[str, Any], expected: str) -> None:
-    assert attempted_action(kind, action, "t1", _row(**row)) == expected
+    assert attempted_action(NodeKind(kind), action, "t1", _row(**row)) == expected
