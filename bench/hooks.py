@@ -26,6 +26,7 @@ from bench.engine import BenchError, Servers, Services, Watched, limits_for, wai
 from libs import operations, pauses
 from libs.db import stacks
 from libs.db.pool import create_pool
+from libs.engine.hooks import HookMode
 from libs.messaging.bus import Bus
 from libs.messaging.subjects import Names
 from libs.resources.registry import default_registry
@@ -80,7 +81,7 @@ async def measure(servers: Servers, services: Services, count: int, quiet: float
             stored = await stacks.get(conn, row.id)
         assert stored is not None
         started = time.monotonic()
-        released = await pauses.release_tree(pool, bus, stored, by="continue", mode="run")
+        released = await pauses.release_tree(pool, bus, stored, by="continue", mode=HookMode.RUN)
 
         async def complete() -> bool:
             async with pool.acquire() as conn:

@@ -215,10 +215,6 @@ async def remove(conn: Conn, resource_id: int) -> None:
     await conn.execute("DELETE FROM resources WHERE id = $1", resource_id)
 
 
-async def set_data(conn: Conn, resource_id: int, data: dict[str, Any]) -> None:
-    await conn.execute("UPDATE resources SET data = $2 WHERE id = $1", resource_id, data)
-
-
 async def give_back(conn: Conn, resource_id: int, data: dict[str, Any], *, adopt: bool,
                     physical_id: str | None) -> None:
     """A restored row gets its data back; an adopted one also takes over ``physical_id``."""

@@ -281,7 +281,3 @@ async def tree_resource_count(conn: Conn, stack_id: uuid.UUID) -> int:
         " UNION ALL SELECT s.id FROM stacks s JOIN tree t ON s.parent_id = t.id WHERE s.deleted_at IS NULL)"
         " SELECT count(*) FROM resources r JOIN tree t ON r.stack_id = t.id WHERE r.is_current", stack_id)
     return int(count)
-
-
-async def set_outputs(conn: Conn, stack_id: uuid.UUID, outputs: Any) -> None:
-    await conn.execute("UPDATE stacks SET outputs = $2 WHERE id = $1", stack_id, outputs)
