@@ -37,6 +37,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         default=_env_float("VOLUME_SECONDS", defaults.volume_seconds),
                         help="seconds a volume stays creating, attaching or detaching "
                              "(EMBER_SIMCLOUD_VOLUME_SECONDS)")
+    parser.add_argument("--delete-seconds", type=float,
+                        default=_env_float("DELETE_SECONDS", defaults.delete_seconds),
+                        help="seconds a deleted server still shows (task_state deleting) "
+                             "(EMBER_SIMCLOUD_DELETE_SECONDS)")
     parser.add_argument("--admin-password", default=os.environ.get("EMBER_SIMCLOUD_ADMIN_PASSWORD", "admin"))
     parser.add_argument("--demo-password", default=os.environ.get("EMBER_SIMCLOUD_DEMO_PASSWORD", "demo"))
 
@@ -46,7 +50,7 @@ def options(args: argparse.Namespace) -> server.Options:
     return server.Options(
         database_url=args.database_url, host=host or "127.0.0.1", port=int(port),
         settings=SimSettings(boot_seconds=args.boot_seconds, error_share=args.error_share,
-                             volume_seconds=args.volume_seconds),
+                             volume_seconds=args.volume_seconds, delete_seconds=args.delete_seconds),
         credentials=seeds.Credentials(admin_password=args.admin_password, demo_password=args.demo_password))
 
 

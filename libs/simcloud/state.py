@@ -42,8 +42,8 @@ class SimSettings:
     volume_seconds: float = 1.0
     # Seconds an image import (web-download) spends importing.
     import_seconds: float = 1.0
-    # Seconds a deleted server is still shown (status DELETED... then 404); 0: gone at once.
-    delete_seconds: float = 0.0
+    # Seconds a deleted server is still shown (task_state "deleting", then 404); 0: gone at once.
+    delete_seconds: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -63,6 +63,22 @@ async def start(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any
     return web.Response(status=202)
 
 
+async def suspend(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
+    await _begin(request, conn, row, Task.SUSPEND)
+    return web.Response(status=202)
+
+
+async def resume(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
+    await _begin(request, conn, row, Task.RESUME)
+    return web.Response(status=202)
+
+
+async def force_delete(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
+    """No server is ever soft-deleted here: a forced delete is a delete, at once."""
+    await store.remove(conn, row["id"])
+    return web.Response(status=204)
+
+
 async def reboot(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
     kind = str((spec or {}).get("type", "SOFT")).upper()
     if kind not in ("SOFT", "HARD"):
@@ -139,13 +155,14 @@ async def change_password(request: web.Request, conn: Conn, row: asyncpg.Record,
 ACTIONS: dict[str, Action] = {
     "resize": resize, "confirmResize": confirm_resize, "revertResize": revert_resize,
     "os-stop": stop, "os-start": start, "reboot": reboot, "rebuild": rebuild,
+    "suspend": suspend, "resume": resume, "forceDelete": force_delete,
     "os-getConsoleOutput": console_output, "lock": lock, "unlock": unlock,
     "addSecurityGroup": add_security_group, "removeSecurityGroup": remove_security_group,
     "changePassword": change_password,
 }
 # Actions that run whatever the server is doing.
 _ANYTIME = ("os-getConsoleOutput", "lock", "unlock", "addSecurityGroup", "removeSecurityGroup",
-            "changePassword")
+            "changePassword", "forceDelete")
 
 
 async def act(request: web.Request) -> web.Response:
