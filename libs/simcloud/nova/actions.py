@@ -53,24 +53,14 @@ async def revert_resize(request: web.Request, conn: Conn, row: asyncpg.Record, s
     return web.Response(status=202)
 
 
-async def stop(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
-    await _begin(request, conn, row, Task.STOP)
-    return web.Response(status=202)
+def _plain(task: Task) -> Action:
+    """An action that only starts ``task`` (stop, start, suspend, resume)."""
 
+    async def begin(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
+        await _begin(request, conn, row, task)
+        return web.Response(status=202)
 
-async def start(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
-    await _begin(request, conn, row, Task.START)
-    return web.Response(status=202)
-
-
-async def suspend(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
-    await _begin(request, conn, row, Task.SUSPEND)
-    return web.Response(status=202)
-
-
-async def resume(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
-    await _begin(request, conn, row, Task.RESUME)
-    return web.Response(status=202)
+    return begin
 
 
 async def force_delete(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
@@ -154,8 +144,8 @@ async def change_password(request: web.Request, conn: Conn, row: asyncpg.Record,
 
 ACTIONS: dict[str, Action] = {
     "resize": resize, "confirmResize": confirm_resize, "revertResize": revert_resize,
-    "os-stop": stop, "os-start": start, "reboot": reboot, "rebuild": rebuild,
-    "suspend": suspend, "resume": resume, "forceDelete": force_delete,
+    "os-stop": _plain(Task.STOP), "os-start": _plain(Task.START), "suspend": _plain(Task.SUSPEND),
+    "resume": _plain(Task.RESUME), "reboot": reboot, "rebuild": rebuild, "forceDelete": force_delete,
     "os-getConsoleOutput": console_output, "lock": lock, "unlock": unlock,
     "addSecurityGroup": add_security_group, "removeSecurityGroup": remove_security_group,
     "changePassword": change_password,
