@@ -186,6 +186,8 @@ async def _nics_of(conn: Conn, state: SimState, request: BootRequest, server_id:
 
 async def _volumes(conn: Conn, state: SimState, request: BootRequest, server_id: str, caller: Auth) -> None:
     letters = iter("abcdefghijklmnopqrstuvwxyz")
+    if any(d.source == "volume" for d in request.disks):
+        await state.settle("volumes", conn)
     for disk in sorted(request.disks, key=lambda d: (d.boot_index is None, d.boot_index or 0)):
         if disk.destination != "volume":
             continue
