@@ -46,6 +46,9 @@ async def settle(conn: Conn, now: datetime.datetime, ids: Sequence[str] | None =
 
 
 async def get(conn: Conn, server_id: str, now: datetime.datetime) -> asyncpg.Record | None:
+    row = await conn.fetchrow("SELECT * FROM simcloud.servers WHERE id = $1", server_id)
+    if row is None or row["task"] is None or row["due_at"] > now:
+        return row  # nothing due: one query, the common case of a poll
     await settle(conn, now, [server_id])
     return await conn.fetchrow("SELECT * FROM simcloud.servers WHERE id = $1", server_id)
 
