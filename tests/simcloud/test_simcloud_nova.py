@@ -46,6 +46,8 @@ def test_devstack_names_are_there(cloud: Connection) -> None:
     assert {"m1.tiny", "m1.small", "m1.medium"} <= {f.name for f in cloud.compute.flavors()}
     assert cloud.image.find_image("cirros", ignore_missing=False).status == "active"
     assert cloud.compute.find_flavor("m1.small", ignore_missing=False).ram == 2048
+    assert [zone.name for zone in cloud.compute.availability_zones()] == ["nova"]
+    assert cloud.compute.get_limits().absolute.instances == -1
 
 
 def test_keypairs_generated_given_and_refused_twice(cloud: Connection) -> None:

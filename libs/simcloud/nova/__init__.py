@@ -15,7 +15,16 @@ from libs.db import Conn
 from libs.simcloud import discovery, microversion
 from libs.simcloud.app import service_app
 from libs.simcloud.errors import ErrorStyle
-from libs.simcloud.nova import actions, flavors, keypairs, server_groups, servers, store, volume_attachments
+from libs.simcloud.nova import (
+    actions,
+    flavors,
+    keypairs,
+    limits,
+    server_groups,
+    servers,
+    store,
+    volume_attachments,
+)
 from libs.simcloud.state import SimState
 
 PREFIX = "/v2.1"
@@ -60,6 +69,6 @@ def make_app(state: SimState) -> web.Application:
     app = service_app(state, ErrorStyle.NOVA)
     app.middlewares.append(microversion.middleware(RANGE))
     discovery.add_routes(app, "/compute", VERSION)
-    for module in (servers, actions, flavors, keypairs, server_groups, volume_attachments):
+    for module in (servers, actions, flavors, keypairs, server_groups, volume_attachments, limits):
         module.add_routes(app.router, PREFIX)
     return app
