@@ -106,7 +106,7 @@ def service_of(path: str) -> ServiceName | None:
 
 
 def _is_discovery(path: str) -> bool:
-    # "/compute", "/compute/", "/compute/v2.1", "/compute/v2.1/", "/image/v2", "/volume/v3/": two segments at most.
+    # "/compute", "/compute/v2.1/", "/image/v2", "/volume/v3/": two segments at most.
     parts = [p for p in path.split("/") if p]
     return len(parts) <= 2
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from libs.simcloud import jsonweb
 
@@ -77,7 +78,7 @@ def response(style: ErrorStyle, status: int, message: str, kind: str | None = No
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def middleware(style: ErrorStyle) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def middleware(style: ErrorStyle) -> Middleware:
     """A sub-app middleware turning :class:`ApiError` and aiohttp's own 404/405 into ``style``'s bodies."""
 
     @web.middleware

@@ -103,7 +103,8 @@ class Where:
         return ("WHERE " + " AND ".join(self.clauses)) if self.clauses else ""
 
 
-async def page(conn: Conn, table: str, where: Where, pages: Paging, columns: str = "*") -> list[asyncpg.Record]:
+async def page(conn: Conn, table: str, where: Where, pages: Paging,
+               columns: str = "*") -> list[asyncpg.Record]:
     """One page of ``table``'s rows matching ``where``, in creation order, after the marker."""
     if pages.marker is not None:
         seq = await conn.fetchval(f"SELECT seq FROM {table} WHERE id = $1", pages.marker)

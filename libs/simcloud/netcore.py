@@ -45,12 +45,15 @@ def _pools(subnet: asyncpg.Record) -> list[tuple[ipaddress.IPv4Address | ipaddre
 def _candidates(subnet: asyncpg.Record, after: Any | None) -> Iterator[str]:
     gateway = str(subnet["gateway_ip"]) if subnet["gateway_ip"] is not None else None
     for start, end in _pools(subnet):
-        address = start
-        if after is not None and ipaddress.ip_address(str(after)) >= start:
-            address = ipaddress.ip_address(str(after)) + 1
-        while address <= end:
-            if str(address) != gateway:
-                yield str(address)
+        # As integers: an address family's pools never mix with the other's.
+        address, last = int(start), int(end)
+        if after is not None and int(ipaddress.ip_address(str(after))) >= address:
+            address = int(ipaddress.ip_address(str(after))) + 1
+        while address <= last:
+            as_ip = ipaddress.IPv4Address(address) if start.version == 4 else ipaddress.IPv6Address(address)
+            text = str(as_ip)
+            if text != gateway:
+                yield text
             address += 1
 
 
@@ -71,15 +74,13 @@ async def allocate_ip(conn: Conn, subnet: asyncpg.Record, port_id: str, wanted: 
     highest = await conn.fetchval("SELECT max(ip_address) FROM simcloud.ip_allocations WHERE subnet_id = $1",
                                   subnet["id"])
     for after in (highest, None):
-        tried = 0
-        for address in _candidates(subnet, after):
+        for tried, address in enumerate(_candidates(subnet, after)):
             done = await conn.fetchval(
                 "INSERT INTO simcloud.ip_allocations (subnet_id, ip_address, port_id) "
                 "VALUES ($1, $2::inet, $3) ON CONFLICT DO NOTHING RETURNING ip_address",
                 subnet["id"], address, port_id)
             if done is not None:
                 return address
-            tried += 1
             if after is not None and tried > 16:
                 break
     raise ApiError(409, f"No more IP addresses available on network {subnet['network_id']}.",
@@ -184,7 +185,8 @@ async def addresses(conn: Conn, server_ids: Sequence[str]) -> dict[str, dict[str
         " WHERE port_id = ANY($1)", [p["id"] for p in ports]) if ports else []
     floats: dict[tuple[str, str], list[str]] = {}
     for f in floating:
-        floats.setdefault((f["port_id"], str(f["fixed_ip_address"])), []).append(str(f["floating_ip_address"]))
+        key = (f["port_id"], str(f["fixed_ip_address"]))
+        floats.setdefault(key, []).append(str(f["floating_ip_address"]))
     result: dict[str, dict[str, list[dict[str, Any]]]] = {s: {} for s in server_ids}
     for port in ports:
         entries = result[port["device_id"]].setdefault(port["network_name"] or port["network_id"], [])
