@@ -39,8 +39,7 @@ def _fixed_ips(request: Any) -> list[dict[str, str]]:
     return [{k: str(v) for k, v in ip.items() if k in ("subnet_id", "ip_address") and v} for ip in request]
 
 
-async def _groups(op: Op, body: Body, project_id: str) -> list[str]:
-    requested = body.get("security_groups")
+async def _groups(op: Op, body: Body, project_id: str, requested: Any) -> list[str]:
     if requested is None:
         if body.get("port_security_enabled", True) is False or str(body.get("device_owner", "")).startswith(
                 "network:"):
@@ -64,7 +63,7 @@ async def create_port(op: Op, request: dict[str, Any], *, fixed: list[dict[str, 
     body = fresh(Kind.PORT, request, ident=op.state.new_id(), project_id=project_id)
     if "port_security_enabled" not in request:
         body["port_security_enabled"] = network["port_security_enabled"]
-    body["security_groups"] = await _groups(op, body, project_id)
+    body["security_groups"] = await _groups(op, body, project_id, request.get("security_groups"))
     for pair in body.get("allowed_address_pairs") or []:
         if not isinstance(pair, dict) or "ip_address" not in pair:
             raise bad_request("Invalid input for allowed_address_pairs. Reason: Missing ip_address.")
@@ -119,7 +118,8 @@ async def update_port(op: Op, current: Body, request: dict[str, Any]) -> Body:
     if "fixed_ips" in request:
         body["fixed_ips"] = await _reallocate(op, current, _fixed_ips(request["fixed_ips"]))
     if "security_groups" in request:
-        body["security_groups"] = await _groups(op, body, current["project_id"])
+        body["security_groups"] = await _groups(op, body, current["project_id"],
+                                                request["security_groups"] or [])
     if "device_id" in request and not request["device_id"] and "device_owner" not in request:
         body["device_owner"] = ""
     if request.get("port_security_enabled") is False and body["security_groups"] and \

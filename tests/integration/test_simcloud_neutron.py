@@ -1,0 +1,165 @@
+"""Neutron of the simulated cloud, driven by the real openstacksdk over HTTP on real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from openstack import exceptions
+from openstack.connection import Connection
+
+from tests.integration.simcloud_support import SimCloud, simcloud_running
+from tests.support import Servers
+
+
+@pytest.fixture(scope="module")
+def cloud(servers: Servers) -> Iterator[SimCloud]:
+    yield from simcloud_running(servers)
+
+
+@pytest.fixture(scope="module")
+def demo(cloud: SimCloud) -> Connection:
+    return cloud.connect("demo")
+
+
+def test_network_subnet_port_life_cycle(demo: Connection) -> None:
+    net = demo.network.create_network(name="n1", tags=["ember-a"])
+    assert net.status == "ACTIVE" and net.is_admin_state_up and not net.is_router_external
+    assert net.tags == ["ember-a"]
+    subnet = demo.network.create_subnet(network_id=net.id, cidr="10.1.0.0/24", ip_version=4,
+                                        dns_nameservers=["8.8.8.8"], name="s1")
+    assert subnet.gateway_ip == "10.1.0.1"
+    assert subnet.allocation_pools == [{"start": "10.1.0.2", "end": "10.1.0.254"}]
+    assert demo.network.get_network(net.id).subnet_ids == [subnet.id]
+    port = demo.network.create_port(network_id=net.id, name="p1")
+    assert port.fixed_ips == [{"subnet_id": subnet.id, "ip_address": "10.1.0.2"}]
+    assert port.status == "DOWN" and port.mac_address.startswith("fa:16:3e:")
+    default = next(demo.network.security_groups(name="default"))
+    assert port.security_group_ids == [default.id]
+    fixed = demo.network.create_port(network_id=net.id, fixed_ips=[{"ip_address": "10.1.0.50"}])
+    assert fixed.fixed_ips[0]["ip_address"] == "10.1.0.50"
+    with pytest.raises(exceptions.ConflictException, match="already allocated"):
+        demo.network.create_port(network_id=net.id, fixed_ips=[{"ip_address": "10.1.0.50"}])
+    bound = demo.network.update_port(port, device_id="server-1", device_owner="compute:nova")
+    assert bound.status == "ACTIVE" and bound.binding_host_id
+    listed = [p.id for p in demo.network.ports(network_id=net.id, fixed_ips="ip_address=10.1.0.50")]
+    assert listed == [fixed.id]
+    with pytest.raises(exceptions.ConflictException, match="IP allocation from this subnet"):
+        demo.network.delete_subnet(subnet)
+    with pytest.raises(exceptions.ConflictException) as refused:
+        demo.network.delete_network(net)
+    assert refused.value.response is not None
+    assert refused.value.response.json()["NeutronError"]["type"] == "NetworkInUse"
+    demo.network.delete_port(port)
+    demo.network.delete_port(fixed)
+    demo.network.delete_subnet(subnet)
+    demo.network.delete_network(net)
+    with pytest.raises(exceptions.NotFoundException):
+        demo.network.get_network(net.id)
+    assert demo.network.find_network(net.id) is None
+
+
+def test_router_interface_and_floating_ip(demo: Connection) -> None:
+    public = demo.network.find_network("public")
+    assert public is not None and public.is_router_external
+    net = demo.network.create_network(name="n2")
+    subnet = demo.network.create_subnet(network_id=net.id, cidr="10.2.0.0/24", ip_version=4)
+    router = demo.network.create_router(name="r1", external_gateway_info={"network_id": public.id})
+    assert router.external_gateway_info["network_id"] == public.id
+    assert router.external_gateway_info["external_fixed_ips"][0]["ip_address"].startswith("172.24.4.")
+    port = demo.network.create_port(network_id=net.id)
+    with pytest.raises(exceptions.NotFoundException, match="not reachable"):
+        demo.network.create_ip(floating_network_id=public.id, port_id=port.id)
+    info = demo.network.add_interface_to_router(router, subnet_id=subnet.id)
+    assert info["subnet_id"] == subnet.id
+    interface = demo.network.get_port(info["port_id"])
+    assert interface.fixed_ips[0]["ip_address"] == "10.2.0.1"
+    assert interface.device_owner == "network:router_interface" and interface.status == "ACTIVE"
+    with pytest.raises(exceptions.BadRequestException, match="already has a port"):
+        demo.network.add_interface_to_router(router, subnet_id=subnet.id)
+    fip = demo.network.create_ip(floating_network_id=public.id)
+    assert fip.status == "DOWN" and fip.port_id is None
+    fip = demo.network.update_ip(fip, port_id=port.id)
+    assert fip.fixed_ip_address == port.fixed_ips[0]["ip_address"] and fip.router_id == router.id
+    assert fip.status == "ACTIVE"
+    with pytest.raises(exceptions.ConflictException, match="already has a floating IP"):
+        demo.network.create_ip(floating_network_id=public.id, port_id=port.id)
+    assert [f.id for f in demo.network.ips(port_id=port.id)] == [fip.id]
+    with pytest.raises(exceptions.ConflictException, match="required by one or more floating IPs"):
+        demo.network.remove_interface_from_router(router, subnet_id=subnet.id)
+    fip = demo.network.update_ip(fip, port_id=None)
+    assert fip.port_id is None and fip.fixed_ip_address is None
+    with pytest.raises(exceptions.ConflictException, match="still has ports"):
+        demo.network.delete_router(router)
+    demo.network.remove_interface_from_router(router, subnet_id=subnet.id)
+    with pytest.raises(exceptions.NotFoundException, match="no interface on subnet"):
+        demo.network.remove_interface_from_router(router, subnet_id=subnet.id)
+    by_port = demo.network.add_interface_to_router(router, port_id=port.id)
+    assert by_port["port_id"] == port.id
+    demo.network.remove_interface_from_router(router, port_id=port.id)
+    assert demo.network.find_port(port.id) is None
+    demo.network.delete_ip(fip)
+    demo.network.update_router(router, external_gateway_info={})
+    assert demo.network.get_router(router.id).external_gateway_info is None
+    demo.network.delete_router(router)
+    demo.network.delete_subnet(subnet)
+    demo.network.delete_network(net)
+
+
+def test_security_groups_and_rules(demo: Connection) -> None:
+    group = demo.network.create_security_group(name="web", description="web servers")
+    rules = group.security_group_rules
+    assert sorted((r["direction"], r["ethertype"]) for r in rules) == [("egress", "IPv4"), ("egress", "IPv6")]
+    rule = demo.network.create_security_group_rule(
+        security_group_id=group.id, direction="ingress", protocol="tcp", port_range_min=80,
+        port_range_max=80, remote_ip_prefix="0.0.0.0/0", ethertype="IPv4")
+    assert rule.protocol == "tcp" and rule.port_range_min == 80
+    with pytest.raises(exceptions.ConflictException, match="already exists") as dup:
+        demo.network.create_security_group_rule(
+            security_group_id=group.id, direction="ingress", protocol="tcp", port_range_min=80,
+            port_range_max=80, remote_ip_prefix="0.0.0.0/0", ethertype="IPv4")
+    assert dup.value.response is not None
+    assert dup.value.response.json()["NeutronError"]["type"] == "SecurityGroupRuleExists"
+    with pytest.raises(exceptions.BadRequestException, match="port_range_min must be <= port_range_max"):
+        demo.network.create_security_group_rule(security_group_id=group.id, direction="ingress",
+                                                protocol="tcp", port_range_min=90, port_range_max=80)
+    remote = demo.network.create_security_group_rule(security_group_id=group.id, direction="ingress",
+                                                     remote_group_id=group.id, protocol="icmp")
+    assert remote.remote_group_id == group.id
+    assert len(demo.network.get_security_group(group.id).security_group_rules) == 4
+    net = demo.network.create_network(name="n3")
+    demo.network.create_subnet(network_id=net.id, cidr="10.3.0.0/24", ip_version=4)
+    port = demo.network.create_port(network_id=net.id, security_groups=[group.id])
+    with pytest.raises(exceptions.ConflictException, match="in use"):
+        demo.network.delete_security_group(group)
+    demo.network.delete_security_group_rule(rule)
+    demo.network.delete_port(port)
+    demo.network.delete_security_group(group)
+    default = next(demo.network.security_groups(name="default"))
+    with pytest.raises(exceptions.ConflictException):
+        demo.network.delete_security_group(default)
+
+
+def test_tags_filters_paging_and_quota(cloud: SimCloud, demo: Connection) -> None:
+    made = [demo.network.create_network(name=f"page-{i}") for i in range(5)]
+    demo.network.set_tags(made[0], ["ember-x", "blue"])
+    demo.network.set_tags(made[1], ["ember-x"])
+    assert demo.network.get_network(made[0].id).tags == ["ember-x", "blue"]
+    assert {n.id for n in demo.network.networks(tags="ember-x")} == {made[0].id, made[1].id}
+    assert [n.id for n in demo.network.networks(tags=["ember-x", "blue"])] == [made[0].id]
+    assert {n.id for n in demo.network.networks(any_tags="blue,nothing")} == {made[0].id}
+    mine = {n.id for n in made}
+    paged = [n.id for n in demo.network.networks(limit=2) if n.id in mine]
+    assert sorted(paged) == sorted(mine)
+    by_name = [n.name for n in demo.network.networks(sort_key="name", sort_dir="desc") if n.id in mine]
+    assert by_name == [f"page-{i}" for i in reversed(range(5))]
+    admin = cloud.connect("admin")
+    project = demo.current_project_id
+    admin.network.update_quota(project, networks=len(list(demo.network.networks(project_id=project))))
+    with pytest.raises(exceptions.ConflictException, match="Quota exceeded") as over:
+        demo.network.create_network(name="one-too-many")
+    assert over.value.response is not None
+    assert over.value.response.json()["NeutronError"]["type"] == "OverQuota"
+    admin.network.delete_quota(project)
+    for net in made:
+        demo.network.delete_network(net)
