@@ -96,7 +96,7 @@ def test_router_interface_and_floating_ip(demo: Connection) -> None:
         demo.network.remove_interface_from_router(router, subnet_id=subnet.id)
     by_port = demo.network.add_interface_to_router(router, port_id=port.id)
     assert by_port["port_id"] == port.id
-    demo.network.remove_interface_from_router(router, port_id=port.id)
+    demo.network.remove_interface_from_router(router, port_id=port.id)  # type: ignore[call-arg]
     assert demo.network.find_port(port.id) is None
     demo.network.delete_ip(fip)
     demo.network.update_router(router, external_gateway_info={})
@@ -142,6 +142,11 @@ def test_security_groups_and_rules(demo: Connection) -> None:
 
 def test_tags_filters_paging_and_quota(cloud: SimCloud, demo: Connection) -> None:
     made = [demo.network.create_network(name=f"page-{i}") for i in range(5)]
+    rules = demo.network.create_security_group_rules([
+        {"security_group_id": next(demo.network.security_groups(name="default")).id, "direction": "ingress",
+         "ethertype": "IPv4", "protocol": "tcp", "port_range_min": str(port), "port_range_max": str(port),
+         "remote_ip_prefix": "10.0.0.0/8"} for port in (22, 443)])
+    assert sorted(r.port_range_min for r in rules) == [22, 443]
     demo.network.set_tags(made[0], ["ember-x", "blue"])
     demo.network.set_tags(made[1], ["ember-x"])
     assert demo.network.get_network(made[0].id).tags == ["ember-x", "blue"]
@@ -155,6 +160,7 @@ def test_tags_filters_paging_and_quota(cloud: SimCloud, demo: Connection) -> Non
     assert by_name == [f"page-{i}" for i in reversed(range(5))]
     admin = cloud.connect("admin")
     project = demo.current_project_id
+    assert project is not None
     admin.network.update_quota(project, networks=len(list(demo.network.networks(project_id=project))))
     with pytest.raises(exceptions.ConflictException, match="Quota exceeded") as over:
         demo.network.create_network(name="one-too-many")

@@ -83,7 +83,16 @@ async def _request_body(request: web.Request, kind: Kind) -> dict[str, Any]:
 
 async def create(request: web.Request) -> web.Response:
     kind = _kind(request)
-    wanted = await _request_body(request, kind)
+    data = await jsonweb.body(request)
+    many = data.get(kind.info.collection)
+    if isinstance(many, list):  # the bulk create: {"networks": [{...}, ...]}, all or nothing
+        async with _op(request) as op:
+            made = [await _OPS[kind][0](op, dict(one)) for one in many]
+        return jsonweb.reply({kind.info.collection: made}, status=201)
+    wanted = data.get(kind.info.member)
+    if not isinstance(wanted, dict):
+        raise bad_request(f"Failed to parse request. Resource body required; '{kind.info.member}' "
+                          "not found")
     async with _op(request) as op:
         body = await _OPS[kind][0](op, wanted)
     return jsonweb.reply({kind.info.member: body}, status=201)
@@ -257,7 +266,16 @@ def make_app(state: SimState) -> web.Application:
 
 
 async def seed(conn: Conn, state: SimState) -> None:
-    """Each existing project's ``default`` security group (others get theirs on first use)."""
+    """Each existing project's ``default`` security group (others get theirs on first use), and
+    devstack's ``private`` network of the demo project with ``private-subnet`` (10.0.0.0/26)."""
     for row in await conn.fetch("SELECT id FROM simcloud.projects"):
         op = Op(conn, state, auth.Auth("simcloud", row["id"], ("admin",), 0.0, "seed"))
         await security.ensure_default(op, row["id"])
+    demo = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'demo'")
+    if demo is None or await conn.fetchval("SELECT 1 FROM simcloud.networks WHERE name = 'private'"):
+        return
+    async with conn.transaction():
+        op = Op(conn, state, auth.Auth("simcloud", demo, ("member",), 0.0, "seed"))
+        network = await networks.create_network(op, {"name": "private"})
+        await networks.create_subnet(op, {"name": "private-subnet", "network_id": network["id"],
+                                          "cidr": "10.0.0.0/26", "ip_version": 4})
