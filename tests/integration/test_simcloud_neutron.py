@@ -70,13 +70,13 @@ def test_router_interface_and_floating_ip(demo: Connection) -> None:
     port = demo.network.create_port(network_id=net.id)
     with pytest.raises(exceptions.NotFoundException, match="not reachable"):
         demo.network.create_ip(floating_network_id=public.id, port_id=port.id)
-    info = demo.network.add_interface_to_router(router, subnet_id=subnet.id)
+    info = demo.network.add_interface_to_router(router, subnet=subnet.id)
     assert info["subnet_id"] == subnet.id
     interface = demo.network.get_port(info["port_id"])
     assert interface.fixed_ips[0]["ip_address"] == "10.2.0.1"
     assert interface.device_owner == "network:router_interface" and interface.status == "ACTIVE"
     with pytest.raises(exceptions.BadRequestException, match="already has a port"):
-        demo.network.add_interface_to_router(router, subnet_id=subnet.id)
+        demo.network.add_interface_to_router(router, subnet=subnet.id)
     fip = demo.network.create_ip(floating_network_id=public.id)
     assert fip.status == "DOWN" and fip.port_id is None
     fip = demo.network.update_ip(fip, port_id=port.id)
@@ -86,17 +86,17 @@ def test_router_interface_and_floating_ip(demo: Connection) -> None:
         demo.network.create_ip(floating_network_id=public.id, port_id=port.id)
     assert [f.id for f in demo.network.ips(port_id=port.id)] == [fip.id]
     with pytest.raises(exceptions.ConflictException, match="required by one or more floating IPs"):
-        demo.network.remove_interface_from_router(router, subnet_id=subnet.id)
+        demo.network.remove_interface_from_router(router, subnet=subnet.id)
     fip = demo.network.update_ip(fip, port_id=None)
     assert fip.port_id is None and fip.fixed_ip_address is None
     with pytest.raises(exceptions.ConflictException, match="still has ports"):
         demo.network.delete_router(router)
-    demo.network.remove_interface_from_router(router, subnet_id=subnet.id)
+    demo.network.remove_interface_from_router(router, subnet=subnet.id)
     with pytest.raises(exceptions.NotFoundException, match="no interface on subnet"):
-        demo.network.remove_interface_from_router(router, subnet_id=subnet.id)
-    by_port = demo.network.add_interface_to_router(router, port_id=port.id)
+        demo.network.remove_interface_from_router(router, subnet=subnet.id)
+    by_port = demo.network.add_interface_to_router(router, port=port.id)
     assert by_port["port_id"] == port.id
-    demo.network.remove_interface_from_router(router, port_id=port.id)  # type: ignore[call-arg]
+    demo.network.remove_interface_from_router(router, port=port.id)
     assert demo.network.find_port(port.id) is None
     demo.network.delete_ip(fip)
     demo.network.update_router(router, external_gateway_info={})
