@@ -30,3 +30,9 @@ CREATE TABLE simcloud.volume_quotas (
     quota integer NOT NULL,
     PRIMARY KEY (project_id, resource)
 );
+
+-- The volumes and snapshots in a transition (creating, deleting...), settled by the clock.
+CREATE INDEX volumes_in_transition ON simcloud.volumes ((data->>'ready_at')) WHERE data ? 'next_status';
+CREATE INDEX volume_snapshots_in_transition ON simcloud.volume_snapshots ((data->>'ready_at'))
+    WHERE data ? 'next_status';
+CREATE INDEX volumes_project ON simcloud.volumes (project_id);
