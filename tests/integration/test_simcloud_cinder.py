@@ -80,8 +80,9 @@ def test_quota_and_paging(cloud: SimCloud, demo: Connection) -> None:
     assert over.value.status_code == 413
     admin.block_storage.update_quota_set(project, volumes=10)
     for volume in made:
-        wait_for(lambda v=volume: _status(demo, v.id, "available"), what="volume available")
-        demo.block_storage.delete_volume(volume.id)
+        volume_id = volume.id
+        wait_for(lambda: _status(demo, volume_id, "available"), what="volume available")
+        demo.block_storage.delete_volume(volume_id)
 
 
 async def _attach_as_nova_does(database_url: str, volume_id: str, server_id: str) -> None:

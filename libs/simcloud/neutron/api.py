@@ -266,16 +266,7 @@ def make_app(state: SimState) -> web.Application:
 
 
 async def seed(conn: Conn, state: SimState) -> None:
-    """Each existing project's ``default`` security group (others get theirs on first use), and
-    devstack's ``private`` network of the demo project with ``private-subnet`` (10.0.0.0/26)."""
+    """Each existing project's ``default`` security group (others get theirs on first use)."""
     for row in await conn.fetch("SELECT id FROM simcloud.projects"):
         op = Op(conn, state, auth.Auth("simcloud", row["id"], ("admin",), 0.0, "seed"))
         await security.ensure_default(op, row["id"])
-    demo = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'demo'")
-    if demo is None or await conn.fetchval("SELECT 1 FROM simcloud.networks WHERE name = 'private'"):
-        return
-    async with conn.transaction():
-        op = Op(conn, state, auth.Auth("simcloud", demo, ("member",), 0.0, "seed"))
-        network = await networks.create_network(op, {"name": "private"})
-        await networks.create_subnet(op, {"name": "private-subnet", "network_id": network["id"],
-                                          "cidr": "10.0.0.0/26", "ip_version": 4})
