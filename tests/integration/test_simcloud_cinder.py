@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.util
 from collections.abc import Iterator
 
@@ -80,9 +81,8 @@ def test_quota_and_paging(cloud: SimCloud, demo: Connection) -> None:
     assert over.value.status_code == 413
     admin.block_storage.update_quota_set(project, volumes=10)
     for volume in made:
-        volume_id = volume.id
-        wait_for(lambda: _status(demo, volume_id, "available"), what="volume available")
-        demo.block_storage.delete_volume(volume_id)
+        wait_for(functools.partial(_status, demo, volume.id, "available"), what="volume available")
+        demo.block_storage.delete_volume(volume.id)
 
 
 async def _attach_as_nova_does(database_url: str, volume_id: str, server_id: str) -> None:
