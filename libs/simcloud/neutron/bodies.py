@@ -182,6 +182,10 @@ def from_row(kind: Kind, record: Mapping[str, Any] | asyncpg.Record) -> Body:
     body["updated_at"] = iso(row["updated_at"])
     if kind is Kind.SUBNET and body.get("gateway_ip") is not None:
         body["gateway_ip"] = str(body["gateway_ip"]).split("/")[0]
+    if kind is Kind.PORT and body["status"] == "ACTIVE" and not body.get("binding:host_id"):
+        # a port Nova bound writes only the columns: show it bound as Neutron would
+        body.update({"binding:host_id": "simcloud", "binding:vif_type": "ovs",
+                     "binding:vif_details": {"port_filter": True, "connectivity": "l2"}})
     if kind is Kind.FLOATINGIP:
         for key in ("floating_ip_address", "fixed_ip_address"):
             if body.get(key) is not None:
