@@ -68,6 +68,16 @@ def test_volume_life_cycle(demo: Connection) -> None:
     assert demo.block_storage.find_volume(volume.id) is None
 
 
+def test_versions_and_microversion_header(demo: Connection) -> None:
+    answer = demo.block_storage.get("/types", microversion="3.71")
+    assert answer.status_code == 200
+    assert answer.headers["OpenStack-API-Version"] == "volume 3.71"
+    too_new = demo.block_storage.get("/types", microversion="3.99")
+    assert too_new.status_code == 406
+    limits = demo.block_storage.get_limits()
+    assert limits.absolute.max_total_volumes == 10
+
+
 def test_quota_and_paging(cloud: SimCloud, demo: Connection) -> None:
     made = [demo.block_storage.create_volume(size=1, name=f"page-{i}") for i in range(3)]
     listed = [v.id for v in demo.block_storage.volumes(limit=2)]
