@@ -169,3 +169,54 @@ def test_tags_filters_paging_and_quota(cloud: SimCloud, demo: Connection) -> Non
     admin.network.delete_quota(project)
     for net in made:
         demo.network.delete_network(net)
+
+
+def test_server_ports_and_floating_ip(demo: Connection) -> None:
+    public = demo.network.find_network("public", ignore_missing=False)
+    private = demo.network.find_network("private", ignore_missing=False)
+    subnet = demo.network.find_subnet("private-subnet", ignore_missing=False)
+    router = demo.network.create_router(name="r-srv", external_gateway_info={"network_id": public.id})
+    demo.network.add_interface_to_router(router, subnet=subnet.id)
+    flavor = demo.compute.find_flavor("m1.tiny", ignore_missing=False)
+    image = demo.image.find_image("cirros", ignore_missing=False)
+    server = demo.compute.create_server(name="vm", flavor_id=flavor.id, image_id=image.id,
+                                        networks=[{"uuid": private.id}])
+    demo.compute.wait_for_server(server, wait=30)
+    ports = list(demo.network.ports(device_id=server.id))
+    assert len(ports) == 1 and ports[0].status == "ACTIVE" and ports[0].binding_host_id
+    assert ports[0].fixed_ips[0]["subnet_id"] == subnet.id
+    fip = demo.network.create_ip(floating_network_id=public.id, port_id=ports[0].id)
+    assert fip.router_id == router.id and fip.fixed_ip_address == ports[0].fixed_ips[0]["ip_address"]
+    addresses = demo.compute.get_server(server.id).addresses["private"]
+    assert {a["OS-EXT-IPS:type"]: a["addr"] for a in addresses} == {
+        "fixed": fip.fixed_ip_address, "floating": fip.floating_ip_address}
+    demo.compute.delete_server(server.id)
+    demo.compute.wait_for_delete(server, wait=30)
+    assert list(demo.network.ports(device_id=server.id)) == []
+    assert demo.network.get_ip(fip.id).port_id is None
+    demo.network.delete_ip(fip)
+    demo.network.remove_interface_from_router(router, subnet=subnet.id)
+    demo.network.delete_router(router)
+
+
+def test_port_fixed_ips_update_and_subnet_without_gateway(demo: Connection) -> None:
+    net = demo.network.create_network(name="n4")
+    subnet = demo.network.create_subnet(network_id=net.id, cidr="10.4.0.0/24", ip_version=4, gateway_ip=None,
+                                        allocation_pools=[{"start": "10.4.0.10", "end": "10.4.0.11"}])
+    assert subnet.gateway_ip is None
+    first = demo.network.create_port(network_id=net.id)
+    assert first.fixed_ips[0]["ip_address"] == "10.4.0.10"
+    moved = demo.network.update_port(first, fixed_ips=[{"subnet_id": subnet.id, "ip_address": "10.4.0.99"}])
+    assert [ip["ip_address"] for ip in moved.fixed_ips] == ["10.4.0.99"]
+    second = demo.network.create_port(network_id=net.id)
+    third = demo.network.create_port(network_id=net.id)
+    assert {second.fixed_ips[0]["ip_address"], third.fixed_ips[0]["ip_address"]} == {"10.4.0.10", "10.4.0.11"}
+    with pytest.raises(exceptions.ConflictException, match="No more IP addresses"):
+        demo.network.create_port(network_id=net.id)
+    router = demo.network.create_router(name="r4")
+    with pytest.raises(exceptions.BadRequestException, match="must have a gateway IP"):
+        demo.network.add_interface_to_router(router, subnet=subnet.id)
+    for port in (first, second, third):
+        demo.network.delete_port(port)
+    demo.network.delete_router(router)
+    demo.network.delete_network(net)
