@@ -38,12 +38,30 @@ def visible(kind: Kind, project_id: str | None) -> Where:
     return where.add("project_id = {}", project_id)
 
 
+def pushable(kind: Kind, attr: str) -> str | None:
+    """The column a list filter on ``attr`` is answered by, if any."""
+    column = _PUSHED.get(attr)
+    if column is not None and (column in ("id", "project_id") or attr in kind.info.columns):
+        return column
+    return None
+
+
 def push_filters(kind: Kind, where: Where, filters: Mapping[str, Sequence[str]]) -> Where:
     for attr, values in filters.items():
-        column = _PUSHED.get(attr)
-        if column is not None and (column in ("id", "project_id") or attr in kind.info.columns):
+        column = pushable(kind, attr)
+        if column is not None:
             where.any_of(column, list(values))
     return where
+
+
+async def page_by_id(conn: Conn, kind: Kind, where: Where, limit: int, marker: str | None) -> list[Body]:
+    """One page in id order (Neutron's order when paging unsorted): ``limit`` + 1 rows, so the
+    caller knows whether another page follows."""
+    if marker is not None:
+        where.add("id > {}", marker)
+    found = await conn.fetch(
+        f"SELECT * FROM {kind.info.table} {where.sql()} ORDER BY id LIMIT {int(limit) + 1}", *where.args)
+    return await enrich(conn, kind, [from_row(kind, r) for r in found])
 
 
 async def rows(conn: Conn, kind: Kind, where: Where) -> list[asyncpg.Record]:
