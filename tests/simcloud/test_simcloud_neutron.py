@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from openstack import exceptions
 from openstack.connection import Connection
 
-from tests.integration.simcloud_support import SimCloud, simcloud_running
-from tests.support import Servers
+from tests.simcloud.conftest import Sim
 
 
 @pytest.fixture(scope="module")
-def cloud(servers: Servers) -> Iterator[SimCloud]:
-    yield from simcloud_running(servers)
-
-
-@pytest.fixture(scope="module")
-def demo(cloud: SimCloud) -> Connection:
-    return cloud.connect("demo")
+def demo(sim: Sim) -> Connection:
+    return sim.connect("demo")
 
 
 def test_network_subnet_port_life_cycle(demo: Connection) -> None:
@@ -140,7 +132,7 @@ def test_security_groups_and_rules(demo: Connection) -> None:
         demo.network.delete_security_group(default)
 
 
-def test_tags_filters_paging_and_quota(cloud: SimCloud, demo: Connection) -> None:
+def test_tags_filters_paging_and_quota(sim: Sim, demo: Connection) -> None:
     made = [demo.network.create_network(name=f"page-{i}") for i in range(5)]
     rules = demo.network.create_security_group_rules([
         {"security_group_id": next(demo.network.security_groups(name="default")).id, "direction": "ingress",
@@ -158,7 +150,7 @@ def test_tags_filters_paging_and_quota(cloud: SimCloud, demo: Connection) -> Non
     assert sorted(paged) == sorted(mine)
     by_name = [n.name for n in demo.network.networks(sort_key="name", sort_dir="desc") if n.id in mine]
     assert by_name == [f"page-{i}" for i in reversed(range(5))]
-    admin = cloud.connect("admin")
+    admin = sim.connect("admin")
     project = demo.current_project_id
     assert project is not None
     admin.network.update_quota(project, networks=len(list(demo.network.networks(project_id=project))))

@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import importlib.util
-from collections.abc import Iterator
 
 import asyncpg
 import pytest
 from openstack import exceptions
 from openstack.connection import Connection
 
-from libs.simcloud.state import SimSettings
-from tests.integration.simcloud_support import SimCloud, simcloud_running, wait_for
-from tests.support import Servers
-
-HAS_NOVA = importlib.util.find_spec("libs.simcloud.nova") is not None
+from tests.simcloud.conftest import Sim
+from tests.support import wait_until
 
 
 @pytest.fixture(scope="module")
-def cloud(servers: Servers) -> Iterator[SimCloud]:
-    yield from simcloud_running(servers, SimSettings(volume_seconds=0.3, boot_seconds=0.3))
-
-
-@pytest.fixture(scope="module")
-def demo(cloud: SimCloud) -> Connection:
-    return cloud.connect("demo")
+def demo(sim: Sim) -> Connection:
+    return sim.connect("demo")
 
 
 def _status(conn: Connection, volume_id: str, wanted: str) -> bool:
@@ -45,12 +35,12 @@ def test_volume_life_cycle(demo: Connection) -> None:
     volume = demo.block_storage.create_volume(size=1, name="v1", description="first",
                                               metadata={"ember_resource": "ember-1"})
     assert volume.status == "creating" and volume.volume_type == "__DEFAULT__"
-    wait_for(lambda: _status(demo, volume.id, "available"), what="volume available")
+    wait_until(lambda: _status(demo, volume.id, "available"), what="volume available")
     found = [v.id for v in demo.block_storage.volumes(details=True, name="v1")]
     assert found == [volume.id]
     demo.block_storage.extend_volume(volume.id, 2)
     assert demo.block_storage.get_volume(volume.id).status == "extending"
-    wait_for(lambda: _status(demo, volume.id, "available"), what="volume extended")
+    wait_until(lambda: _status(demo, volume.id, "available"), what="volume extended")
     assert demo.block_storage.get_volume(volume.id).size == 2
     with pytest.raises(exceptions.BadRequestException, match="greater than current size"):
         demo.block_storage.extend_volume(volume.id, 1)
@@ -64,7 +54,7 @@ def test_volume_life_cycle(demo: Connection) -> None:
         demo.block_storage.create_volume(size=1, volume_type="gold")
     demo.block_storage.delete_volume(volume.id)
     assert demo.block_storage.get_volume(volume.id).status == "deleting"
-    wait_for(lambda: _gone(demo, volume.id), what="volume gone")
+    wait_until(lambda: _gone(demo, volume.id), what="volume gone")
     assert demo.block_storage.find_volume(volume.id) is None
 
 
@@ -78,11 +68,11 @@ def test_versions_and_microversion_header(demo: Connection) -> None:
     assert limits.absolute.max_total_volumes == 10
 
 
-def test_quota_and_paging(cloud: SimCloud, demo: Connection) -> None:
+def test_quota_and_paging(sim: Sim, demo: Connection) -> None:
     made = [demo.block_storage.create_volume(size=1, name=f"page-{i}") for i in range(3)]
     listed = [v.id for v in demo.block_storage.volumes(limit=2)]
     assert set(listed) >= {v.id for v in made}
-    admin = cloud.connect("admin")
+    admin = sim.connect("admin")
     project = demo.current_project_id
     assert project is not None
     admin.block_storage.update_quota_set(project, volumes=3)
@@ -91,7 +81,7 @@ def test_quota_and_paging(cloud: SimCloud, demo: Connection) -> None:
     assert over.value.status_code == 413
     admin.block_storage.update_quota_set(project, volumes=10)
     for volume in made:
-        wait_for(functools.partial(_status, demo, volume.id, "available"), what="volume available")
+        wait_until(functools.partial(_status, demo, volume.id, "available"), what="volume available")
         demo.block_storage.delete_volume(volume.id)
 
 
@@ -105,10 +95,10 @@ async def _attach_as_nova_does(database_url: str, volume_id: str, server_id: str
         await conn.close()
 
 
-def test_attachments_written_by_nova_show_in_use(cloud: SimCloud, demo: Connection) -> None:
+def test_attachments_written_by_nova_show_in_use(sim: Sim, demo: Connection) -> None:
     volume = demo.block_storage.create_volume(size=1, name="attached")
-    wait_for(lambda: _status(demo, volume.id, "available"), what="volume available")
-    asyncio.run(_attach_as_nova_does(cloud.database_url, volume.id, "server-1"))
+    wait_until(lambda: _status(demo, volume.id, "available"), what="volume available")
+    asyncio.run(_attach_as_nova_does(sim.database_url, volume.id, "server-1"))
     shown = demo.block_storage.get_volume(volume.id)
     assert shown.status == "in-use"
     assert [(a["server_id"], a["device"]) for a in shown.attachments] == [("server-1", "/dev/vdb")]
@@ -116,10 +106,9 @@ def test_attachments_written_by_nova_show_in_use(cloud: SimCloud, demo: Connecti
         demo.block_storage.delete_volume(volume.id)
 
 
-@pytest.mark.skipif(not HAS_NOVA, reason="the simulator's Nova is not in this tree yet")
 def test_attach_to_server_and_detach(demo: Connection) -> None:
     volume = demo.block_storage.create_volume(size=1, name="data")
-    wait_for(lambda: _status(demo, volume.id, "available"), what="volume available")
+    wait_until(lambda: _status(demo, volume.id, "available"), what="volume available")
     flavor = demo.compute.find_flavor("m1.tiny", ignore_missing=False)
     image = demo.image.find_image("cirros", ignore_missing=False)
     network = demo.network.find_network("private", ignore_missing=False)
@@ -127,12 +116,12 @@ def test_attach_to_server_and_detach(demo: Connection) -> None:
                                         networks=[{"uuid": network.id}])
     demo.compute.wait_for_server(server, wait=30)
     demo.compute.create_volume_attachment(server.id, volume_id=volume.id)
-    wait_for(lambda: _status(demo, volume.id, "in-use"), what="volume in-use")
+    wait_until(lambda: _status(demo, volume.id, "in-use"), what="volume in-use")
     shown = demo.block_storage.get_volume(volume.id)
     assert [a["server_id"] for a in shown.attachments] == [server.id]
     demo.compute.delete_volume_attachment(server.id, volume.id)
-    wait_for(lambda: _status(demo, volume.id, "available"), what="volume detached")
+    wait_until(lambda: _status(demo, volume.id, "available"), what="volume detached")
     assert demo.block_storage.get_volume(volume.id).attachments == []
     demo.block_storage.delete_volume(volume.id)
-    wait_for(lambda: _gone(demo, volume.id), what="volume gone")
+    wait_until(lambda: _gone(demo, volume.id), what="volume gone")
     demo.compute.delete_server(server.id)
