@@ -115,6 +115,12 @@ def test_security_groups_and_rules(demo: Connection) -> None:
     with pytest.raises(exceptions.BadRequestException, match="port_range_min must be <= port_range_max"):
         demo.network.create_security_group_rule(security_group_id=group.id, direction="ingress",
                                                 protocol="tcp", port_range_min=90, port_range_max=80)
+    # openstacksdk has no rule update; Neutron takes a new description and nothing else
+    path = f"/security-group-rules/{rule.id}"
+    described = demo.network.put(path, json={"security_group_rule": {"description": "web"}})
+    assert described.json()["security_group_rule"]["description"] == "web"
+    refused = demo.network.put(path, json={"security_group_rule": {"protocol": "udp"}})
+    assert refused.status_code == 400 and "read-only attribute protocol" in refused.text
     remote = demo.network.create_security_group_rule(security_group_id=group.id, direction="ingress",
                                                      remote_group_id=group.id, protocol="icmp")
     assert remote.remote_group_id == group.id
@@ -158,7 +164,9 @@ def test_tags_filters_paging_and_quota(sim: Sim, demo: Connection) -> None:
         demo.network.create_network(name="one-too-many")
     assert over.value.response is not None
     assert over.value.response.json()["NeutronError"]["type"] == "OverQuota"
+    assert admin.network.get_quota_default(project).networks == 100
     admin.network.delete_quota(project)
+    assert demo.network.get_quota(project).networks == 100
     for net in made:
         demo.network.delete_network(net)
 

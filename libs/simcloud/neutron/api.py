@@ -211,6 +211,8 @@ async def _quota_project(op: Op, request: web.Request) -> str:
 async def quota_show(request: web.Request) -> web.Response:
     async with _op(request) as op:
         project_id = await _quota_project(op, request)
+        if request.match_info.get("details") == "/default":
+            return jsonweb.reply({"quota": {"project_id": project_id, **store.DEFAULT_QUOTAS}})
         limits = await store.quotas(op.conn, project_id)
         if not request.match_info.get("details"):
             return jsonweb.reply({"quota": limits})
@@ -252,7 +254,7 @@ def make_app(state: SimState) -> web.Application:
     base = "/v2.0"
     r = app.router
     r.add_get(f"{base}/extensions", extensions)
-    r.add_get(base + "/quotas/{project_id}{details:(/details)?}", quota_show)
+    r.add_get(base + "/quotas/{project_id}{details:(/details|/default)?}", quota_show)
     r.add_put(base + "/quotas/{project_id}", quota_update)
     r.add_delete(base + "/quotas/{project_id}", quota_reset)
     r.add_put(base + "/routers/{id}/{action:add_router_interface|remove_router_interface}", router_interface)

@@ -91,7 +91,14 @@ async def create_rule(op: Op, request: dict[str, Any]) -> Body:
 
 
 async def update_rule(op: Op, current: Body, request: dict[str, Any]) -> Body:
-    raise bad_request("Cannot update read-only attribute " + ", ".join(sorted(request)) or "")
+    """Only a rule's description changes (Neutron's standard-attr-description); the rest is read-only."""
+    fixed = sorted(set(request) - {"description"})
+    if fixed:
+        raise bad_request(f"Cannot update read-only attribute {fixed[0]}")
+    body = {**current, "description": request.get("description") or "",
+            "revision_number": int(current.get("revision_number", 0)) + 1}
+    await store.update(op.conn, Kind.SECURITY_GROUP_RULE, body)
+    return await store.one(op.conn, Kind.SECURITY_GROUP_RULE, body["id"], None)
 
 
 async def delete_rule(op: Op, current: Body) -> None:
