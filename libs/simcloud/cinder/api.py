@@ -5,79 +5,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
 from aiohttp import web
 
 from libs.db import Conn
-from libs.simcloud import auth, discovery, errors, jsonweb, listing, microversion
+from libs.simcloud import discovery, errors, jsonweb, listing, microversion
 from libs.simcloud.app import service_app
-from libs.simcloud.cinder import store, volumes
+from libs.simcloud.cinder import context, snapshots, store, volumes
 from libs.simcloud.cinder.volumes import Body, Transition, invalid_input, invalid_volume
 from libs.simcloud.errors import ApiError
 from libs.simcloud.state import STATE, SimState
 
 VERSION = discovery.ApiVersion("v3.0", "/volume/v3", "3.71", "3.0")
 SPAN = microversion.Range("volume", None, (3, 0), (3, 71))
-DEFAULT_TYPE = "__DEFAULT__"
-
-
-@asynccontextmanager
-async def _conn(request: web.Request) -> AsyncIterator[tuple[Conn, SimState, auth.Auth]]:
-    """One transaction, after the transitions due by now are settled."""
-    state = request.app[STATE]
-    caller = auth.auth_of(request)
-    if request.match_info["project_id"] != caller.project_id and not caller.is_admin:
-        raise ApiError(403, "Policy doesn't allow this operation to be performed.")
-    async with state.pool.acquire() as conn:
-        await store.settle(conn, state.clock())
-        async with conn.transaction():
-            yield conn, state, caller
-
-
-def _base(request: web.Request) -> str:
-    return f"{request.scheme}://{request.host}/volume/v3/{request.match_info['project_id']}"
-
-
-def _scope(caller: auth.Auth, request: web.Request) -> str | None:
-    wants_all = request.query.get("all_tenants", "").lower() in ("1", "true", "yes")
-    return None if caller.is_admin and wants_all else caller.project_id
-
-
-async def _type_names(conn: Conn) -> dict[str, str]:
-    return {r["id"]: r["name"] for r in await store.types(conn)}
-
-
-async def _views(conn: Conn, state: SimState, caller: auth.Auth, rows: list[asyncpg.Record],
-                 base: str) -> list[Body]:
-    attached = await store.attachments(conn, [r["id"] for r in rows])
-    names = await _type_names(conn)
-    now = state.clock()
-    return [volumes.view(r, attached.get(r["id"], []), names.get((r["data"] or {}).get("volume_type_id", ""),
-                                                                 DEFAULT_TYPE),
-                         now, base, admin=caller.is_admin) for r in rows]
-
-
-async def _one(conn: Conn, state: SimState, caller: auth.Auth, volume_id: str, base: str, *,
-               lock: bool = False) -> tuple[asyncpg.Record, Body]:
-    row = await store.volume(conn, volume_id, None if caller.is_admin else caller.project_id, lock=lock)
-    if row is None:
-        raise ApiError(404, f"Volume {volume_id} could not be found.")
-    return row, (await _views(conn, state, caller, [row], base))[0]
 
 
 async def list_volumes(request: web.Request) -> web.Response:
     detail = request.path.rstrip("/").endswith("/detail")
     pages = listing.paging(request)
-    async with _conn(request) as (conn, state, caller):
-        where = listing.Where().eq("project_id", _scope(caller, request))
+    async with context.conn(request) as (conn, state, caller):
+        where = listing.Where().eq("project_id", context.scope(caller, request))
         where.eq("name", request.query.get("name"))
         if request.query.get("metadata"):
             where.add("data->'metadata' @> {}::jsonb", volumes.metadata_filter(request.query["metadata"]))
         rows = await listing.page(conn, "simcloud.volumes", where, pages)
-        found = await _views(conn, state, caller, rows, _base(request))
+        found = await context.views(conn, state, caller, rows, context.base(request))
     wanted_status = request.query.get("status")
     if wanted_status:
         found = [v for v in found if v["status"] == wanted_status]
@@ -90,8 +44,8 @@ async def list_volumes(request: web.Request) -> web.Response:
 
 
 async def show_volume(request: web.Request) -> web.Response:
-    async with _conn(request) as (conn, state, caller):
-        _, body = await _one(conn, state, caller, request.match_info["id"], _base(request))
+    async with context.conn(request) as (conn, state, caller):
+        _, body = await context.addressed(request, conn, state, caller)
     return jsonweb.reply({"volume": body})
 
 
@@ -108,7 +62,7 @@ async def _check_quota(conn: Conn, project_id: str, size: int) -> None:
 
 async def create_volume(request: web.Request) -> web.Response:
     wanted = await jsonweb.body(request, "volume")
-    async with _conn(request) as (conn, state, caller):
+    async with context.conn(request) as (conn, state, caller):
         data: dict[str, Any] = {"description": wanted.get("description") or wanted.get("display_description"),
                                 "availability_zone": volumes.check_zone(wanted.get("availability_zone")),
                                 "metadata": volumes.check_metadata(wanted.get("metadata")),
@@ -127,7 +81,7 @@ async def create_volume(request: web.Request) -> web.Response:
         if wanted.get("imageRef"):
             data["image_id"], data["bootable"] = str(wanted["imageRef"]), True
         size = volumes.check_size(size)
-        type_name = wanted.get("volume_type") or DEFAULT_TYPE
+        type_name = wanted.get("volume_type") or context.DEFAULT_TYPE
         vtype = await store.find_type(conn, str(type_name))
         if vtype is None:
             raise ApiError(404, f"Volume type with name {type_name} could not be found.")
@@ -141,14 +95,14 @@ async def create_volume(request: web.Request) -> web.Response:
         await store.insert_volume(conn, volume_id=volume_id, project_id=caller.project_id,
                                   name=str(wanted.get("name") or wanted.get("display_name") or ""),
                                   size=size, status=status, data=data)
-        _, body = await _one(conn, state, caller, volume_id, _base(request))
+        _, body = await context.one(conn, state, caller, volume_id, context.base(request))
     return jsonweb.reply({"volume": body}, status=202)
 
 
 async def update_volume(request: web.Request) -> web.Response:
     wanted = await jsonweb.body(request, "volume")
-    async with _conn(request) as (conn, state, caller):
-        row, _ = await _one(conn, state, caller, request.match_info["id"], _base(request), lock=True)
+    async with context.conn(request) as (conn, state, caller):
+        row, _ = await context.addressed(request, conn, state, caller, lock=True)
         data = dict(row["data"] or {})
         name = row["name"]
         if "name" in wanted or "display_name" in wanted:
@@ -159,13 +113,13 @@ async def update_volume(request: web.Request) -> web.Response:
             data["metadata"] = volumes.check_metadata(wanted["metadata"])
         await store.update_volume(conn, row["id"], name=name, size=row["size"], status=row["status"],
                                   data=data)
-        _, body = await _one(conn, state, caller, row["id"], _base(request))
+        _, body = await context.one(conn, state, caller, row["id"], context.base(request))
     return jsonweb.reply({"volume": body})
 
 
 async def delete_volume(request: web.Request) -> web.Response:
-    async with _conn(request) as (conn, state, caller):
-        row, body = await _one(conn, state, caller, request.match_info["id"], _base(request), lock=True)
+    async with context.conn(request) as (conn, state, caller):
+        row, body = await context.addressed(request, conn, state, caller, lock=True)
         if body["status"] not in volumes.DELETABLE or body["attachments"] or \
                 await store.snapshots_of(conn, row["id"]):
             raise invalid_volume("Volume status must be available or error or error_restoring or "
@@ -184,8 +138,8 @@ async def volume_action(request: web.Request) -> web.Response:
     if len(action) != 1:
         raise invalid_input("There should be exactly one action in the request body.")
     name, args = next(iter(action.items()))
-    async with _conn(request) as (conn, state, caller):
-        row, body = await _one(conn, state, caller, request.match_info["id"], _base(request), lock=True)
+    async with context.conn(request) as (conn, state, caller):
+        row, body = await context.addressed(request, conn, state, caller, lock=True)
         data, size, status = dict(row["data"] or {}), row["size"], body["status"]
         seconds, now = state.settings.volume_seconds, state.clock()
         if name == "os-extend":
@@ -223,8 +177,8 @@ async def volume_action(request: web.Request) -> web.Response:
 async def metadata(request: web.Request) -> web.Response:
     key = request.match_info.get("key")
     wanted = await jsonweb.body(request) if request.method in ("POST", "PUT") else {}
-    async with _conn(request) as (conn, state, caller):
-        row, _ = await _one(conn, state, caller, request.match_info["id"], _base(request), lock=True)
+    async with context.conn(request) as (conn, state, caller):
+        row, _ = await context.addressed(request, conn, state, caller, lock=True)
         data = dict(row["data"] or {})
         current = dict(data.get("metadata") or {})
         if key is not None and request.method == "GET":
@@ -258,87 +212,22 @@ def _type_view(row: asyncpg.Record) -> Body:
 
 
 async def list_types(request: web.Request) -> web.Response:
-    async with _conn(request) as (conn, _, _caller):
+    async with context.conn(request) as (conn, _, _caller):
         rows = await store.types(conn)
     return jsonweb.reply({"volume_types": [_type_view(r) for r in rows]})
 
 
 async def show_type(request: web.Request) -> web.Response:
     wanted = request.match_info["type_id"]
-    async with _conn(request) as (conn, _, _caller):
-        row = await store.find_type(conn, DEFAULT_TYPE if wanted == "default" else wanted)
+    async with context.conn(request) as (conn, _, _caller):
+        row = await store.find_type(conn, context.DEFAULT_TYPE if wanted == "default" else wanted)
     if row is None or (wanted != "default" and row["id"] != wanted):
         raise ApiError(404, f"Volume type {wanted} could not be found.")
     return jsonweb.reply({"volume_type": _type_view(row)})
 
 
-def _snapshot_view(row: asyncpg.Record, now: float) -> Body:
-    data = dict(row["data"] or {})
-    return {"id": row["id"], "name": row["name"] or None, "description": data.get("description"),
-            "volume_id": row["volume_id"], "size": row["size"],
-            "status": volumes.settled(row["status"], data, now), "metadata": dict(data.get("metadata") or {}),
-            "created_at": volumes.cinder_time(row["created_at"]),
-            "updated_at": volumes.cinder_time(row["updated_at"]), "user_id": data.get("user_id"),
-            "consumes_quota": True, "group_snapshot_id": None, "progress": "100%",
-            "os-extended-snapshot-attributes:project_id": row["project_id"]}
-
-
-async def list_snapshots(request: web.Request) -> web.Response:
-    pages = listing.paging(request)
-    async with _conn(request) as (conn, state, caller):
-        where = listing.Where().eq("project_id", _scope(caller, request))
-        where.eq("volume_id", request.query.get("volume_id")).eq("name", request.query.get("name"))
-        rows = await listing.page(conn, "simcloud.volume_snapshots", where, pages)
-    answer: Body = {"snapshots": [_snapshot_view(r, state.clock()) for r in rows]}
-    if links := listing.links(request, [r["id"] for r in rows], pages):
-        answer["snapshots_links"] = links
-    return jsonweb.reply(answer)
-
-
-async def snapshot_one(request: web.Request) -> web.Response:
-    async with _conn(request) as (conn, state, caller):
-        scope = None if caller.is_admin else caller.project_id
-        row = await store.snapshot(conn, request.match_info["id"], scope)
-        if row is None:
-            raise ApiError(404, f"Snapshot {request.match_info['id']} could not be found.")
-        if request.method == "GET":
-            return jsonweb.reply({"snapshot": _snapshot_view(row, state.clock())})
-        data = {**dict(row["data"] or {}),
-                **Transition("deleting", volumes.GONE, state.settings.volume_seconds).data(state.clock())}
-        await conn.execute("UPDATE simcloud.volume_snapshots SET status = 'deleting', data = $2"
-                           " WHERE id = $1",
-                           row["id"], data)
-    return web.Response(status=202)
-
-
-async def create_snapshot(request: web.Request) -> web.Response:
-    wanted = await jsonweb.body(request, "snapshot")
-    async with _conn(request) as (conn, state, caller):
-        volume_id = str(wanted.get("volume_id") or "")
-        _, body = await _one(conn, state, caller, volume_id, _base(request))
-        if body["status"] not in ("available", "in-use") or (body["status"] == "in-use" and not wanted.get(
-                "force")):
-            raise invalid_volume("Volume status must be available to create a snapshot "
-                                 "(or in-use with force).")
-        limits, used = await store.quotas(conn, caller.project_id), await store.usage(conn, caller.project_id)
-        if 0 <= limits["snapshots"] <= used["snapshots"]:
-            raise ApiError(413, f"SnapshotLimitExceeded: Maximum number of snapshots allowed "
-                                f"({limits['snapshots']}) exceeded")
-        seconds = state.settings.volume_seconds
-        data: dict[str, Any] = {"description": wanted.get("description"), "user_id": caller.user_id,
-                                "metadata": volumes.check_metadata(wanted.get("metadata"))}
-        if seconds > 0:
-            data.update(Transition("creating", "available", seconds).data(state.clock()))
-        row = await conn.fetchrow(
-            "INSERT INTO simcloud.volume_snapshots (id, project_id, volume_id, name, size, status, data)"
-            " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *", state.new_id(), caller.project_id, volume_id,
-            str(wanted.get("name") or ""), body["size"], "creating" if seconds > 0 else "available", data)
-        assert row is not None
-    return jsonweb.reply({"snapshot": _snapshot_view(row, state.clock())}, status=202)
-
-
 async def limits(request: web.Request) -> web.Response:
-    async with _conn(request) as (conn, _, caller):
+    async with context.conn(request) as (conn, _, caller):
         quota, used = await store.quotas(conn, caller.project_id), await store.usage(conn, caller.project_id)
     return jsonweb.reply({"limits": {"rate": [], "absolute": {
         "maxTotalVolumes": quota["volumes"], "maxTotalSnapshots": quota["snapshots"],
@@ -350,7 +239,7 @@ async def limits(request: web.Request) -> web.Response:
 
 async def quota_set(request: web.Request) -> web.Response:
     project_id = request.match_info["target"]
-    async with _conn(request) as (conn, _, caller):
+    async with context.conn(request) as (conn, _, caller):
         if project_id != caller.project_id and not caller.is_admin:
             raise ApiError(403, "Policy doesn't allow this operation to be performed.")
         if request.method == "PUT":
@@ -415,11 +304,11 @@ def make_app(state: SimState) -> web.Application:
     r.add_route("*", p + "/volumes/{id}/metadata/{key}", metadata)
     r.add_get(p + "/types", list_types)
     r.add_get(p + "/types/{type_id}", show_type)
-    r.add_get(p + "/snapshots", list_snapshots)
-    r.add_get(p + "/snapshots/detail", list_snapshots)
-    r.add_post(p + "/snapshots", create_snapshot)
-    r.add_route("GET", p + "/snapshots/{id}", snapshot_one)
-    r.add_route("DELETE", p + "/snapshots/{id}", snapshot_one)
+    r.add_get(p + "/snapshots", snapshots.list_snapshots)
+    r.add_get(p + "/snapshots/detail", snapshots.list_snapshots)
+    r.add_post(p + "/snapshots", snapshots.create_snapshot)
+    r.add_route("GET", p + "/snapshots/{id}", snapshots.snapshot_one)
+    r.add_route("DELETE", p + "/snapshots/{id}", snapshots.snapshot_one)
     r.add_get(p + "/limits", limits)
     r.add_route("GET", p + "/os-quota-sets/{target}", quota_set)
     r.add_route("PUT", p + "/os-quota-sets/{target}", quota_set)
