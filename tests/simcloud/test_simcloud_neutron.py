@@ -14,16 +14,21 @@ def demo(sim: Sim) -> Connection:
     return sim.connect("demo")
 
 
-def test_network_subnet_port_life_cycle(demo: Connection) -> None:
-    net = demo.network.create_network(name="n1", tags=["ember-a"])
+def test_network_subnet_port_life_cycle(sim: Sim, demo: Connection) -> None:
+    admin = sim.connect("admin")
+    with pytest.raises(exceptions.BadRequestException, match="Attribute 'tags' not allowed in POST"):
+        demo.network.create_network(name="n1", tags=["ember-a"])
+    net = demo.network.create_network(name="n1")
+    demo.network.set_tags(net, ["ember-a"])
     assert net.status == "ACTIVE" and net.is_admin_state_up and not net.is_router_external
-    assert net.tags == ["ember-a"]
+    assert demo.network.get_network(net.id).tags == ["ember-a"]
     subnet = demo.network.create_subnet(network_id=net.id, cidr="10.1.0.0/24", ip_version=4,
                                         dns_nameservers=["8.8.8.8"], name="s1")
     assert subnet.gateway_ip == "10.1.0.1"
     assert subnet.allocation_pools == [{"start": "10.1.0.2", "end": "10.1.0.254"}]
     assert demo.network.get_network(net.id).subnet_ids == [subnet.id]
-    port = demo.network.create_port(network_id=net.id, name="p1")
+    port = demo.network.create_port(network_id=net.id, name="p1", tags=["dropped"])
+    assert port.tags == [] and port.binding_host_id is None
     assert port.fixed_ips == [{"subnet_id": subnet.id, "ip_address": "10.1.0.2"}]
     assert port.status == "DOWN" and port.mac_address.startswith("fa:16:3e:")
     default = next(demo.network.security_groups(name="default"))
@@ -33,7 +38,8 @@ def test_network_subnet_port_life_cycle(demo: Connection) -> None:
     with pytest.raises(exceptions.ConflictException, match="already allocated"):
         demo.network.create_port(network_id=net.id, fixed_ips=[{"ip_address": "10.1.0.50"}])
     bound = demo.network.update_port(port, device_id="server-1", device_owner="compute:nova")
-    assert bound.status == "ACTIVE" and bound.binding_host_id
+    assert bound.status == "ACTIVE" and bound.binding_host_id is None  # an admin's to see
+    assert admin.network.get_port(port.id).binding_host_id
     listed = [p.id for p in demo.network.ports(network_id=net.id, fixed_ips="ip_address=10.1.0.50")]
     assert listed == [fixed.id]
     with pytest.raises(exceptions.ConflictException, match="IP allocation from this subnet"):
@@ -66,7 +72,7 @@ def test_router_interface_and_floating_ip(demo: Connection) -> None:
     assert info["subnet_id"] == subnet.id
     interface = demo.network.get_port(info["port_id"])
     assert interface.fixed_ips[0]["ip_address"] == "10.2.0.1"
-    assert interface.device_owner == "network:router_interface" and interface.status == "ACTIVE"
+    assert interface.device_owner == "network:router_interface" and interface.status == "DOWN"
     with pytest.raises(exceptions.BadRequestException, match="already has a port"):
         demo.network.add_interface_to_router(router, subnet=subnet.id)
     fip = demo.network.create_ip(floating_network_id=public.id)
@@ -183,7 +189,7 @@ def test_server_ports_and_floating_ip(demo: Connection) -> None:
                                         networks=[{"uuid": private.id}])
     demo.compute.wait_for_server(server, wait=30)
     ports = list(demo.network.ports(device_id=server.id))
-    assert len(ports) == 1 and ports[0].status == "ACTIVE" and ports[0].binding_host_id
+    assert len(ports) == 1 and ports[0].status == "ACTIVE"
     assert ports[0].fixed_ips[0]["subnet_id"] == subnet.id
     fip = demo.network.create_ip(floating_network_id=public.id, port_id=ports[0].id)
     assert fip.router_id == router.id and fip.fixed_ip_address == ports[0].fixed_ips[0]["ip_address"]

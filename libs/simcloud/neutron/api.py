@@ -14,7 +14,7 @@ from libs.simcloud import auth, discovery, errors, jsonweb
 from libs.simcloud.app import service_app
 from libs.simcloud.errors import ApiError, bad_request
 from libs.simcloud.neutron import listing, networks, ports, routers, security, store
-from libs.simcloud.neutron.bodies import BY_PATH, Body, Kind
+from libs.simcloud.neutron.bodies import BY_PATH, Body, Kind, for_caller
 from libs.simcloud.neutron.context import Op
 from libs.simcloud.state import STATE, SimState
 
@@ -48,6 +48,10 @@ def _kind(request: web.Request) -> Kind:
     return BY_PATH[request.match_info["kind"]]
 
 
+def _seen(request: web.Request, kind: Kind, body: Body) -> Body:
+    return for_caller(kind, body, admin=auth.auth_of(request).is_admin)
+
+
 def _params(request: web.Request) -> dict[str, list[str]]:
     return {key: request.query.getall(key) for key in request.query}
 
@@ -68,7 +72,8 @@ async def list_objects(request: web.Request) -> web.Response:
         else:
             found = await store.bodies(op.conn, kind, where)
     url = f"{request.scheme}://{request.host}{request.path}"
-    return jsonweb.reply(listing.answer(kind.info.collection, found, query, url, params))
+    shown = [_seen(request, kind, b) for b in found]
+    return jsonweb.reply(listing.answer(kind.info.collection, shown, query, url, params))
 
 
 async def show(request: web.Request) -> web.Response:
@@ -76,7 +81,7 @@ async def show(request: web.Request) -> web.Response:
     fields = listing.parse(_params(request)).fields
     async with _op(request) as op:
         body = await store.one(op.conn, kind, request.match_info["id"], op.scope)
-    return jsonweb.reply({kind.info.member: listing.project(body, fields)})
+    return jsonweb.reply({kind.info.member: listing.project(_seen(request, kind, body), fields)})
 
 
 async def _request_body(request: web.Request, kind: Kind) -> dict[str, Any]:
@@ -94,14 +99,14 @@ async def create(request: web.Request) -> web.Response:
     if isinstance(many, list):  # the bulk create: {"networks": [{...}, ...]}, all or nothing
         async with _op(request) as op:
             made = [await _OPS[kind][0](op, dict(one)) for one in many]
-        return jsonweb.reply({kind.info.collection: made}, status=201)
+        return jsonweb.reply({kind.info.collection: [_seen(request, kind, b) for b in made]}, status=201)
     wanted = data.get(kind.info.member)
     if not isinstance(wanted, dict):
         raise bad_request(f"Failed to parse request. Resource body required; '{kind.info.member}' "
                           "not found")
     async with _op(request) as op:
         body = await _OPS[kind][0](op, wanted)
-    return jsonweb.reply({kind.info.member: body}, status=201)
+    return jsonweb.reply({kind.info.member: _seen(request, kind, body)}, status=201)
 
 
 async def update(request: web.Request) -> web.Response:
@@ -110,7 +115,7 @@ async def update(request: web.Request) -> web.Response:
     async with _op(request) as op:
         current = await store.one(op.conn, kind, request.match_info["id"], op.scope, lock=True)
         body = await _OPS[kind][1](op, current, wanted)
-    return jsonweb.reply({kind.info.member: body})
+    return jsonweb.reply({kind.info.member: _seen(request, kind, body)})
 
 
 async def delete(request: web.Request) -> web.Response:

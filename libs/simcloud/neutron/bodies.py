@@ -36,7 +36,8 @@ class KindInfo:
         return self.noun.title().replace(" ", "").replace("Ip", "IP") + "NotFound"
 
 
-_COMMON = ("name", "description", "tags")
+# Tags come by the tags API; a create may not carry them (Neutron's stock ML2: 400, ports: dropped).
+_COMMON = ("name", "description")
 
 
 class Kind(enum.Enum):
@@ -80,7 +81,7 @@ class Kind(enum.Enum):
     FLOATINGIP = KindInfo(
         "simcloud.floatingips", "floatingips", "floatingips", "floatingip", "Floating IP",
         ("floating_network_id", "floating_ip_address", "port_id", "fixed_ip_address", "status"),
-        frozenset({"description", "tags", "floating_network_id", "floating_ip_address", "port_id",
+        frozenset({"description", "floating_network_id", "floating_ip_address", "port_id",
                    "fixed_ip_address", "subnet_id", "project_id", "tenant_id", "dns_name", "dns_domain",
                    "qos_policy_id"}),
         frozenset({"description", "port_id", "fixed_ip_address", "qos_policy_id"}))
@@ -182,7 +183,8 @@ def from_row(kind: Kind, record: Mapping[str, Any] | asyncpg.Record) -> Body:
     body["updated_at"] = iso(row["updated_at"])
     if kind is Kind.SUBNET and body.get("gateway_ip") is not None:
         body["gateway_ip"] = str(body["gateway_ip"]).split("/")[0]
-    if kind is Kind.PORT and body["status"] == "ACTIVE" and not body.get("binding:host_id"):
+    if kind is Kind.PORT and body["status"] == "ACTIVE" and body["device_owner"].startswith("compute:") \
+            and not body.get("binding:host_id"):
         # a port Nova bound writes only the columns: show it bound as Neutron would
         body.update({"binding:host_id": "simcloud", "binding:vif_type": "ovs",
                      "binding:vif_details": {"port_filter": True, "connectivity": "l2"}})
@@ -195,6 +197,16 @@ def from_row(kind: Kind, record: Mapping[str, Any] | asyncpg.Record) -> Body:
 
 _NOT_DATA = frozenset({"id", "project_id", "tenant_id", "tags", "created_at", "updated_at", "subnets",
                        "security_group_rules"})
+
+
+# A port's binding details only an admin sees (Neutron's policy); the owner sees binding:vnic_type.
+ADMIN_ONLY = {Kind.PORT: ("binding:host_id", "binding:profile", "binding:vif_type", "binding:vif_details")}
+
+
+def for_caller(kind: Kind, body: Body, *, admin: bool) -> Body:
+    """The body as the caller may see it."""
+    hidden = () if admin else ADMIN_ONLY.get(kind, ())
+    return {k: v for k, v in body.items() if k not in hidden} if hidden else body
 
 
 def data_of(kind: Kind, body: Mapping[str, Any]) -> Body:
@@ -226,6 +238,10 @@ def merged(kind: Kind, current: Body, request: Mapping[str, Any]) -> Body:
 
 def fresh(kind: Kind, request: Mapping[str, Any], *, ident: str, project_id: str) -> Body:
     """A new object's body from a create request: defaults, then what was asked."""
+    if "tags" in request:
+        if kind is not Kind.PORT:
+            raise bad_request("Attribute 'tags' not allowed in POST")
+        request = {k: v for k, v in request.items() if k != "tags"}
     check_attrs(kind, request, kind.info.creatable)
     body = defaults(kind)
     body.update({k: v for k, v in request.items() if k not in ("tenant_id", "project_id")})

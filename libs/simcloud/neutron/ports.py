@@ -16,9 +16,10 @@ SIM_HOST = "simcloud"
 
 
 def bound(body: Body) -> Body:
-    """Binding and status as they follow from the device: a compute or router port is bound and ACTIVE."""
+    """Binding and status as they follow from the device: a port given to a server is bound and ACTIVE."""
     owner = str(body.get("device_owner") or "")
-    if body.get("device_id") and (owner.startswith("compute:") or owner.startswith("network:")):
+    # a router's ports stay DOWN as on Neutron with no agents; only Nova binds ports
+    if body.get("device_id") and owner.startswith("compute:"):
         body["binding:host_id"] = body.get("binding:host_id") or SIM_HOST
         body["binding:vif_type"] = "ovs"
         body["binding:vif_details"] = {"port_filter": True, "connectivity": "l2", "bridge_name": "br-int"}
