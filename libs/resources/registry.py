@@ -111,6 +111,7 @@ def default_registry() -> Registry:
     from libs.resources.random_string import RandomString
     from libs.resources.resource_chain import ResourceChain
     from libs.resources.resource_group import ResourceGroup
+    from libs.resources.server import Server
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
     from libs.resources.wait_condition import WaitCondition, WaitConditionHandle
@@ -120,4 +121,7 @@ def default_registry() -> Registry:
                 ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy,
                 InstanceGroup):
         registry.register(cls)
+    # Cloud types: their steps ask for openstacksdk calls (libs/cloud/calls.py).
+    for cloud_cls in (Server,):
+        registry.register(cloud_cls)
     return registry

@@ -1,0 +1,362 @@
+"""``OS::Nova::Server``: a Nova server, made, watched, resized, rebuilt and deleted through steps.
+
+Create: look the flavor, image and networks up (``phase`` "lookup"), look for a
+server this resource made before a crash (its metadata carries ``ctx.cloud_tag``;
+listed by name with the lookups), make one only if there is none ("create"), then
+ask Nova until it is ACTIVE ("build") and read its ports ("ports"). A server that
+goes to ERROR fails the resource with Heat's reason, Nova's fault in it.
+
+Delete: ask Nova to delete, then ask again until it answers 404 (a 404 at any
+point means gone). A delete with no physical id looks for a tagged server first:
+the create may have made one whose answer was lost.
+
+Updates (name, metadata, tags, admin_pass, flavor resize with its named step
+``resize`` before the confirm, image rebuild) are in :mod:`libs.resources.server_update`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+from libs.cloud.calls import CloudCall, ErrorKind
+from libs.resources import server_create as sc
+from libs.resources import server_schema as s
+from libs.resources import server_update as su
+from libs.resources.attributes import AttrSchema
+from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
+from libs.resources.cloud_steps import (
+    TAG_KEY,
+    answered,
+    call,
+    cloud_failure,
+    compute,
+    dumps,
+    first_error,
+    loads,
+    network,
+    phase,
+    poll_delay,
+    tagged,
+    value,
+)
+from libs.resources.properties import PropSchema
+from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
+from libs.template.errors import StackValidationFailed
+
+SERVER_KEY: Final = "server"  # the get_server answer, and the data key of what it said
+PORTS_KEY: Final = "ports"
+IDS: Final = "ids"  # data: what the lookups found
+EXISTING: Final = "existing"
+CREATED: Final = "created"
+DELETED: Final = "deleted"
+
+# Nova statuses a server passes through on its way to ACTIVE (Heat's deferred statuses).
+DEFERRED: Final = frozenset({"BUILD", "HARD_REBOOT", "PASSWORD", "REBOOT", "RESCUE", "RESIZE",
+                             "REVERT_RESIZE", "SHUTOFF", "SUSPENDED", "VERIFY_RESIZE"})
+
+
+def server_status(server: Mapping[str, Any]) -> str:
+    # Some clouds add "(...)" to the status; Heat keeps what comes before it.
+    return str(server.get("status") or "").split("(")[0]
+
+
+def in_error(server: Mapping[str, Any]) -> Failed:
+    fault = server.get("fault") or {}
+    return Failed(f'Went to status ERROR due to "Message: {fault.get("message", "Unknown")}, '
+                  f'Code: {fault.get("code", "Unknown")}"', error="ResourceInError")
+
+
+def get_server(server_id: str) -> CloudCall:
+    return compute(SERVER_KEY, "get_server", server_id)
+
+
+def list_ports(server_id: str) -> CloudCall:
+    return network(PORTS_KEY, "ports", device_id=server_id)
+
+
+def finished(ctx: StepContext, reason: str = "") -> StepResult:
+    """The last step of create and update: keep what Nova and Neutron said of the server."""
+    server = value(ctx.answers.get(SERVER_KEY))
+    ports = value(ctx.answers.get(PORTS_KEY))
+    if not isinstance(server, Mapping):
+        return call("finish", get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
+    return Done(data={SERVER_KEY: dumps(sc.kept_server(server)), PORTS_KEY: dumps(sc.kept_ports(ports)),
+                      "phase": None, su.TODO: None}, reason=reason)
+
+
+class Server(ResourceType):
+    """A Nova server."""
+
+    type_name: ClassVar[str] = "OS::Nova::Server"
+    description: ClassVar[str] = (
+        "A Nova compute server (virtual machine), booted from an image or a volume, on the "
+        "networks and with the flavor its properties give; resized or rebuilt in place when its "
+        "flavor or image changes, as its update policies say.")
+    support_status: ClassVar[SupportStatus] = SupportStatus()
+    properties_schema: ClassVar[Mapping[str, PropSchema]] = s.PROPERTIES
+    attributes_schema: ClassVar[Mapping[str, AttrSchema]] = s.ATTRIBUTES
+    named_steps: ClassVar[tuple[str, ...]] = (su.RESIZE_STEP,)
+    physical_name_limit: ClassVar[int | None] = 53  # Heat keeps server names short (hostnames)
+    has_check: ClassVar[bool] = True
+
+    # ---- validation ---------------------------------------------------------------------------
+    def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any
+                 ) -> dict[str, Any]:
+        typed = super().validate(values, resource_name=resource_name, **options)
+        devices = (typed.get(s.BLOCK_DEVICE_MAPPING) or []) + (typed.get(s.BLOCK_DEVICE_MAPPING_V2) or [])
+        if options.get("strict_values", True) and not typed.get(s.IMAGE) and not devices:
+            raise StackValidationFailed("Neither image nor bootable volume is specified for instance "
+                                        f"{resource_name}")
+        return typed
+
+    def validate_typed(self, properties: Mapping[str, Any]) -> None:
+        for index, entry in enumerate(properties.get(s.NETWORKS) or ()):
+            if entry.get(s.NET_ALLOCATE) and len(properties[s.NETWORKS]) > 1:
+                raise StackValidationFailed(
+                    f"Property \"{s.NET_ALLOCATE}\" can not be specified if multiple network "
+                    f"interfaces set for server.")
+            if entry.get(s.NET_NETWORK) and entry.get(s.NET_UUID):
+                raise StackValidationFailed(f"Cannot define the following properties at the same "
+                                            f"time: {s.NETWORKS}[{index}].{s.NET_NETWORK}, "
+                                            f"{s.NETWORKS}[{index}].{s.NET_UUID}")
+
+    # ---- create -------------------------------------------------------------------------------
+    def server_name(self, ctx: StepContext) -> str:
+        return ctx.properties.get(s.NAME) or self.physical_resource_name(ctx)
+
+    def _find_existing(self, ctx: StepContext) -> CloudCall:
+        return compute(EXISTING, "servers", details=True, name=self.server_name(ctx))
+
+    def start_create(self, ctx: StepContext) -> StepResult:
+        return call("lookup", *sc.lookups(ctx.properties), self._find_existing(ctx))
+
+    def check(self, action: Action, ctx: StepContext) -> StepResult:
+        if action is Action.CREATE:
+            return self._check_create(ctx)
+        if action is Action.DELETE:
+            return self._check_delete(ctx)
+        if action is Action.UPDATE:
+            return su.check_update(ctx, self.physical_resource_name(ctx), finished)
+        if action is Action.CHECK:
+            return self._check_check(ctx)
+        return Done()
+
+    def _check_create(self, ctx: StepContext) -> StepResult:
+        step = phase(ctx)
+        if step == "lookup":
+            return self._after_lookup(ctx)
+        if step == "create":
+            return self._after_create(ctx)
+        if step == "refind":
+            return self._after_refind(ctx)
+        if step == "build":
+            return self._after_build(ctx)
+        return finished(ctx)
+
+    def _after_lookup(self, ctx: StepContext) -> StepResult:
+        keys = [c.key for c in sc.lookups(ctx.properties)]
+        if not answered(ctx, *keys, EXISTING):
+            return self.start_create(ctx)  # the answers were lost: ask again
+        failed = first_error(ctx, keys)
+        if failed is not None:
+            key, error = failed
+            if error.kind is ErrorKind.NOT_FOUND:
+                return sc.lookup_failure(key, ctx.properties)
+            return cloud_failure(error)
+        ids = sc.resolved_ids({key: value(ctx.answers[key]) for key in keys})
+        data = {IDS: dumps(ids)}
+        return self._adopt_or_create(ctx, value(ctx.answers[EXISTING]), ids, data)
+
+    def _adopt_or_create(self, ctx: StepContext, listing: Any, ids: Mapping[str, Any],
+                         data: Mapping[str, str | None]) -> StepResult:
+        found = tagged(listing, ctx.cloud_tag)
+        if found is not None:
+            # A server this resource made before a crash: adopt it, make no second one.
+            return call("build", get_server(str(found["id"])), data=data, physical_id=str(found["id"]))
+        kwargs = sc.create_kwargs(ctx.properties, ids, name=self.server_name(ctx), tag=ctx.cloud_tag)
+        return call("create", compute(CREATED, "create_server", **kwargs), data=data)
+
+    def _after_create(self, ctx: StepContext) -> StepResult:
+        answer = ctx.answers.get(CREATED)
+        if answer is None:
+            # The create's outcome was lost: a server may exist; find it before making another.
+            return call("refind", self._find_existing(ctx))
+        if answer.error is not None:
+            return cloud_failure(answer.error)
+        server_id = str(answer.value["id"])
+        return call("build", get_server(server_id), delay=poll_delay(ctx), physical_id=server_id)
+
+    def _after_refind(self, ctx: StepContext) -> StepResult:
+        answer = ctx.answers.get(EXISTING)
+        if answer is None:
+            return call("refind", self._find_existing(ctx))
+        if answer.error is not None:
+            return cloud_failure(answer.error)
+        return self._adopt_or_create(ctx, answer.value, loads(ctx.data, IDS, {}), {})
+
+    def _after_build(self, ctx: StepContext) -> StepResult:
+        server_id = str(ctx.physical_id)
+        answer = ctx.answers.get(SERVER_KEY)
+        if answer is None or answer.not_found:
+            # Lost answer, or Nova does not list it yet: Heat keeps waiting too.
+            return call("build", get_server(server_id), delay=poll_delay(ctx))
+        if answer.error is not None:
+            return cloud_failure(answer.error)
+        status = server_status(answer.value)
+        if status == "ACTIVE":
+            return call("finish", get_server(server_id), list_ports(server_id))
+        if status in DEFERRED:
+            return call("build", get_server(server_id), delay=poll_delay(ctx))
+        if status == "ERROR":
+            return in_error(answer.value)
+        return Failed(f'Server is not active - Unknown status {status} due to "Unknown"',
+                      error="ResourceUnknownStatus")
+
+    # ---- delete -------------------------------------------------------------------------------
+    def start_delete(self, ctx: StepContext) -> StepResult:
+        if not ctx.physical_id:
+            return call("delete-find", self._find_existing(ctx))
+        return call("deleting", compute(DELETED, "delete_server", ctx.physical_id, ignore_missing=True))
+
+    def _check_delete(self, ctx: StepContext) -> StepResult:
+        step = phase(ctx)
+        if step == "delete-find":
+            answer = ctx.answers.get(EXISTING)
+            if answer is None:
+                return self.start_delete(ctx)
+            if answer.error is not None:
+                return cloud_failure(answer.error)
+            found = tagged(answer.value, ctx.cloud_tag)
+            if found is None:
+                return Done(data={"phase": None})
+            return call("deleting", compute(DELETED, "delete_server", str(found["id"]), ignore_missing=True),
+                        physical_id=str(found["id"]))
+        if step == "deleting":
+            answer = ctx.answers.get(DELETED)
+            if answer is None:
+                return self.start_delete(ctx)
+            if answer.not_found:
+                return Done(data={"phase": None})
+            if answer.error is not None:
+                return cloud_failure(answer.error)
+            return call("gone", get_server(str(ctx.physical_id)), delay=poll_delay(ctx))
+        return self._wait_gone(ctx)
+
+    def _wait_gone(self, ctx: StepContext) -> StepResult:
+        server_id = str(ctx.physical_id)
+        answer = ctx.answers.get(SERVER_KEY)
+        if answer is None:
+            return call("gone", get_server(server_id), delay=poll_delay(ctx))
+        if answer.not_found:
+            return Done(data={"phase": None})
+        if answer.error is not None:
+            return cloud_failure(answer.error)
+        server = answer.value
+        status = server_status(server)
+        if status == "DELETED":
+            return Done(data={"phase": None})
+        if status == "SOFT_DELETED":
+            return call("gone", compute("force", "force_delete_server", server_id),
+                        get_server(server_id), delay=poll_delay(ctx))
+        if status == "ERROR" and server.get("task_state") != "deleting":
+            fault = server.get("fault") or {}
+            return Failed(f'Went to status ERROR due to "Server {server.get("name")} delete failed: '
+                          f'({fault.get("code")}) {fault.get("message", "Unknown")}"',
+                          error="ResourceInError")
+        return call("gone", get_server(server_id), delay=poll_delay(ctx))
+
+    # ---- check --------------------------------------------------------------------------------
+    def start_check(self, ctx: StepContext) -> StepResult:
+        if not ctx.physical_id:
+            return Failed("Resource not created")
+        return call("check", get_server(ctx.physical_id))
+
+    def _check_check(self, ctx: StepContext) -> StepResult:
+        answer = ctx.answers.get(SERVER_KEY)
+        if answer is None:
+            return self.start_check(ctx)
+        if answer.error is not None:
+            return cloud_failure(answer.error)
+        status = server_status(answer.value)
+        if status != "ACTIVE":
+            return Failed(f"['{status}'] not in ['ACTIVE']", error="Error")  # Heat's _verify_check_conditions
+        return Done(data={SERVER_KEY: dumps(sc.kept_server(answer.value)), "phase": None})
+
+    # ---- update -------------------------------------------------------------------------------
+    def replace_for_changes(self, changed: set[str], old_properties: Mapping[str, Any],
+                            new_properties: Mapping[str, Any]) -> bool:
+        return su.needs_replace(changed, old_properties, new_properties)
+
+    def start_update(self, ctx: StepContext) -> StepResult:
+        return su.start_update(ctx, self.physical_resource_name(ctx), finished)
+
+    # ---- observe ------------------------------------------------------------------------------
+    def observe_call(self, ctx: StepContext) -> CloudCall | None:
+        if not ctx.physical_id:
+            return None
+        return compute(OBSERVE_KEY, "get_server", ctx.physical_id)
+
+    def observe(self, ctx: StepContext) -> Observed | None:
+        answer = ctx.answers.get(OBSERVE_KEY)
+        if answer is None:
+            return None
+        if answer.not_found:
+            return Observed(gone=True)
+        if answer.error is not None:
+            return None
+        return self.observe_listed(ctx, answer.value)
+
+    def list_call(self) -> CloudCall | None:
+        return compute("servers", "servers", details=True)
+
+    def observe_listed(self, ctx: StepContext, listed: Mapping[str, Any] | None) -> Observed | None:
+        if listed is None or server_status(listed) in ("DELETED", "SOFT_DELETED"):
+            return Observed(gone=True)
+        live: dict[str, Any] = {}
+        metadata = dict(listed.get("metadata") or {})
+        metadata.pop(TAG_KEY, None)
+        applied_meta = {k: v if isinstance(v, str) else json.dumps(v)
+                        for k, v in (ctx.properties.get(s.METADATA) or {}).items()}
+        # Values Nova holds as text stand for the applied ones when they say the same.
+        live[s.METADATA] = ctx.properties.get(s.METADATA) if metadata == applied_meta else metadata
+        flavor = listed.get("flavor") or {}
+        names = {flavor.get("original_name"), flavor.get("name"), flavor.get("id")} - {None}
+        if names and ctx.properties.get(s.FLAVOR) not in names:
+            live[s.FLAVOR] = flavor.get("original_name") or flavor.get("name") or flavor.get("id")
+        if ctx.properties.get(s.NAME) and listed.get("name") != ctx.properties[s.NAME]:
+            live[s.NAME] = listed.get("name")
+        return Observed(properties=live)
+
+    # ---- attributes ---------------------------------------------------------------------------
+    def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
+                          properties: Mapping[str, Any]) -> Any:
+        if physical_id is None:
+            return None
+        server = loads(data, SERVER_KEY, {})
+        ports = loads(data, PORTS_KEY, [])
+        if name == s.ATTR_NAME:
+            return server.get("name") or properties.get(s.NAME)
+        if name == s.FIRST_ADDRESS:
+            return sc.first_address(server)
+        if name == s.ADDRESSES:
+            return sc.addresses(server, ports)
+        if name == s.NETWORKS_ATTR:
+            return sc.networks(server, ports)
+        if name == s.INSTANCE_NAME:
+            return server.get("instance_name")
+        if name == s.ACCESS_IPV4:
+            return server.get("access_ipv4") or ""
+        if name == s.ACCESS_IPV6:
+            return server.get("access_ipv6") or ""
+        if name == s.TAGS_ATTR:
+            return server.get("tags")
+        if name == s.CONSOLE_URLS:
+            return {}  # consoles are asked for on demand in Heat; Ember keeps none
+        if name == s.OS_COLLECT_CONFIG:
+            return {}
+        return None
+
+    def show(self, physical_id: str, data: Mapping[str, str]) -> Any:
+        return loads(data, SERVER_KEY)
