@@ -1,0 +1,269 @@
+"""OS::Nova::Server as steps: contexts and scripted answers in, step results out."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from libs.cloud.calls import ErrorKind
+from libs.resources.base import OBSERVE_KEY
+from libs.resources.steps import Action, Call, Done, Failed, Wait
+from libs.template.errors import StackValidationFailed
+from tests.unit.resources.cloud_support import (
+    NOT_FOUND,
+    TAG,
+    after,
+    call_of,
+    ctx_for,
+    error,
+    methods,
+    ok,
+    run,
+)
+from tests.unit.resources.resource_support import plugin
+
+SERVER = plugin("OS::Nova::Server")
+PROPS = SERVER.validate({"flavor": "m1.small", "image": "cirros", "networks": [{"network": "private"}],
+                         "user_data": "#!/bin/sh\necho hi", "user_data_format": "RAW",
+                         "metadata": {"role": "web", "n": 1}}, resource_name="r1")
+LOOKUPS = {"flavor": ok({"id": "f2", "name": "m1.small"}), "image": ok({"id": "img1", "name": "cirros"}),
+           "net0": ok({"id": "net-private", "name": "private"}), "existing": ok([])}
+ADDRESSES = {"private": [{"addr": "10.0.0.5", "version": 4, "OS-EXT-IPS:type": "fixed",
+                          "OS-EXT-IPS-MAC:mac_addr": "fa:16:3e:00:00:01"}]}
+ACTIVE = {"id": "s1", "name": "st-r1-abcdefghijkl", "status": "ACTIVE", "addresses": ADDRESSES,
+          "instance_name": "instance-00000001", "access_ipv4": "", "access_ipv6": "", "tags": [],
+          "metadata": {"role": "web", "n": "1", "ember_resource": TAG},
+          "flavor": {"original_name": "m1.small"}, "image": {"id": "img1"}, "admin_password": "secret"}
+PORTS = [{"id": "p1", "network_id": "net-private", "mac_address": "fa:16:3e:00:00:01",
+          "fixed_ips": [{"subnet_id": "sub1", "ip_address": "10.0.0.5"}]}]
+
+
+def _server(status: str, **extra: Any) -> dict[str, Any]:
+    return {**ACTIVE, "status": status, **extra}
+
+
+def test_create_boots_through_build_to_active() -> None:
+    ctx = ctx_for(PROPS)
+    results, final = run(SERVER, Action.CREATE, ctx, [
+        LOOKUPS, {"created": ok({"id": "s1"})}, {"server": ok(_server("BUILD"))},
+        {"server": ok(_server("ACTIVE"))}, {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    assert methods(results[0]) == ["find_flavor", "find_image", "find_network", "servers"]
+    assert call_of(results[0], "servers").kwargs == {"details": True, "name": "st-r1-abcdefghijkl"}
+    create = call_of(results[1], "create_server").kwargs
+    assert create == {
+        "name": "st-r1-abcdefghijkl", "flavor_id": "f2", "image_id": "img1",
+        "networks": [{"uuid": "net-private"}],
+        "metadata": {"role": "web", "n": "1", "ember_resource": TAG},
+        "user_data": base64.b64encode(b"#!/bin/sh\necho hi").decode()}
+    assert isinstance(results[2], Call) and results[2].physical_id == "s1"
+    assert methods(results[2]) == ["get_server"] and methods(results[3]) == ["get_server"]
+    assert methods(results[4]) == ["get_server", "ports"]
+    assert isinstance(results[5], Done)
+    assert "secret" not in str(results[5].data["server"])
+    assert final.physical_id == "s1"
+    data = final.data
+    assert SERVER.attribute("first_address", "s1", data, PROPS) == "10.0.0.5"
+    assert SERVER.attribute("networks", "s1", data, PROPS) == {"private": ["10.0.0.5"],
+                                                               "net-private": ["10.0.0.5"]}
+    addresses = SERVER.attribute("addresses", "s1", data, PROPS)
+    assert addresses["private"][0]["port"] == "p1" and addresses["net-private"] == addresses["private"]
+    assert SERVER.attribute("name", "s1", data, PROPS) == "st-r1-abcdefghijkl"
+    assert SERVER.attribute("instance_name", "s1", data, PROPS) == "instance-00000001"
+    assert SERVER.attribute("show", "s1", data, PROPS)["status"] == "ACTIVE"
+    assert SERVER.attribute("first_address", None, {}, PROPS) is None
+
+
+def test_error_with_fault_fails_with_heats_reason() -> None:
+    fault = {"message": "No valid host was found. ", "code": 500}
+    results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [
+        LOOKUPS, {"created": ok({"id": "s1"})}, {"server": ok(_server("ERROR", fault=fault))}])
+    failed = results[-1]
+    assert isinstance(failed, Failed)
+    assert failed.status_reason("resources", "r1") == (
+        'ResourceInError: resources.r1: Went to status ERROR due to '
+        '"Message: No valid host was found. , Code: 500"')
+
+
+@pytest.mark.parametrize(("answers", "reason"), [
+    ({**LOOKUPS, "flavor": NOT_FOUND},
+     "Property error: resources.r1.properties.flavor: Error validating value 'm1.small': "
+     "The Flavor (m1.small) could not be found."),
+    ({**LOOKUPS, "net0": NOT_FOUND},
+     "Property error: resources.r1.properties.networks[0].network: Error validating value 'private': "
+     "The Network (private) could not be found."),
+    ({**LOOKUPS, "image": error(ErrorKind.FORBIDDEN, "Policy forbids it", 403, "ForbiddenException")},
+     "ForbiddenException: resources.r1: Policy forbids it"),
+])
+def test_lookup_failures(answers: dict[str, Any], reason: str) -> None:
+    results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [answers])
+    assert isinstance(results[-1], Failed) and results[-1].status_reason("resources", "r1") == reason
+
+
+def test_create_refused_fails_with_the_clouds_message() -> None:
+    bad = error(ErrorKind.BAD_REQUEST, "Invalid key_name provided.", 400, "BadRequestException")
+    results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [LOOKUPS, {"created": bad}])
+    assert isinstance(results[-1], Failed)
+    assert results[-1].status_reason("resources", "r1") == (
+        "BadRequestException: resources.r1: Invalid key_name provided.")
+
+
+TAGGED = {"id": "s9", "status": "BUILD", "metadata": {"ember_resource": TAG}}
+OTHER = {"id": "s8", "status": "ACTIVE", "metadata": {"ember_resource": "ember-someone-else"}}
+
+
+@pytest.mark.parametrize(("script", "adopted"), [
+    # The create's answer was lost in a crash: look by tag, find it, adopt it.
+    ([LOOKUPS, None, {"existing": ok([OTHER, TAGGED])}], "s9"),
+    # Nothing was made after all: create now.
+    ([LOOKUPS, None, {"existing": ok([OTHER])}], None),
+    # A retried create step finds the server in its first listing.
+    ([{**LOOKUPS, "existing": ok([TAGGED])}], "s9"),
+    # The lookups' answers were lost: asked again, nothing made.
+    ([None], None),
+])
+def test_adopt_after_crash(script: list[Any], adopted: str | None) -> None:
+    results, final = run(SERVER, Action.CREATE, ctx_for(PROPS), script)
+    if adopted is None:
+        assert "get_server" not in methods(results[-1])
+        return
+    assert methods(results[-1]) == ["get_server"]
+    assert final.physical_id == adopted
+    assert sum(methods(r).count("create_server") for r in results if isinstance(r, Call)) <= 1
+
+
+def test_a_lost_create_never_creates_twice() -> None:
+    results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [LOOKUPS, None, {"existing": ok([TAGGED])}])
+    creates = sum(methods(r).count("create_server") for r in results if isinstance(r, Call))
+    assert creates == 1  # the one whose answer was lost; the re-find adopts what it made
+    assert methods(results[2]) == ["servers"]
+
+
+@pytest.mark.parametrize(("script", "done_at"), [
+    ([{"deleted": ok()}, {"server": ok(_server("ACTIVE", task_state="deleting"))}, {"server": NOT_FOUND}], 3),
+    ([{"deleted": NOT_FOUND}], 1),
+    ([{"deleted": ok()}, {"server": ok(_server("DELETED"))}], 2),
+    ([None, {"deleted": ok()}, {"server": NOT_FOUND}], 3),
+])
+def test_delete_waits_until_gone(script: list[Any], done_at: int) -> None:
+    results, _ = run(SERVER, Action.DELETE, ctx_for(PROPS, physical_id="s1"), script)
+    assert methods(results[0]) == ["delete_server"]
+    assert isinstance(results[done_at], Done)
+    assert all(isinstance(r, Call) for r in results[:done_at])
+
+
+def test_delete_error_fails() -> None:
+    server = _server("ERROR", fault={"message": "disk stuck", "code": 500})
+    results, _ = run(SERVER, Action.DELETE, ctx_for(PROPS, physical_id="s1"),
+                     [{"deleted": ok()}, {"server": ok(server)}])
+    assert isinstance(results[-1], Failed)
+    assert results[-1].message == ('Went to status ERROR due to "Server st-r1-abcdefghijkl delete failed: '
+                                   '(500) disk stuck"')
+
+
+def test_delete_without_id_finds_the_half_made_server() -> None:
+    results, _ = run(SERVER, Action.DELETE, ctx_for(PROPS), [
+        {"existing": ok([OTHER, TAGGED])}, {"deleted": ok()}, {"server": NOT_FOUND}])
+    assert methods(results[0]) == ["servers"]
+    assert call_of(results[1], "delete_server").args == ("s9",)
+    assert isinstance(results[-1], Done)
+    nothing, _ = run(SERVER, Action.DELETE, ctx_for(PROPS), [{"existing": ok([OTHER])}])
+    assert isinstance(nothing[-1], Done)
+
+
+def _update_ctx(**changes: Any) -> Any:
+    new = SERVER.validate({**_raw(), **changes}, resource_name="r1")
+    return after(ctx_for(new, old_properties=PROPS, physical_id="s1"), Done(),
+                 elapsed=0)
+
+
+def _raw() -> dict[str, Any]:
+    return {"flavor": "m1.small", "image": "cirros", "networks": [{"network": "private"}],
+            "user_data": "#!/bin/sh\necho hi", "user_data_format": "RAW", "metadata": {"role": "web", "n": 1}}
+
+
+def test_resize_confirms_after_the_named_step() -> None:
+    ctx = _update_ctx(flavor="m1.medium")
+    results, final = run(SERVER, Action.UPDATE, ctx, [
+        {"flavor": ok({"id": "f3", "name": "m1.medium"})}, {"resize": ok()},
+        {"server": ok(_server("RESIZE"))}, {"server": ok(_server("VERIFY_RESIZE"))}, {},
+        {"confirm": ok()}, {"server": ok(_server("ACTIVE"))}, {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    assert methods(results[0]) == ["find_flavor"]
+    assert call_of(results[1], "resize_server").args == ("s1", "f3")
+    assert methods(results[3]) == ["get_server"]
+    paused = results[4]
+    assert isinstance(paused, Wait) and paused.step == "resize"
+    assert "resize" in SERVER.named_steps
+    assert methods(results[5]) == ["confirm_server_resize"]
+    assert methods(results[6]) == ["get_server"]
+    assert methods(results[7]) == ["get_server", "ports"]
+    assert isinstance(results[8], Done)
+    assert "todo" not in final.data
+
+
+def test_resize_to_error_fails() -> None:
+    results, _ = run(SERVER, Action.UPDATE, _update_ctx(flavor="m1.medium"), [
+        {"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": ok(_server("ERROR"))}])
+    assert isinstance(results[-1], Failed)
+    assert results[-1].status_reason("resources", "r1") == (
+        "Error: resources.r1: Resizing to 'm1.medium' failed, status 'ERROR'")
+
+
+def test_rebuild_and_quick_changes() -> None:
+    ctx = _update_ctx(image="fedora", name="web-1", metadata={"role": "db"})
+    results, _ = run(SERVER, Action.UPDATE, ctx, [
+        {"rename": ok(), "metadata": ok(), "metadata_removed": ok()}, {"image": ok({"id": "img2"})},
+        {"rebuild": ok()}, {"server": ok(_server("REBUILD"))}, {"server": ok(ACTIVE)},
+        {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    assert methods(results[0]) == ["update_server", "set_server_metadata", "delete_server_metadata"]
+    assert call_of(results[0], "update_server").kwargs == {"name": "web-1"}
+    assert call_of(results[0], "delete_server_metadata").kwargs == {"keys": ["n"]}
+    assert methods(results[1]) == ["find_image"]
+    assert call_of(results[2], "rebuild_server").args == ("s1", "img2")
+    assert isinstance(results[-1], Done)
+
+
+@pytest.mark.parametrize(("changes", "replace"), [
+    ({"flavor": "m1.medium"}, False),
+    ({"flavor": "m1.medium", "flavor_update_policy": "REPLACE"}, True),
+    ({"image": "fedora"}, False),  # Heat's default image_update_policy is REBUILD
+    ({"image": "fedora", "image_update_policy": "REPLACE"}, True),
+    ({"image": "fedora", "image_update_policy": "REBUILD_PRESERVE_EPHEMERAL"}, False),
+    ({"user_data": "other"}, True),  # user_data_update_policy REPLACE by default
+    ({"user_data": "other", "user_data_update_policy": "IGNORE"}, False),
+    ({"name": "x", "metadata": {"a": "b"}, "tags": ["t"], "admin_pass": "p"}, False),
+    ({"key_name": "other"}, True),
+    ({"availability_zone": "az2"}, True),
+    ({"config_drive": True}, True),
+    ({"networks": [{"network": "public"}]}, True),
+    ({"networks": [{"network": "private", "tag": "x"}]}, False),
+])
+def test_replace_or_update(changes: dict[str, Any], replace: bool) -> None:
+    new = SERVER.validate({**_raw(), **changes}, resource_name="r1")
+    assert SERVER.needs_replace(PROPS, new) is replace
+
+
+def test_validation_needs_an_image_or_a_volume() -> None:
+    with pytest.raises(StackValidationFailed, match="Neither image nor bootable volume is specified "
+                                                    "for instance srv"):
+        SERVER.validate({"flavor": "m1.small"}, resource_name="srv")
+    SERVER.validate({"flavor": "m1.small", "block_device_mapping_v2": [{"volume_id": "v1", "boot_index": 0}]},
+                    resource_name="srv")
+
+
+def test_observe() -> None:
+    ctx = ctx_for(PROPS, physical_id="s1")
+    call = SERVER.observe_call(ctx)
+    assert call is not None and call.key == OBSERVE_KEY and call.method == "get_server"
+    gone = SERVER.observe(after(ctx, Done(), {OBSERVE_KEY: NOT_FOUND}))
+    assert gone is not None and gone.gone
+    same = SERVER.observe(after(ctx, Done(), {OBSERVE_KEY: ok(ACTIVE)}))
+    assert same is not None and same.properties == {"metadata": PROPS["metadata"]}
+    drifted = SERVER.observe_listed(ctx, {**ACTIVE, "metadata": {"role": "db"},
+                                          "flavor": {"original_name": "m1.large"}})
+    assert drifted is not None and drifted.properties == {"metadata": {"role": "db"}, "flavor": "m1.large"}
+    absent = SERVER.observe_listed(ctx, None)
+    assert absent is not None and absent.gone
+    listing = SERVER.list_call()
+    assert listing is not None and listing.method == "servers"
