@@ -114,6 +114,8 @@ def default_registry() -> Registry:
     from libs.resources.server import Server
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
+    from libs.resources.volume import Volume
+    from libs.resources.volume_attachment import VolumeAttachment
     from libs.resources.wait_condition import WaitCondition, WaitConditionHandle
 
     registry = Registry()
@@ -122,6 +124,6 @@ def default_registry() -> Registry:
                 InstanceGroup):
         registry.register(cls)
     # Cloud types: their steps ask for openstacksdk calls (libs/cloud/calls.py).
-    for cloud_cls in (Server,):
+    for cloud_cls in (Server, Volume, VolumeAttachment):
         registry.register(cloud_cls)
     return registry

@@ -258,7 +258,7 @@ class Server(ResourceType):
         if status == "DELETED":
             return Done(data={"phase": None})
         if status == "SOFT_DELETED":
-            return call("gone", compute("force", "force_delete_server", server_id),
+            return call("gone", compute("force", "delete_server", server_id, force=True),
                         get_server(server_id), delay=poll_delay(ctx))
         if status == "ERROR" and server.get("task_state") != "deleting":
             fault = server.get("fault") or {}
@@ -281,7 +281,7 @@ class Server(ResourceType):
             return cloud_failure(answer.error)
         status = server_status(answer.value)
         if status != "ACTIVE":
-            return Failed(f"['{status}'] not in ['ACTIVE']", error="Error")  # Heat's _verify_check_conditions
+            return Failed(f"'status': expected 'ACTIVE', got '{status}'", error="Error")
         return Done(data={SERVER_KEY: dumps(sc.kept_server(answer.value)), "phase": None})
 
     # ---- update -------------------------------------------------------------------------------
