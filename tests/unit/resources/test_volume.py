@@ -10,7 +10,17 @@ from libs.cloud.calls import ErrorKind
 from libs.resources.base import OBSERVE_KEY
 from libs.resources.steps import Action, Call, Done, Failed
 from libs.template.errors import StackValidationFailed
-from tests.unit.resources.cloud_support import NOT_FOUND, TAG, after, call_of, ctx_for, error, methods, ok, run
+from tests.unit.resources.cloud_support import (
+    NOT_FOUND,
+    TAG,
+    after,
+    call_of,
+    ctx_for,
+    error,
+    methods,
+    ok,
+    run,
+)
 from tests.unit.resources.resource_support import plugin
 
 VOLUME = plugin("OS::Cinder::Volume")
@@ -84,8 +94,9 @@ def test_delete(script: list[Any], last: type) -> None:
     results, _ = run(VOLUME, Action.DELETE, ctx_for(PROPS, physical_id="v1"), script)
     assert methods(results[0]) == ["get_volume"]
     assert isinstance(results[-1], last)
-    if last is Failed and script[0]["volume"].value["status"] == "in-use":
-        assert results[-1].status_reason("resources", "vol") == "Error: resources.vol: Volume in use"
+    failed = results[-1]
+    if isinstance(failed, Failed) and script[0]["volume"].value["status"] == "in-use":
+        assert failed.status_reason("resources", "vol") == "Error: resources.vol: Volume in use"
 
 
 def test_update_in_place() -> None:
