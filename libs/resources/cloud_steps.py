@@ -33,19 +33,19 @@ def call(next_phase: str, *calls: CloudCall, delay: float = 0.0, data: DataChang
                 physical_id=physical_id, step=step)
 
 
-def compute(key: str, method: str, *args: Any, **kwargs: Any) -> CloudCall:
+def compute(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
     return CloudCall(key, Service.COMPUTE, method, args=args, kwargs=kwargs)
 
 
-def block_storage(key: str, method: str, *args: Any, **kwargs: Any) -> CloudCall:
+def block_storage(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
     return CloudCall(key, Service.BLOCK_STORAGE, method, args=args, kwargs=kwargs)
 
 
-def image(key: str, method: str, *args: Any, **kwargs: Any) -> CloudCall:
+def image(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
     return CloudCall(key, Service.IMAGE, method, args=args, kwargs=kwargs)
 
 
-def network(key: str, method: str, *args: Any, **kwargs: Any) -> CloudCall:
+def network(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
     return CloudCall(key, Service.NETWORK, method, args=args, kwargs=kwargs)
 
 

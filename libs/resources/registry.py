@@ -111,12 +111,16 @@ def default_registry() -> Registry:
     from libs.resources.random_string import RandomString
     from libs.resources.resource_chain import ResourceChain
     from libs.resources.resource_group import ResourceGroup
+    from libs.resources.flavor import Flavor
+    from libs.resources.keypair import KeyPair
     from libs.resources.server import Server
+    from libs.resources.server_group import ServerGroup
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
     from libs.resources.volume import Volume
     from libs.resources.volume_attachment import VolumeAttachment
     from libs.resources.wait_condition import WaitCondition, WaitConditionHandle
+    from libs.resources.web_image import WebImage
 
     registry = Registry()
     for cls in (NoneResource, TestResource, RandomString, Value, StackResource, ResourceGroup,
@@ -124,6 +128,6 @@ def default_registry() -> Registry:
                 InstanceGroup):
         registry.register(cls)
     # Cloud types: their steps ask for openstacksdk calls (libs/cloud/calls.py).
-    for cloud_cls in (Server, Volume, VolumeAttachment):
+    for cloud_cls in (Server, Volume, VolumeAttachment, KeyPair, ServerGroup, Flavor, WebImage):
         registry.register(cloud_cls)
     return registry
