@@ -111,16 +111,12 @@ def default_registry() -> Registry:
     from libs.resources.random_string import RandomString
     from libs.resources.resource_chain import ResourceChain
     from libs.resources.resource_group import ResourceGroup
-    from libs.resources.flavor import Flavor
-    from libs.resources.keypair import KeyPair
     from libs.resources.server import Server
-    from libs.resources.server_group import ServerGroup
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
     from libs.resources.volume import Volume
     from libs.resources.volume_attachment import VolumeAttachment
     from libs.resources.wait_condition import WaitCondition, WaitConditionHandle
-    from libs.resources.web_image import WebImage
 
     registry = Registry()
     for cls in (NoneResource, TestResource, RandomString, Value, StackResource, ResourceGroup,
@@ -128,6 +124,7 @@ def default_registry() -> Registry:
                 InstanceGroup):
         registry.register(cls)
     # Cloud types: their steps ask for openstacksdk calls (libs/cloud/calls.py).
-    for cloud_cls in (Server, Volume, VolumeAttachment, KeyPair, ServerGroup, Flavor, WebImage):
+    from libs.resources.compute_types import COMPUTE_TYPES
+    for cloud_cls in COMPUTE_TYPES:
         registry.register(cloud_cls)
     return registry
