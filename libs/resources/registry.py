@@ -111,11 +111,8 @@ def default_registry() -> Registry:
     from libs.resources.random_string import RandomString
     from libs.resources.resource_chain import ResourceChain
     from libs.resources.resource_group import ResourceGroup
-    from libs.resources.server import Server
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
-    from libs.resources.volume import Volume
-    from libs.resources.volume_attachment import VolumeAttachment
     from libs.resources.wait_condition import WaitCondition, WaitConditionHandle
 
     registry = Registry()
