@@ -83,7 +83,8 @@ def finished(ctx: StepContext, reason: str = "") -> StepResult:
     if not isinstance(server, Mapping):
         return call("finish", get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
     return Done(data={SERVER_KEY: dumps(sc.kept_server(server)), PORTS_KEY: dumps(sc.kept_ports(ports)),
-                      "phase": None, su.TODO: None}, reason=reason)
+                      "phase": None, su.TODO: None, "net_keys": None, "quick_keys": None,
+                      "flavor_id": None}, reason=reason)
 
 
 class Server(ResourceType):

@@ -44,17 +44,25 @@ def lookups(props: Mapping[str, Any]) -> list[CloudCall]:
     if props.get(s.IMAGE):
         calls.append(image(IMAGE_KEY, "find_image", props[s.IMAGE], ignore_missing=False))
     for index, entry in enumerate(props.get(s.NETWORKS) or ()):
-        if entry.get(s.NET_PORT):
-            continue
-        if network_name(entry):
-            calls.append(network(net_key(index), "find_network", network_name(entry), ignore_missing=False))
-        elif entry.get(s.NET_SUBNET):
-            calls.append(network(subnet_key(index), "find_subnet", entry[s.NET_SUBNET], ignore_missing=False))
+        found = network_lookup(index, entry)
+        if found is not None:
+            calls.append(found)
     for index, bdm in enumerate(props.get(s.BLOCK_DEVICE_MAPPING_V2) or ()):
         name = bdm.get(s.BDM_IMAGE) or bdm.get(s.BDM_IMAGE_ID)
         if name:
             calls.append(image(bdm_key(index), "find_image", name, ignore_missing=False))
     return calls
+
+
+def network_lookup(index: int, entry: Mapping[str, Any]) -> CloudCall | None:
+    """The lookup of a ``networks`` entry's network (or subnet), None for an entry with a port."""
+    if entry.get(s.NET_PORT):
+        return None
+    if network_name(entry):
+        return network(net_key(index), "find_network", network_name(entry), ignore_missing=False)
+    if entry.get(s.NET_SUBNET):
+        return network(subnet_key(index), "find_subnet", entry[s.NET_SUBNET], ignore_missing=False)
+    return None
 
 
 def lookup_failure(key: str, props: Mapping[str, Any]) -> Failed:

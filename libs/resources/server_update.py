@@ -15,11 +15,13 @@ may hold the server before the confirm, confirm, wait for ACTIVE), ``image`` or
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
+from libs.resources import server_networks as sn
 from libs.resources import server_schema as s
 from libs.resources.cloud_steps import (
     TAG_KEY,
@@ -33,7 +35,7 @@ from libs.resources.cloud_steps import (
     phase,
     poll_delay,
 )
-from libs.resources.steps import Failed, StepContext, StepResult, Wait
+from libs.resources.steps import Call, Failed, StepContext, StepResult, Wait
 from libs.resources.user_data import encoded
 
 TODO: Final = "todo"
@@ -55,16 +57,9 @@ def needs_replace(changed: set[str], old: Mapping[str, Any], new: Mapping[str, A
         return True
     if s.USER_DATA in changed and _policy(s.USER_DATA_UPDATE_POLICY, old, new) == "REPLACE":
         return True
-    # Interfaces are not attached or detached in place yet: a networks change replaces.
-    return s.NETWORKS in changed and _networks_differ(old.get(s.NETWORKS), new.get(s.NETWORKS))
-
-
-def _networks_differ(old: Any, new: Any) -> bool:
-    def managed(entries: Any) -> list[dict[str, Any]]:
-        # Heat ignores a change of the port's tag or extra properties alone.
-        return [{k: v for k, v in entry.items() if k not in (s.NET_TAG, s.NET_PORT_EXTRA) and v is not None}
-                for entry in entries or ()]
-    return managed(old) != managed(new)
+    # Interfaces are attached and detached in place, but for allocate_network (auto/none).
+    old_nets, new_nets = old.get(s.NETWORKS), new.get(s.NETWORKS)
+    return s.NETWORKS in changed and sn.differ(old_nets, new_nets) and not sn.in_place(old_nets, new_nets)
 
 
 def _changed(ctx: StepContext) -> set[str]:
@@ -100,6 +95,9 @@ def _quick_calls(ctx: StepContext, physical_name: str) -> list[CloudCall]:
 def _stages(ctx: StepContext) -> list[str]:
     changed = _changed(ctx)
     stages = []
+    old = ctx.old_properties or {}
+    if s.NETWORKS in changed and sn.differ(old.get(s.NETWORKS), ctx.properties.get(s.NETWORKS)):
+        stages.append("networks")
     if s.FLAVOR in changed:
         stages.append("flavor")
     if s.IMAGE in changed:
@@ -123,6 +121,12 @@ def _next_stage(ctx: StepContext, todo: list[str], finish: Finish) -> StepResult
         return call("finish", compute(SERVER_KEY, "get_server", server_id),
                     network("ports", "ports", device_id=server_id), data={TODO: dumps([])})
     stage, rest = todo[0], dumps(todo[1:])
+    if stage == "networks":
+        _, added, _ = sn.plan(_entries(ctx.old_properties), _entries(ctx.properties))
+        finds = sn.lookups(_entries(ctx.properties), added)
+        if finds:
+            return call("net-find", *finds, data={TODO: rest})
+        return _network_changes(ctx, {}, rest, finish)
     if stage == "flavor":
         return call("resize-find", compute("flavor", "find_flavor", ctx.properties[s.FLAVOR],
                                            ignore_missing=False), data={TODO: rest})
@@ -133,6 +137,52 @@ def _next_stage(ctx: StepContext, todo: list[str], finish: Finish) -> StepResult
     server = loads(ctx.data, SERVER_KEY, {})
     image_id = (server.get("image") or {}).get("id") or loads(ctx.data, "ids", {}).get(sc.IMAGE_KEY)
     return call("rebuild-sent", _rebuild(ctx, image_id, with_user_data=True), data={TODO: rest})
+
+
+def _entries(props: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    return list((props or {}).get(s.NETWORKS) or ())
+
+
+def _network_changes(ctx: StepContext, resolved: Mapping[str, Any], rest: str, finish: Finish
+                     ) -> StepResult:
+    old, new = _entries(ctx.old_properties), _entries(ctx.properties)
+    _, _, kept = sn.plan(old, new)
+    ids = loads(ctx.data, "ids", {})
+    after = sn.new_ids(ids, kept, resolved)
+    calls = sn.changes(str(ctx.physical_id), old, new, ids=ids, resolved_ids=after,
+                       ports=loads(ctx.data, "ports", []))
+    data = {"ids": dumps(after), TODO: rest, "net_keys": dumps([c.key for c in calls])}
+    if not calls:
+        following = _next_stage(ctx, loads({TODO: rest}, TODO, []), finish)
+        if isinstance(following, Call):
+            return dataclasses.replace(following, data={**following.data, "ids": data["ids"]})
+        return following
+    return call("net-change", *calls, data=data)
+
+
+def _after_network_lookups(ctx: StepContext, finish: Finish) -> StepResult:
+    _, added, _ = sn.plan(_entries(ctx.old_properties), _entries(ctx.properties))
+    finds = sn.lookups(_entries(ctx.properties), added)
+    rest = ctx.data.get(TODO, "[]")
+    if not all(c.key in ctx.answers for c in finds):
+        return call("net-find", *finds)  # lost answers: look again
+    for found in finds:
+        error = ctx.answers[found.key].error
+        if error is not None and error.kind is ErrorKind.NOT_FOUND:
+            return sc.lookup_failure(found.key, ctx.properties)
+        if error is not None:
+            return cloud_failure(error)
+    resolved = sc.resolved_ids({c.key: ctx.answers[c.key].value for c in finds})
+    return _network_changes(ctx, resolved, rest, finish)
+
+
+def _after_network_changes(ctx: StepContext, finish: Finish) -> StepResult:
+    # Lost answers go on: the ports are read again at the end of the update either way.
+    for key in loads(ctx.data, "net_keys", []):
+        answer = ctx.answers.get(key)
+        if answer is not None and answer.error is not None and not answer.not_found:
+            return cloud_failure(answer.error)
+    return _next_stage(ctx, loads(ctx.data, TODO, []), finish)
 
 
 def _rebuild(ctx: StepContext, image_id: Any, *, with_user_data: bool = False) -> CloudCall:
@@ -162,6 +212,10 @@ def check_update(ctx: StepContext, physical_name: str, finish: Finish) -> StepRe
             if error is not None:
                 return cloud_failure(error)
         return _next_stage(ctx, todo, finish)
+    if step == "net-find":
+        return _after_network_lookups(ctx, finish)
+    if step == "net-change":
+        return _after_network_changes(ctx, finish)
     if step in ("resize-find", "rebuild-find"):
         return _after_find(ctx, step, finish)
     if step == "resize-sent":

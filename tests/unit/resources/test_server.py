@@ -236,7 +236,8 @@ def test_rebuild_and_quick_changes() -> None:
     ({"key_name": "other"}, True),
     ({"availability_zone": "az2"}, True),
     ({"config_drive": True}, True),
-    ({"networks": [{"network": "public"}]}, True),
+    ({"networks": [{"network": "public"}]}, False),  # interfaces are attached and detached in place
+    ({"networks": [{"allocate_network": "none"}]}, True),
     ({"networks": [{"network": "private", "tag": "x"}]}, False),
 ])
 def test_replace_or_update(changes: dict[str, Any], replace: bool) -> None:
@@ -267,3 +268,25 @@ def test_observe() -> None:
     assert absent is not None and absent.gone
     listing = SERVER.list_call()
     assert listing is not None and listing.method == "servers"
+
+
+def test_networks_change_in_place() -> None:
+    old = SERVER.validate({**_raw(), "networks": [{"network": "private"}, {"port": "p-old"}]},
+                          resource_name="r1")
+    new = SERVER.validate({**_raw(), "networks": [{"network": "private"}, {"network": "public",
+                                                                          "fixed_ip": "172.24.4.9"}]},
+                          resource_name="r1")
+    assert not SERVER.needs_replace(old, new)
+    data = {"ids": '{"flavor":"f2","image":"img1","net0":"net-private"}', "ports": "[]"}
+    ctx = after(ctx_for(new, old_properties=old, physical_id="s1", data=data), Done(), elapsed=0)
+    results, final = run(SERVER, Action.UPDATE, ctx, [
+        {"net1": ok({"id": "net-public"})}, {"detach_0": ok(), "attach_0": ok({"port_id": "p-new"})},
+        {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    assert methods(results[0]) == ["find_network"]
+    assert call_of(results[1], "delete_server_interface").args == ("p-old",)
+    assert call_of(results[1], "delete_server_interface").kwargs == {"server": "s1"}
+    assert call_of(results[1], "create_server_interface").kwargs == {
+        "net_id": "net-public", "fixed_ips": [{"ip_address": "172.24.4.9"}]}
+    assert methods(results[2]) == ["get_server", "ports"]
+    assert isinstance(results[-1], Done)
+    assert '"net1":"net-public"' in final.data["ids"] and '"net0":"net-private"' in final.data["ids"]
