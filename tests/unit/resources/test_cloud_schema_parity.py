@@ -106,7 +106,7 @@ def test_attributes_as_heat_shows_them(type_name: str) -> None:
 
 def _prop(shown: dict[str, Any], path: str) -> dict[str, Any]:
     parent, _, key = path.partition(".")
-    prop = shown[parent]
+    prop: dict[str, Any] = shown[parent]
     if key:
         inner = prop["schema"]
         prop = (inner["*"]["schema"] if "*" in inner else inner)[key]
