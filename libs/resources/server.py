@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
+from libs.resources import server_power
 from libs.resources import server_schema as s
 from libs.resources import server_update as su
 from libs.resources.attributes import AttrSchema
@@ -51,22 +52,6 @@ IDS: Final = "ids"  # data: what the lookups found
 EXISTING: Final = "existing"
 CREATED: Final = "created"
 DELETED: Final = "deleted"
-
-# Nova statuses a server passes through on its way to ACTIVE (Heat's deferred statuses).
-DEFERRED: Final = frozenset({"BUILD", "HARD_REBOOT", "PASSWORD", "REBOOT", "RESCUE", "RESIZE",
-                             "REVERT_RESIZE", "SHUTOFF", "SUSPENDED", "VERIFY_RESIZE"})
-
-
-def server_status(server: Mapping[str, Any]) -> str:
-    # Some clouds add "(...)" to the status; Heat keeps what comes before it.
-    return str(server.get("status") or "").split("(")[0]
-
-
-def in_error(server: Mapping[str, Any]) -> Failed:
-    fault = server.get("fault") or {}
-    return Failed(f'Went to status ERROR due to "Message: {fault.get("message", "Unknown")}, '
-                  f'Code: {fault.get("code", "Unknown")}"', error="ResourceInError")
-
 
 def get_server(server_id: str) -> CloudCall:
     return compute(SERVER_KEY, "get_server", server_id)
@@ -133,7 +118,14 @@ class Server(ResourceType):
     def start_create(self, ctx: StepContext) -> StepResult:
         return call("lookup", *sc.lookups(ctx.properties), self._find_existing(ctx))
 
+    def start(self, action: Action, ctx: StepContext) -> StepResult:
+        if action in (Action.SUSPEND, Action.RESUME):
+            return server_power.start(action, ctx)
+        return super().start(action, ctx)
+
     def check(self, action: Action, ctx: StepContext) -> StepResult:
+        if action in (Action.SUSPEND, Action.RESUME):
+            return server_power.check(action, ctx)
         if action is Action.CREATE:
             return self._check_create(ctx)
         if action is Action.DELETE:
@@ -205,13 +197,13 @@ class Server(ResourceType):
             return call("build", get_server(server_id), delay=poll_delay(ctx))
         if answer.error is not None:
             return cloud_failure(answer.error)
-        status = server_status(answer.value)
+        status = sc.server_status(answer.value)
         if status == "ACTIVE":
             return call("finish", get_server(server_id), list_ports(server_id))
-        if status in DEFERRED:
+        if status in sc.DEFERRED:
             return call("build", get_server(server_id), delay=poll_delay(ctx))
         if status == "ERROR":
-            return in_error(answer.value)
+            return sc.in_error(answer.value)
         return Failed(f'Server is not active - Unknown status {status} due to "Unknown"',
                       error="ResourceUnknownStatus")
 
@@ -255,7 +247,7 @@ class Server(ResourceType):
         if answer.error is not None:
             return cloud_failure(answer.error)
         server = answer.value
-        status = server_status(server)
+        status = sc.server_status(server)
         if status == "DELETED":
             return Done(data={"phase": None})
         if status == "SOFT_DELETED":
@@ -280,7 +272,7 @@ class Server(ResourceType):
             return self.start_check(ctx)
         if answer.error is not None:
             return cloud_failure(answer.error)
-        status = server_status(answer.value)
+        status = sc.server_status(answer.value)
         if status != "ACTIVE":
             return Failed(f"'status': expected 'ACTIVE', got '{status}'", error="Error")
         return Done(data={SERVER_KEY: dumps(sc.kept_server(answer.value)), "phase": None})
@@ -313,7 +305,7 @@ class Server(ResourceType):
         return compute("servers", "servers", details=True)
 
     def observe_listed(self, ctx: StepContext, listed: Mapping[str, Any] | None) -> Observed | None:
-        if listed is None or server_status(listed) in ("DELETED", "SOFT_DELETED"):
+        if listed is None or sc.server_status(listed) in ("DELETED", "SOFT_DELETED"):
             return Observed(gone=True)
         live: dict[str, Any] = {}
         metadata = dict(listed.get("metadata") or {})

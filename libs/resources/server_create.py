@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from libs.cloud.calls import CloudCall
 from libs.resources import server_schema as s
@@ -254,3 +254,19 @@ def first_address(server: Mapping[str, Any]) -> str:
         if entries:
             return str(entries[0].get("addr") or "")
     return ""
+
+
+# Nova statuses a server passes through on its way to ACTIVE (Heat's deferred statuses).
+DEFERRED: Final = frozenset({"BUILD", "HARD_REBOOT", "PASSWORD", "REBOOT", "RESCUE", "RESIZE",
+                             "REVERT_RESIZE", "SHUTOFF", "SUSPENDED", "VERIFY_RESIZE"})
+
+
+def server_status(server: Mapping[str, Any]) -> str:
+    # Some clouds add "(...)" to the status; Heat keeps what comes before it.
+    return str(server.get("status") or "").split("(")[0]
+
+
+def in_error(server: Mapping[str, Any]) -> Failed:
+    fault = server.get("fault") or {}
+    return Failed(f'Went to status ERROR due to "Message: {fault.get("message", "Unknown")}, '
+                  f'Code: {fault.get("code", "Unknown")}"', error="ResourceInError")

@@ -290,3 +290,26 @@ def test_networks_change_in_place() -> None:
     assert methods(results[2]) == ["get_server", "ports"]
     assert isinstance(results[-1], Done)
     assert '"net1":"net-public"' in final.data["ids"] and '"net0":"net-private"' in final.data["ids"]
+
+
+@pytest.mark.parametrize(("action", "script", "last", "calls"), [
+    (Action.SUSPEND, [{"server": ok(ACTIVE)}, {"power": ok()}, {"server": ok(ACTIVE)},
+                      {"server": ok(_server("SUSPENDED"))}], Done, ["get_server", "suspend_server"]),
+    (Action.SUSPEND, [{"server": ok(_server("SUSPENDED"))}], Done, ["get_server"]),
+    (Action.SUSPEND, [{"server": NOT_FOUND}], Failed, ["get_server"]),
+    (Action.SUSPEND, [{"server": ok(ACTIVE)}, {"power": ok()}, {"server": ok(_server("ERROR"))}], Failed,
+     ["get_server", "suspend_server"]),
+    (Action.RESUME, [{"server": ok(_server("SUSPENDED"))}, {"power": ok()}, {"server": ok(ACTIVE)}], Done,
+     ["get_server", "resume_server"]),
+    (Action.RESUME, [{"server": ok(_server("SUSPENDED"))}, None, {"server": ok(_server("SUSPENDED"))},
+                     {"power": ok()}, {"server": ok(ACTIVE)}], Done, ["get_server", "resume_server"]),
+])
+def test_suspend_and_resume(action: Action, script: list[Any], last: type, calls: list[str]) -> None:
+    results, _ = run(SERVER, action, ctx_for(PROPS, physical_id="s1"), script)
+    assert isinstance(results[-1], last)
+    seen = [m for r in results if isinstance(r, Call) for m in methods(r)]
+    assert sorted(set(seen)) == sorted(calls)
+    failed = results[-1]
+    if isinstance(failed, Failed) and action is Action.SUSPEND and len(script) > 1:
+        assert failed.message == ('Suspend of server st-r1-abcdefghijkl failed - Unknown status ERROR '
+                                  'due to "Unknown"')
