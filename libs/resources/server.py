@@ -91,8 +91,8 @@ class Server(ResourceType):
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any
                  ) -> dict[str, Any]:
         typed = super().validate(values, resource_name=resource_name, **options)
-        devices = (typed.get(s.BLOCK_DEVICE_MAPPING) or []) + (typed.get(s.BLOCK_DEVICE_MAPPING_V2) or [])
-        if options.get("strict_values", True) and not typed.get(s.IMAGE) and not devices:
+        devices = [typed.get(s.BLOCK_DEVICE_MAPPING), typed.get(s.BLOCK_DEVICE_MAPPING_V2)]
+        if options.get("strict_values", True) and not typed.get(s.IMAGE) and not any(devices):
             raise StackValidationFailed("Neither image nor bootable volume is specified for instance "
                                         f"{resource_name}")
         return typed

@@ -33,81 +33,32 @@ from libs.resources.cloud_steps import (
 )
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
-from libs.template.constraints import CustomConstraint, Range
+from libs.resources.volume_schema import (
+    ATTRIBUTE_SOURCES,
+    ATTRIBUTES,
+    AVAILABILITY_ZONE,
+    BACKUP_ID,
+    DESCRIPTION,
+    IMAGE,
+    IMAGE_REF,
+    METADATA,
+    MULTI_ATTACH,
+    NAME,
+    PROPERTIES,
+    READ_ONLY,
+    SCHEDULER_HINTS,
+    SIZE,
+    SNAPSHOT_ID,
+    SOURCE_VOLID,
+    VOLUME_TYPE,
+)
 from libs.template.errors import StackValidationFailed
-
-AVAILABILITY_ZONE = "availability_zone"
-SIZE = "size"
-SNAPSHOT_ID = "snapshot_id"
-BACKUP_ID = "backup_id"
-NAME = "name"
-DESCRIPTION = "description"
-VOLUME_TYPE = "volume_type"
-METADATA = "metadata"
-IMAGE_REF = "imageRef"
-IMAGE = "image"
-SOURCE_VOLID = "source_volid"
-SCHEDULER_HINTS = "scheduler_hints"
-READ_ONLY = "read_only"
-MULTI_ATTACH = "multiattach"
 
 VOLUME_KEY: Final = "volume"
 EXISTING: Final = "existing"
 CREATED: Final = "created"
 CREATING: Final = frozenset({"creating", "restoring-backup", "downloading"})
 
-
-def _custom(*names: str) -> tuple[CustomConstraint, ...]:
-    return tuple(CustomConstraint(n) for n in names)
-
-
-PROPERTIES: Final[Mapping[str, PropSchema]] = {
-    AVAILABILITY_ZONE: PropSchema("string", "The availability zone to make the volume in."),
-    SIZE: PropSchema("integer", "Size of the volume in GB (may grow in place).", update_allowed=True,
-                     constraints=(Range(min=1),)),
-    SNAPSHOT_ID: PropSchema("string", "A snapshot to make the volume from.",
-                            constraints=_custom("cinder.snapshot")),
-    BACKUP_ID: PropSchema("string", "A backup to restore the volume from.", update_allowed=True,
-                          constraints=_custom("cinder.backup")),
-    NAME: PropSchema("string", "Volume name; the physical name when omitted.", update_allowed=True),
-    DESCRIPTION: PropSchema("string", "Volume description.", update_allowed=True),
-    VOLUME_TYPE: PropSchema("string", "The volume type (changes by retype).", update_allowed=True,
-                            constraints=_custom("cinder.vtype")),
-    METADATA: PropSchema("map", "Key/value metadata of the volume.", update_allowed=True, default={}),
-    IMAGE_REF: PropSchema("string", "Former name of image.", support_status="HIDDEN"),
-    IMAGE: PropSchema("string", "An image (name or id) to make a bootable volume from.",
-                      constraints=_custom("glance.image")),
-    SOURCE_VOLID: PropSchema("string", "A volume to clone.", constraints=_custom("cinder.volume")),
-    SCHEDULER_HINTS: PropSchema("map", "Hints for Cinder's scheduler."),
-    READ_ONLY: PropSchema("boolean", "Whether the volume is attached read-only.", update_allowed=True),
-    MULTI_ATTACH: PropSchema("boolean", "Whether more than one server may attach it.", default=False,
-                             support_status="HIDDEN"),
-}
-
-_STRING_ATTRS: Final = {
-    "availability_zone": "The volume's availability zone.", "size": "The volume's size in GB.",
-    "snapshot_id": "The snapshot it was made from.", "display_name": "The volume's name.",
-    "display_description": "The volume's description.", "volume_type": "The volume's type.",
-    "metadata": "The volume's metadata as JSON text.", "source_volid": "The volume it was cloned from.",
-    "status": "The volume's status.", "created_at": "When it was made.",
-    "bootable": "Whether it can be booted from.", "encrypted": "Whether it is encrypted.",
-}
-ATTRIBUTES: Final[Mapping[str, AttrSchema]] = {
-    **{name: AttrSchema(text, "string") for name, text in list(_STRING_ATTRS.items())[:11]},
-    "metadata_values": AttrSchema("The volume's metadata as a map.", "map"),
-    "encrypted": AttrSchema(_STRING_ATTRS["encrypted"], "string"),
-    "attachments": AttrSchema("The volume's attachments, as text.", "string", support_status="DEPRECATED"),
-    "attachments_list": AttrSchema("The volume's attachments.", "list"),
-    "multiattach": AttrSchema("Whether more than one server may attach it.", "boolean"),
-}
-
-# Attribute name -> the key of the sdk's volume dict it is read from.
-_SOURCES: Final = {
-    "availability_zone": "availability_zone", "size": "size", "snapshot_id": "snapshot_id",
-    "display_name": "name", "display_description": "description", "volume_type": "volume_type",
-    "source_volid": "source_volume_id", "status": "status", "created_at": "created_at",
-    "encrypted": "is_encrypted",
-}
 
 
 def get_volume(volume_id: str) -> CloudCall:
@@ -302,6 +253,8 @@ class Volume(ResourceType):
         if old.get(READ_ONLY) != new.get(READ_ONLY) and new.get(READ_ONLY) is not None:
             calls.append(block_storage("read_only", "set_volume_readonly", volume_id,
                                        readonly=bool(new[READ_ONLY])))
+        if old.get(BACKUP_ID) != new.get(BACKUP_ID) and new.get(BACKUP_ID):
+            calls.append(block_storage("restore", "restore_backup", new[BACKUP_ID], volume=volume_id))
         old_size, new_size = old.get(SIZE), new.get(SIZE)
         if new_size is not None and old_size is not None and new_size < old_size:
             return Failed("Shrinking volume is not supported.", error="NotSupported")
@@ -333,7 +286,7 @@ class Volume(ResourceType):
             if answer.error is not None:
                 return cloud_failure(answer.error)
             status = answer.value.get("status")
-            if status in ("extending", "retyping"):
+            if status in ("extending", "retyping", "restoring-backup"):
                 return call("extending", get_volume(str(ctx.physical_id)), delay=poll_delay(ctx))
             if status not in ("available", "in-use"):
                 return Failed(f'Volume resize failed - Unknown status {status} due to "Unknown"',
@@ -403,7 +356,7 @@ class Volume(ResourceType):
             return bool(volume.get("is_multiattach"))
         if name == "bootable":
             return "true" if volume.get("is_bootable") else "false"
-        return str(volume.get(_SOURCES.get(name, name)))
+        return str(volume.get(ATTRIBUTE_SOURCES.get(name, name)))
 
     def show(self, physical_id: str, data: Mapping[str, str]) -> Any:
         return loads(data, VOLUME_KEY)
