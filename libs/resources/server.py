@@ -22,7 +22,8 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
-from libs.resources import server_power
+from libs.resources import server_delete, server_power
+from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
 from libs.resources import server_update as su
 from libs.resources.attributes import AttrSchema
@@ -46,16 +47,11 @@ from libs.resources.properties import PropSchema
 from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
 from libs.template.errors import StackValidationFailed
 
-SERVER_KEY: Final = "server"  # the get_server answer, and the data key of what it said
+SERVER_KEY: Final = sc.SERVER_KEY  # the get_server answer, and the data key of what it said
 PORTS_KEY: Final = "ports"
 IDS: Final = "ids"  # data: what the lookups found
 EXISTING: Final = "existing"
 CREATED: Final = "created"
-DELETED: Final = "deleted"
-
-def get_server(server_id: str) -> CloudCall:
-    return compute(SERVER_KEY, "get_server", server_id)
-
 
 def list_ports(server_id: str) -> CloudCall:
     return network(PORTS_KEY, "ports", device_id=server_id)
@@ -66,7 +62,7 @@ def finished(ctx: StepContext, reason: str = "") -> StepResult:
     server = value(ctx.answers.get(SERVER_KEY))
     ports = value(ctx.answers.get(PORTS_KEY))
     if not isinstance(server, Mapping):
-        return call("finish", get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
+        return call("finish", sc.get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
     return Done(data={SERVER_KEY: dumps(sc.kept_server(server)), PORTS_KEY: dumps(sc.kept_ports(ports)),
                       "phase": None, su.TODO: None, "net_keys": None, "quick_keys": None,
                       "flavor_id": None}, reason=reason)
@@ -129,7 +125,7 @@ class Server(ResourceType):
         if action is Action.CREATE:
             return self._check_create(ctx)
         if action is Action.DELETE:
-            return self._check_delete(ctx)
+            return server_delete.check(ctx, self._find_existing(ctx))
         if action is Action.UPDATE:
             return su.check_update(ctx, self.physical_resource_name(ctx), finished)
         if action is Action.CHECK:
@@ -146,6 +142,10 @@ class Server(ResourceType):
             return self._after_refind(ctx)
         if step == "build":
             return self._after_build(ctx)
+        if step == "ports":
+            return self._after_ports(ctx)
+        if step == "ports-find":
+            return self._after_ports_find(ctx)
         return finished(ctx)
 
     def _after_lookup(self, ctx: StepContext) -> StepResult:
@@ -167,9 +167,42 @@ class Server(ResourceType):
         found = tagged(listing, ctx.cloud_tag)
         if found is not None:
             # A server this resource made before a crash: adopt it, make no second one.
-            return call("build", get_server(str(found["id"])), data=data, physical_id=str(found["id"]))
-        kwargs = sc.create_kwargs(ctx.properties, ids, name=self.server_name(ctx), tag=ctx.cloud_tag)
+            return call("build", sc.get_server(str(found["id"])), data=data, physical_id=str(found["id"]))
+        return self._make_ports_or_server(ctx, ids, sp.made(ctx), data)
+
+    def _make_ports_or_server(self, ctx: StepContext, ids: Mapping[str, Any], ports: Mapping[int, str],
+                              data: Mapping[str, str | None]) -> StepResult:
+        missing = sp.create_calls(ctx, ids, ports)
+        if missing:
+            return call("ports", *missing, data={**data, sp.INTERNAL_PORTS: sp.kept(ports)})
+        with_ports = {**ids, **{sp.port_key(i): port_id for i, port_id in ports.items()}}
+        kwargs = sc.create_kwargs(ctx.properties, with_ports, name=self.server_name(ctx), tag=ctx.cloud_tag)
         return call("create", compute(CREATED, "create_server", **kwargs), data=data)
+
+    def _after_ports(self, ctx: StepContext) -> StepResult:
+        ids = loads(ctx.data, IDS, {})
+        ports = sp.made(ctx)
+        if not any(k.startswith("iport") for k in ctx.answers):
+            return call("ports-find", sp.find_call(ctx))  # lost: which ports were made?
+        for index in sp.wanted(ctx.properties):
+            answer = ctx.answers.get(sp.port_key(index))
+            if answer is not None and answer.ok:
+                ports[index] = str(answer.value["id"])
+        failed = first_error(ctx, [sp.port_key(i) for i in sp.wanted(ctx.properties)])
+        if failed is not None:
+            # The ports made are kept in data (and tagged): a delete removes them.
+            return cloud_failure(failed[1])
+        return self._make_ports_or_server(ctx, ids, ports, {sp.INTERNAL_PORTS: sp.kept(ports)})
+
+    def _after_ports_find(self, ctx: StepContext) -> StepResult:
+        answer = ctx.answers.get(sp.FOUND)
+        if answer is None:
+            return call("ports-find", sp.find_call(ctx))
+        if answer.error is not None:
+            return cloud_failure(answer.error)
+        ports = {**sp.made(ctx), **sp.adopted(ctx, answer.value)}
+        return self._make_ports_or_server(ctx, loads(ctx.data, IDS, {}), ports,
+                                          {sp.INTERNAL_PORTS: sp.kept(ports)})
 
     def _after_create(self, ctx: StepContext) -> StepResult:
         answer = ctx.answers.get(CREATED)
@@ -179,7 +212,7 @@ class Server(ResourceType):
         if answer.error is not None:
             return cloud_failure(answer.error)
         server_id = str(answer.value["id"])
-        return call("build", get_server(server_id), delay=poll_delay(ctx), physical_id=server_id)
+        return call("build", sc.get_server(server_id), delay=poll_delay(ctx), physical_id=server_id)
 
     def _after_refind(self, ctx: StepContext) -> StepResult:
         answer = ctx.answers.get(EXISTING)
@@ -194,14 +227,14 @@ class Server(ResourceType):
         answer = ctx.answers.get(SERVER_KEY)
         if answer is None or answer.not_found:
             # Lost answer, or Nova does not list it yet: Heat keeps waiting too.
-            return call("build", get_server(server_id), delay=poll_delay(ctx))
+            return call("build", sc.get_server(server_id), delay=poll_delay(ctx))
         if answer.error is not None:
             return cloud_failure(answer.error)
         status = sc.server_status(answer.value)
         if status == "ACTIVE":
-            return call("finish", get_server(server_id), list_ports(server_id))
+            return call("finish", sc.get_server(server_id), list_ports(server_id))
         if status in sc.DEFERRED:
-            return call("build", get_server(server_id), delay=poll_delay(ctx))
+            return call("build", sc.get_server(server_id), delay=poll_delay(ctx))
         if status == "ERROR":
             return sc.in_error(answer.value)
         return Failed(f'Server is not active - Unknown status {status} due to "Unknown"',
@@ -209,62 +242,13 @@ class Server(ResourceType):
 
     # ---- delete -------------------------------------------------------------------------------
     def start_delete(self, ctx: StepContext) -> StepResult:
-        if not ctx.physical_id:
-            return call("delete-find", self._find_existing(ctx))
-        return call("deleting", compute(DELETED, "delete_server", ctx.physical_id, ignore_missing=True))
-
-    def _check_delete(self, ctx: StepContext) -> StepResult:
-        step = phase(ctx)
-        if step == "delete-find":
-            answer = ctx.answers.get(EXISTING)
-            if answer is None:
-                return self.start_delete(ctx)
-            if answer.error is not None:
-                return cloud_failure(answer.error)
-            found = tagged(answer.value, ctx.cloud_tag)
-            if found is None:
-                return Done(data={"phase": None})
-            return call("deleting", compute(DELETED, "delete_server", str(found["id"]), ignore_missing=True),
-                        physical_id=str(found["id"]))
-        if step == "deleting":
-            answer = ctx.answers.get(DELETED)
-            if answer is None:
-                return self.start_delete(ctx)
-            if answer.not_found:
-                return Done(data={"phase": None})
-            if answer.error is not None:
-                return cloud_failure(answer.error)
-            return call("gone", get_server(str(ctx.physical_id)), delay=poll_delay(ctx))
-        return self._wait_gone(ctx)
-
-    def _wait_gone(self, ctx: StepContext) -> StepResult:
-        server_id = str(ctx.physical_id)
-        answer = ctx.answers.get(SERVER_KEY)
-        if answer is None:
-            return call("gone", get_server(server_id), delay=poll_delay(ctx))
-        if answer.not_found:
-            return Done(data={"phase": None})
-        if answer.error is not None:
-            return cloud_failure(answer.error)
-        server = answer.value
-        status = sc.server_status(server)
-        if status == "DELETED":
-            return Done(data={"phase": None})
-        if status == "SOFT_DELETED":
-            return call("gone", compute("force", "delete_server", server_id, force=True),
-                        get_server(server_id), delay=poll_delay(ctx))
-        if status == "ERROR" and server.get("task_state") != "deleting":
-            fault = server.get("fault") or {}
-            return Failed(f'Went to status ERROR due to "Server {server.get("name")} delete failed: '
-                          f'({fault.get("code")}) {fault.get("message", "Unknown")}"',
-                          error="ResourceInError")
-        return call("gone", get_server(server_id), delay=poll_delay(ctx))
+        return server_delete.start(ctx, self._find_existing(ctx))
 
     # ---- check --------------------------------------------------------------------------------
     def start_check(self, ctx: StepContext) -> StepResult:
         if not ctx.physical_id:
             return Failed("Resource not created")
-        return call("check", get_server(ctx.physical_id))
+        return call("check", sc.get_server(ctx.physical_id))
 
     def _check_check(self, ctx: StepContext) -> StepResult:
         answer = ctx.answers.get(SERVER_KEY)

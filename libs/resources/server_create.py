@@ -18,6 +18,7 @@ from libs.resources.cloud_steps import TAG_KEY, compute, image, network, not_fou
 from libs.resources.steps import Failed
 from libs.resources.user_data import build_user_data, encoded
 
+SERVER_KEY: Final = "server"  # the answer of get_server
 FLAVOR_KEY = "flavor"
 IMAGE_KEY = "image"
 
@@ -44,9 +45,7 @@ def lookups(props: Mapping[str, Any]) -> list[CloudCall]:
     if props.get(s.IMAGE):
         calls.append(image(IMAGE_KEY, "find_image", props[s.IMAGE], ignore_missing=False))
     for index, entry in enumerate(props.get(s.NETWORKS) or ()):
-        found = network_lookup(index, entry)
-        if found is not None:
-            calls.append(found)
+        calls += network_lookups(index, entry)
     for index, bdm in enumerate(props.get(s.BLOCK_DEVICE_MAPPING_V2) or ()):
         name = bdm.get(s.BDM_IMAGE) or bdm.get(s.BDM_IMAGE_ID)
         if name:
@@ -54,15 +53,20 @@ def lookups(props: Mapping[str, Any]) -> list[CloudCall]:
     return calls
 
 
-def network_lookup(index: int, entry: Mapping[str, Any]) -> CloudCall | None:
-    """The lookup of a ``networks`` entry's network (or subnet), None for an entry with a port."""
+def get_server(server_id: str) -> CloudCall:
+    return compute(SERVER_KEY, "get_server", server_id)
+
+
+def network_lookups(index: int, entry: Mapping[str, Any]) -> list[CloudCall]:
+    """The lookups of a ``networks`` entry's network and subnet (none for an entry with a port)."""
     if entry.get(s.NET_PORT):
-        return None
+        return []
+    calls = []
     if network_name(entry):
-        return network(net_key(index), "find_network", network_name(entry), ignore_missing=False)
+        calls.append(network(net_key(index), "find_network", network_name(entry), ignore_missing=False))
     if entry.get(s.NET_SUBNET):
-        return network(subnet_key(index), "find_subnet", entry[s.NET_SUBNET], ignore_missing=False)
-    return None
+        calls.append(network(subnet_key(index), "find_subnet", entry[s.NET_SUBNET], ignore_missing=False))
+    return calls
 
 
 def lookup_failure(key: str, props: Mapping[str, Any]) -> Failed:
@@ -90,7 +94,11 @@ def resolved_ids(answers: Mapping[str, Any]) -> dict[str, Any]:
     for key, found in answers.items():
         if not isinstance(found, Mapping):
             continue
-        ids[key] = found.get("network_id") if key.startswith("subnet") else found.get("id")
+        if key.startswith("subnet"):
+            ids[key] = found.get("network_id")
+            ids[key.replace("subnet", "subnet_id", 1)] = found.get("id")
+        else:
+            ids[key] = found.get("id")
     return ids
 
 
@@ -105,6 +113,8 @@ def _nics(props: Mapping[str, Any], ids: Mapping[str, Any]) -> Any:
         nic: dict[str, Any] = {}
         if entry.get(s.NET_PORT):
             nic["port"] = entry[s.NET_PORT]
+        elif ids.get(f"iport{index}"):
+            nic["port"] = ids[f"iport{index}"]  # a port the server made for this entry
         else:
             # A subnet entry boots on the subnet's network (Nova chooses the address unless fixed_ip).
             nic["uuid"] = ids.get(net_key(index)) or ids.get(subnet_key(index))

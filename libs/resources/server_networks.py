@@ -29,8 +29,15 @@ def differ(old: Sequence[Entry] | None, new: Sequence[Entry] | None) -> bool:
 
 
 def in_place(old: Sequence[Entry] | None, new: Sequence[Entry] | None) -> bool:
-    """Whether the change can be made by attaching and detaching interfaces."""
-    return not any(e.get(s.NET_ALLOCATE) for e in [*(old or ()), *(new or ())])
+    """Whether the change can be made by attaching and detaching interfaces.
+
+    Not when ``allocate_network`` is involved, nor for entries whose ports the server
+    makes itself (a subnet, extra port properties): those replace the server.
+    """
+    entries = [*(old or ()), *(new or ())]
+    return not any(e.get(s.NET_ALLOCATE) or (not e.get(s.NET_PORT) and (e.get(s.NET_SUBNET) or
+                                                                     e.get(s.NET_PORT_EXTRA)))
+                   for e in entries)
 
 
 def plan(old: Sequence[Entry], new: Sequence[Entry]) -> tuple[list[int], list[int], dict[int, int]]:
@@ -49,8 +56,7 @@ def plan(old: Sequence[Entry], new: Sequence[Entry]) -> tuple[list[int], list[in
 
 
 def lookups(new: Sequence[Entry], added: Sequence[int]) -> list[CloudCall]:
-    found = (sc.network_lookup(index, new[index]) for index in added)
-    return [c for c in found if c is not None]
+    return [c for index in added for c in sc.network_lookups(index, new[index])]
 
 
 def _net_id(ids: Mapping[str, Any], index: int) -> Any:

@@ -313,3 +313,42 @@ def test_suspend_and_resume(action: Action, script: list[Any], last: type, calls
     if isinstance(failed, Failed) and action is Action.SUSPEND and len(script) > 1:
         assert failed.message == ('Suspend of server st-r1-abcdefghijkl failed - Unknown status ERROR '
                                   'due to "Unknown"')
+
+
+SUBNET_PROPS = SERVER.validate({"flavor": "m1.small", "image": "cirros", "user_data_format": "RAW",
+                                "networks": [{"subnet": "private-subnet", "fixed_ip": "10.0.0.9"}]},
+                               resource_name="r1")
+SUBNET_LOOKUPS = {"flavor": LOOKUPS["flavor"], "image": LOOKUPS["image"], "existing": ok([]),
+                  "subnet0": ok({"id": "sub1", "network_id": "net-private"})}
+MY_PORT = {"id": "ip1", "name": "r1-port-0", "tags": [TAG]}
+
+
+def test_a_subnet_entry_gets_its_own_port() -> None:
+    results, final = run(SERVER, Action.CREATE, ctx_for(SUBNET_PROPS), [
+        SUBNET_LOOKUPS, {"iport0": ok({"id": "ip1"})}, {"created": ok({"id": "s1"})}])
+    assert methods(results[0]) == ["find_flavor", "find_image", "find_subnet", "servers"]
+    assert call_of(results[1], "create_port").kwargs == {
+        "network_id": "net-private", "name": "r1-port-0", "tags": [TAG],
+        "fixed_ips": [{"subnet_id": "sub1", "ip_address": "10.0.0.9"}]}
+    assert call_of(results[2], "create_server").kwargs["networks"] == [{"port": "ip1"}]
+    assert final.data["internal_ports"] == '{"0":"ip1"}'
+
+
+def test_lost_port_answers_reuse_the_tagged_ports() -> None:
+    results, _ = run(SERVER, Action.CREATE, ctx_for(SUBNET_PROPS), [
+        SUBNET_LOOKUPS, None,
+        {"internal_found": ok([MY_PORT, {"id": "x", "name": "r1-port-0", "tags": []}])}])
+    assert methods(results[2]) == ["ports"] and call_of(results[2], "ports").kwargs == {"tags": TAG}
+    assert call_of(results[3], "create_server").kwargs["networks"] == [{"port": "ip1"}]
+    assert sum(methods(r).count("create_port") for r in results if isinstance(r, Call)) == 1
+
+
+def test_delete_removes_the_servers_own_ports() -> None:
+    results, _ = run(SERVER, Action.DELETE, ctx_for(SUBNET_PROPS, physical_id="s1"), [
+        {"deleted": ok()}, {"server": NOT_FOUND}, {"internal_found": ok([MY_PORT])},
+        {"iport_delete_0": ok()}])
+    assert methods(results[2]) == ["ports"]
+    assert call_of(results[3], "delete_port").args == ("ip1",)
+    assert isinstance(results[-1], Done)
+    plain, _ = run(SERVER, Action.DELETE, ctx_for(PROPS, physical_id="s1"), [{"deleted": NOT_FOUND}])
+    assert isinstance(plain[-1], Done)  # no ports of its own: no listing
