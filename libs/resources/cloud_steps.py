@@ -107,6 +107,14 @@ def loads(ctx_data: Mapping[str, str], key: str, default: Any = None) -> Any:
 
 
 def not_found_failure(entity: str, name: Any, path: tuple[str | int, ...]) -> Failed:
-    """A name a property gives that the cloud does not know: Heat's property error of the constraint."""
-    return Failed(f"Error validating value '{name}': The {entity} ({name}) could not be found.",
-                  error="Property error", inner_path=("properties", *path))
+    """A name a property gives that the cloud does not know: Heat's property error of the constraint.
+
+    Heat's Nova and Glance constraints say "The Flavor (x) could not be found."; its
+    Neutron ones pass on neutronclient's "Unable to find network with name or id 'x'".
+    """
+    if entity in ("Network", "Subnet", "Port"):
+        reason = f"Unable to find {entity.lower()} with name or id '{name}'"
+    else:
+        reason = f"The {entity} ({name}) could not be found."
+    return Failed(f"Error validating value '{name}': {reason}", error="Property error",
+                  inner_path=("properties", *path))

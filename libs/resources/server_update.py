@@ -255,10 +255,7 @@ def _after_find(ctx: StepContext, step: str, finish: Finish) -> StepResult:
         todo = loads(ctx.data, TODO, [])
         return _next_stage(ctx, [key, *todo], finish)
     if answer.not_found:
-        entity, prop = ("Flavor", s.FLAVOR) if key == "flavor" else ("Image", s.IMAGE)
-        name = ctx.properties[prop]
-        return Failed(f"Error validating value '{name}': The {entity} ({name}) could not be found.",
-                      error="Property error", inner_path=("properties", prop))
+        return sc.lookup_failure(key, ctx.properties)
     if answer.error is not None:
         return cloud_failure(answer.error)
     found_id = str(answer.value["id"])

@@ -92,7 +92,7 @@ def test_error_with_fault_fails_with_heats_reason() -> None:
      "The Flavor (m1.small) could not be found."),
     ({**LOOKUPS, "net0": NOT_FOUND},
      "Property error: resources.r1.properties.networks[0].network: Error validating value 'private': "
-     "The Network (private) could not be found."),
+     "Unable to find network with name or id 'private'"),
     ({**LOOKUPS, "image": error(ErrorKind.FORBIDDEN, "Policy forbids it", 403, "ForbiddenException")},
      "ForbiddenException: resources.r1: Policy forbids it"),
 ])
