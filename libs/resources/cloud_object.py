@@ -10,13 +10,14 @@ image's import) by answering a ``Call`` in a phase of its own and handling it in
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from libs.cloud.calls import CloudCall
-from libs.resources.base import ResourceType
+from libs.resources.base import OBSERVE_KEY, ResourceType
 from libs.resources.cloud_steps import call, cloud_failure, phase
-from libs.resources.steps import Action, Done, StepContext, StepResult
+from libs.resources.steps import Action, Done, Observed, StepContext, StepResult
 
 CREATED = "created"
 FOUND = "found"
@@ -97,3 +98,21 @@ class CloudObject(ResourceType, abc.ABC):
         if not ctx.physical_id:
             return Done()
         return call("delete", self.delete_call(ctx.physical_id))
+
+    # ---- observe: only whether it is still there ----------------------------------------------
+    def get_call(self, physical_id: str) -> CloudCall | None:
+        """One call (any key) that shows the object, 404 when it is gone; None: not observed."""
+        return None
+
+    def observe_call(self, ctx: StepContext) -> CloudCall | None:
+        shown = self.get_call(ctx.physical_id) if ctx.physical_id else None
+        return None if shown is None else dataclasses.replace(shown, key=OBSERVE_KEY)
+
+    def observe(self, ctx: StepContext) -> Observed | None:
+        answer = ctx.answers.get(OBSERVE_KEY)
+        if answer is None or (answer.error is not None and not answer.not_found):
+            return None
+        return Observed(gone=answer.not_found or self.is_gone(answer.value))
+
+    def is_gone(self, shown: Any) -> bool:
+        return False

@@ -79,6 +79,9 @@ class Flavor(CloudObject):
     def found(self, ctx: StepContext, answer: Any) -> Mapping[str, Any] | None:
         return answer if isinstance(answer, Mapping) else None
 
+    def get_call(self, physical_id: str) -> CloudCall | None:
+        return compute(FOUND, "get_flavor", physical_id)
+
     def delete_call(self, physical_id: str) -> CloudCall:
         return compute(DELETED, "delete_flavor", physical_id, ignore_missing=True)
 

@@ -59,5 +59,8 @@ class ServerGroup(CloudObject):
         name = self.group_name(ctx)
         return next((g for g in answer or () if isinstance(g, Mapping) and g.get("name") == name), None)
 
+    def get_call(self, physical_id: str) -> CloudCall | None:
+        return compute(FOUND, "get_server_group", physical_id)
+
     def delete_call(self, physical_id: str) -> CloudCall:
         return compute(DELETED, "delete_server_group", physical_id, ignore_missing=True)

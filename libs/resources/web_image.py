@@ -106,6 +106,12 @@ class WebImage(CloudObject):
     def found(self, ctx: StepContext, answer: Any) -> Mapping[str, Any] | None:
         return tagged(answer, ctx.cloud_tag)
 
+    def get_call(self, physical_id: str) -> CloudCall | None:
+        return image(IMAGE_KEY, "get_image", physical_id)
+
+    def is_gone(self, shown: Any) -> bool:
+        return isinstance(shown, Mapping) and shown.get("status") in ("deleted", "killed")
+
     def delete_call(self, physical_id: str) -> CloudCall:
         return image(DELETED, "delete_image", physical_id, ignore_missing=True)
 

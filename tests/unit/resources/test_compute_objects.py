@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from libs.cloud.calls import ErrorKind
+from libs.resources.base import OBSERVE_KEY
 from libs.resources.steps import Action, Call, Done, Failed
 from tests.unit.resources.cloud_support import (
     NOT_FOUND,
@@ -166,3 +167,21 @@ def test_web_image_update() -> None:
     results, _ = run(IMAGE, Action.UPDATE, ctx, [{"active": ok(), "tag_add_0": ok(), "fields": ok()}])
     assert methods(results[0]) == ["deactivate_image", "add_tag", "update_image"]
     assert isinstance(results[-1], Done)
+
+
+@pytest.mark.parametrize(("resource", "props", "method", "answer", "gone"), [
+    (KEYPAIR, KEY, "get_keypair", ok({"name": "k1"}), False),
+    (KEYPAIR, KEY, "get_keypair", NOT_FOUND, True),
+    (GROUP, {}, "get_server_group", NOT_FOUND, True),
+    (FLAVOR, {}, "get_flavor", ok({"id": "x"}), False),
+    (IMAGE, IMG, "get_image", ok({"id": "x", "status": "killed"}), True),
+    (IMAGE, IMG, "get_image", ok({"id": "x", "status": "active"}), False),
+])
+def test_observe_whether_it_is_still_there(resource: Any, props: Any, method: str, answer: Any,
+                                           gone: bool) -> None:
+    ctx = ctx_for(props, physical_id="x")
+    asked = resource.observe_call(ctx)
+    assert asked.method == method and asked.key == OBSERVE_KEY and asked.args == ("x",)
+    seen = resource.observe(after(ctx, Done(), {OBSERVE_KEY: answer}))
+    assert seen is not None and seen.gone is gone
+    assert resource.observe_call(ctx_for(props)) is None
