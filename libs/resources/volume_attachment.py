@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
-from libs.resources.base import ResourceType, SupportStatus
+from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
 from libs.resources.cloud_steps import block_storage, call, cloud_failure, compute, phase, poll_delay
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Failed, StepContext, StepResult
+from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
 from libs.template.constraints import CustomConstraint
 
 INSTANCE = "instance_uuid"
@@ -169,4 +169,12 @@ class VolumeAttachment(ResourceType):
         return False
 
     def observe_call(self, ctx: StepContext) -> CloudCall | None:
-        return None
+        if not ctx.physical_id:
+            return None
+        return compute(OBSERVE_KEY, "get_volume_attachment", ctx.properties[INSTANCE], ctx.properties[VOLUME])
+
+    def observe(self, ctx: StepContext) -> Observed | None:
+        answer = ctx.answers.get(OBSERVE_KEY)
+        if answer is None or (answer.error is not None and not answer.not_found):
+            return None
+        return Observed(gone=answer.not_found)

@@ -190,3 +190,11 @@ def test_attachment_update_detaches_then_attaches() -> None:
     assert call_of(results[0], "delete_volume_attachment").args == ("s1", "v1")
     assert call_of(results[4], "create_volume_attachment").args == ("s2",)
     assert isinstance(results[-1], Done)
+
+
+def test_attachment_observe() -> None:
+    ctx = ctx_for(ATT, physical_id="v1")
+    asked = ATTACHMENT.observe_call(ctx)
+    assert asked is not None and asked.method == "get_volume_attachment" and asked.args == ("s1", "v1")
+    gone = ATTACHMENT.observe(after(ctx, Done(), {OBSERVE_KEY: NOT_FOUND}))
+    assert gone is not None and gone.gone
