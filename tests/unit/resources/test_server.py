@@ -352,3 +352,18 @@ def test_delete_removes_the_servers_own_ports() -> None:
     assert isinstance(results[-1], Done)
     plain, _ = run(SERVER, Action.DELETE, ctx_for(PROPS, physical_id="s1"), [{"deleted": NOT_FOUND}])
     assert isinstance(plain[-1], Done)  # no ports of its own: no listing
+
+
+@pytest.mark.parametrize(("answer", "reason"), [
+    (ok(ACTIVE), None),
+    (ok(_server("SHUTOFF")), "Error: resources.r1: 'status': expected 'ACTIVE', got 'SHUTOFF'"),
+    (NOT_FOUND, "NotFoundException: resources.r1: Not found"),
+])
+def test_check(answer: Any, reason: str | None) -> None:
+    results, _ = run(SERVER, Action.CHECK, ctx_for(PROPS, physical_id="s1"), [{"server": answer}])
+    assert methods(results[0]) == ["get_server"]
+    last = results[-1]
+    if reason is None:
+        assert isinstance(last, Done)
+    else:
+        assert isinstance(last, Failed) and last.status_reason("resources", "r1") == reason
