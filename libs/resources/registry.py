@@ -103,7 +103,7 @@ class Registry:
 
 
 def default_registry() -> Registry:
-    """A registry of the built-in types that need no cloud."""
+    """A registry of the built-in types (the cloud ones ask for their calls as data)."""
     from libs.resources.autoscaling import AutoScalingGroup, ScalingPolicy
     from libs.resources.instance_group import InstanceGroup
     from libs.resources.nested import StackResource
