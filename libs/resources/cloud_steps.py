@@ -112,7 +112,7 @@ def not_found_failure(entity: str, name: Any, path: tuple[str | int, ...]) -> Fa
     Heat's Nova and Glance constraints say "The Flavor (x) could not be found."; its
     Neutron ones pass on neutronclient's "Unable to find network with name or id 'x'".
     """
-    if entity in ("Network", "Subnet", "Port"):
+    if entity in ("Network", "Subnet", "Port", "Security_group"):
         reason = f"Unable to find {entity.lower()} with name or id '{name}'"
     else:
         reason = f"The {entity} ({name}) could not be found."

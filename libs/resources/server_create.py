@@ -50,7 +50,16 @@ def lookups(props: Mapping[str, Any]) -> list[CloudCall]:
         name = bdm.get(s.BDM_IMAGE) or bdm.get(s.BDM_IMAGE_ID)
         if name:
             calls.append(image(bdm_key(index), "find_image", name, ignore_missing=False))
+    if any(not e.get(s.NET_PORT) and (e.get(s.NET_SUBNET) or e.get(s.NET_PORT_EXTRA))
+           for e in props.get(s.NETWORKS) or ()):
+        # Ports the server makes for itself take its security groups, by id (Heat's rule).
+        calls += [network(sg_key(i), "find_security_group", group, ignore_missing=False)
+                  for i, group in enumerate(props.get(s.SECURITY_GROUPS) or ())]
     return calls
+
+
+def sg_key(index: int) -> str:
+    return f"sg{index}"
 
 
 def get_server(server_id: str) -> CloudCall:
@@ -75,6 +84,10 @@ def lookup_failure(key: str, props: Mapping[str, Any]) -> Failed:
         return not_found_failure("Flavor", props[s.FLAVOR], (s.FLAVOR,))
     if key == IMAGE_KEY:
         return not_found_failure("Image", props[s.IMAGE], (s.IMAGE,))
+    if key.startswith("sg"):
+        index = int(key[2:])
+        return not_found_failure("Security_group", props[s.SECURITY_GROUPS][index],
+                                 (s.SECURITY_GROUPS, index))
     kind = key.rstrip("0123456789")
     index = int(key[len(kind):])
     if kind == "bdm":

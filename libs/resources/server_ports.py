@@ -62,6 +62,10 @@ def create_calls(ctx: StepContext, ids: Mapping[str, Any], existing: Mapping[int
                                   "name": port_name(ctx.resource_name, index), "tags": [ctx.cloud_tag]}
         if fixed:
             kwargs["fixed_ips"] = [fixed]
+        groups = [ids[sc.sg_key(i)] for i in range(len(ctx.properties.get(s.SECURITY_GROUPS) or ()))
+                  if ids.get(sc.sg_key(i))]
+        if groups:
+            kwargs["security_group_ids"] = groups
         calls.append(network(port_key(index), "create_port", **kwargs))
     return calls
 

@@ -367,3 +367,16 @@ def test_check(answer: Any, reason: str | None) -> None:
         assert isinstance(last, Done)
     else:
         assert isinstance(last, Failed) and last.status_reason("resources", "r1") == reason
+
+
+def test_own_ports_take_the_servers_security_groups() -> None:
+    props = SERVER.validate({"flavor": "m1.small", "image": "cirros", "security_groups": ["web"],
+                             "networks": [{"subnet": "private-subnet"}]}, resource_name="r1")
+    results, _ = run(SERVER, Action.CREATE, ctx_for(props), [
+        {**SUBNET_LOOKUPS, "sg0": ok({"id": "sg-web"})}])
+    assert "find_security_group" in methods(results[0])
+    assert call_of(results[1], "create_port").kwargs["security_group_ids"] == ["sg-web"]
+    missing, _ = run(SERVER, Action.CREATE, ctx_for(props), [{**SUBNET_LOOKUPS, "sg0": NOT_FOUND}])
+    assert isinstance(missing[-1], Failed) and missing[-1].status_reason("resources", "r1") == (
+        "Property error: resources.r1.properties.security_groups[0]: Error validating value 'web': "
+        "Unable to find security_group with name or id 'web'")
