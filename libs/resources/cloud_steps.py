@@ -49,6 +49,18 @@ def network(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
     return CloudCall(key, Service.NETWORK, method, args=args, kwargs=kwargs)
 
 
+LISTED: Final = "listed"
+
+
+def retrying(ctx: StepContext) -> bool:
+    """Whether an earlier step of this resource ran: then what it may have made is looked for first.
+
+    A fresh create makes nothing twice without looking (a lost answer is seen by the
+    phase after it, which looks); a create started again on the same resource looks first.
+    """
+    return bool(ctx.data.get(PHASE))
+
+
 def answered(ctx: StepContext, *keys: str) -> bool:
     """Whether every one of ``keys`` came back (False after a crash lost them)."""
     return all(key in ctx.answers for key in keys)

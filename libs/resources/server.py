@@ -29,6 +29,7 @@ from libs.resources import server_update as su
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
 from libs.resources.cloud_steps import (
+    LISTED,
     TAG_KEY,
     answered,
     call,
@@ -40,6 +41,7 @@ from libs.resources.cloud_steps import (
     network,
     phase,
     poll_delay,
+    retrying,
     tagged,
     value,
 )
@@ -112,7 +114,9 @@ class Server(ResourceType):
         return compute(EXISTING, "servers", details=True, name=self.server_name(ctx))
 
     def start_create(self, ctx: StepContext) -> StepResult:
-        return call("lookup", *sc.lookups(ctx.properties), self._find_existing(ctx))
+        listed = retrying(ctx)
+        found = [self._find_existing(ctx)] if listed else []
+        return call("lookup", *sc.lookups(ctx.properties), *found, data={LISTED: "1" if listed else None})
 
     def start(self, action: Action, ctx: StepContext) -> StepResult:
         if action in (Action.SUSPEND, Action.RESUME):
@@ -150,7 +154,7 @@ class Server(ResourceType):
 
     def _after_lookup(self, ctx: StepContext) -> StepResult:
         keys = [c.key for c in sc.lookups(ctx.properties)]
-        if not answered(ctx, *keys, EXISTING):
+        if not answered(ctx, *keys, *([EXISTING] if ctx.data.get(LISTED) else [])):
             return self.start_create(ctx)  # the answers were lost: ask again
         failed = first_error(ctx, keys)
         if failed is not None:
@@ -160,7 +164,7 @@ class Server(ResourceType):
             return cloud_failure(error)
         ids = sc.resolved_ids({key: value(ctx.answers[key]) for key in keys})
         data = {IDS: dumps(ids)}
-        return self._adopt_or_create(ctx, value(ctx.answers[EXISTING]), ids, data)
+        return self._adopt_or_create(ctx, value(ctx.answers.get(EXISTING)), ids, data)
 
     def _adopt_or_create(self, ctx: StepContext, listing: Any, ids: Mapping[str, Any],
                          data: Mapping[str, str | None]) -> StepResult:

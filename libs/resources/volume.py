@@ -18,6 +18,7 @@ from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
 from libs.resources.cloud_steps import (
+    LISTED,
     TAG_KEY,
     block_storage,
     call,
@@ -28,6 +29,7 @@ from libs.resources.cloud_steps import (
     not_found_failure,
     phase,
     poll_delay,
+    retrying,
     tagged,
     value,
 )
@@ -99,15 +101,20 @@ class Volume(ResourceType):
     def volume_name(self, ctx: StepContext) -> str:
         return ctx.properties.get(NAME) or self.physical_resource_name(ctx)
 
-    def _lookups(self, ctx: StepContext) -> list[CloudCall]:
-        calls = [block_storage(EXISTING, "volumes", details=True, name=self.volume_name(ctx))]
+    def _lookups(self, ctx: StepContext, *, listed: bool) -> list[CloudCall]:
+        name = self.volume_name(ctx)
+        calls = [block_storage(EXISTING, "volumes", details=True, name=name)] if listed else []
         if ctx.properties.get(IMAGE):
             calls.append(image(IMAGE, "find_image", ctx.properties[IMAGE], ignore_missing=False))
         return calls
 
     # ---- create -------------------------------------------------------------------------------
     def start_create(self, ctx: StepContext) -> StepResult:
-        return call("lookup", *self._lookups(ctx))
+        listed = retrying(ctx)
+        calls = self._lookups(ctx, listed=listed)
+        if not calls:
+            return self._create(ctx, None)
+        return call("lookup", *calls, data={LISTED: "1" if listed else None})
 
     def _create(self, ctx: StepContext, image_id: str | None) -> StepResult:
         props = ctx.properties
@@ -143,7 +150,7 @@ class Volume(ResourceType):
 
     def _check_create(self, ctx: StepContext, step: str) -> StepResult:
         if step == "lookup":
-            keys = [c.key for c in self._lookups(ctx)]
+            keys = [c.key for c in self._lookups(ctx, listed=bool(ctx.data.get(LISTED)))]
             if not all(k in ctx.answers for k in keys):
                 return self.start_create(ctx)
             for key in keys:
@@ -152,7 +159,7 @@ class Volume(ResourceType):
                     return not_found_failure("Image", ctx.properties[IMAGE], (IMAGE,))
                 if error is not None:
                     return cloud_failure(error)
-            found = tagged(value(ctx.answers[EXISTING]), ctx.cloud_tag)
+            found = tagged(value(ctx.answers.get(EXISTING)), ctx.cloud_tag)
             if found is not None:
                 return call("build", get_volume(str(found["id"])), physical_id=str(found["id"]))
             image_answer = value(ctx.answers.get(IMAGE))
