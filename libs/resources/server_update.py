@@ -226,7 +226,7 @@ def check_update(ctx: StepContext, physical_name: str, finish: Finish) -> StepRe
             return cloud_failure(answer.error)
         return call("resize-wait", get, delay=poll_delay(ctx))
     if step == "resize-wait":
-        return _resize_wait(ctx, get)
+        return _resize_wait(ctx, get, todo, finish)
     if step == "confirm":
         return call("confirm-sent", compute("confirm", "confirm_server_resize", server_id))
     if step == "confirm-sent":
@@ -270,13 +270,18 @@ def _resize(ctx: StepContext, flavor_id: str | None = None) -> StepResult:
                 data={"flavor_id": flavor})
 
 
-def _resize_wait(ctx: StepContext, get: CloudCall) -> StepResult:
+def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
     answer = ctx.answers.get(SERVER_KEY)
     if answer is None or answer.not_found:
         return call("resize-wait", get, delay=poll_delay(ctx))
     if answer.error is not None:
         return cloud_failure(answer.error)
     status = answer.value.get("status")
+    flavor = answer.value.get("flavor") or {}
+    wanted = {ctx.properties[s.FLAVOR], ctx.data.get("flavor_id")} - {None, ""}
+    resized = {flavor.get("original_name"), flavor.get("id")} & wanted
+    if status == "ACTIVE" and resized:
+        return _next_stage(ctx, todo, finish)  # a cloud that confirms resizes itself
     if status in ("RESIZE", "ACTIVE"):
         # The resize may not have begun yet (Heat waits through ACTIVE too).
         return call("resize-wait", get, delay=poll_delay(ctx))

@@ -383,3 +383,13 @@ def test_own_ports_take_the_servers_security_groups() -> None:
     assert isinstance(missing[-1], Failed) and missing[-1].status_reason("resources", "r1") == (
         "Property error: resources.r1.properties.security_groups[0]: Error validating value 'web': "
         "Unable to find security_group with name or id 'web'")
+
+
+def test_a_resize_the_cloud_confirmed_itself_goes_on() -> None:
+    old_flavor = _server("ACTIVE", flavor={"original_name": "m1.small"})
+    new_flavor = _server("ACTIVE", flavor={"original_name": "m1.medium"})
+    results, _ = run(SERVER, Action.UPDATE, _update_ctx(flavor="m1.medium"), [
+        {"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": ok(old_flavor)},
+        {"server": ok(new_flavor)}])
+    assert methods(results[3]) == ["get_server"]  # not begun yet: wait
+    assert methods(results[4]) == ["get_server", "ports"]  # resized and confirmed: finish
