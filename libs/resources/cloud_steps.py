@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from libs.cloud.calls import Answer, CloudCall, CloudError, Service
+from libs.resources import cloud_constraints
 from libs.resources.steps import KEEP, Call, DataChanges, Failed, KeepType, StepContext
 
 PHASE: Final = "phase"
@@ -118,15 +119,7 @@ def loads(ctx_data: Mapping[str, str], key: str, default: Any = None) -> Any:
         return default
 
 
-def not_found_failure(entity: str, name: Any, path: tuple[str | int, ...]) -> Failed:
-    """A name a property gives that the cloud does not know: Heat's property error of the constraint.
-
-    Heat's Nova and Glance constraints say "The Flavor (x) could not be found."; its
-    Neutron ones pass on neutronclient's "Unable to find network with name or id 'x'".
-    """
-    if entity in ("Network", "Subnet", "Port", "Security_group"):
-        reason = f"Unable to find {entity.lower()} with name or id '{name}'"
-    else:
-        reason = f"The {entity} ({name}) could not be found."
-    return Failed(f"Error validating value '{name}': {reason}", error="Property error",
-                  inner_path=("properties", *path))
+def not_found_failure(constraint: str, name: Any, path: tuple[str | int, ...]) -> Failed:
+    """A name a property gives that the cloud does not know: Heat's property error of its constraint."""
+    return Failed(f"Error validating value '{name}': {cloud_constraints.reason(constraint, name)}",
+                  error="Property error", inner_path=("properties", *path))

@@ -81,24 +81,24 @@ def network_lookups(index: int, entry: Mapping[str, Any]) -> list[CloudCall]:
 def lookup_failure(key: str, props: Mapping[str, Any]) -> Failed:
     """Heat's property error for a name the cloud does not know (its constraint's message)."""
     if key == FLAVOR_KEY:
-        return not_found_failure("Flavor", props[s.FLAVOR], (s.FLAVOR,))
+        return not_found_failure("nova.flavor", props[s.FLAVOR], (s.FLAVOR,))
     if key == IMAGE_KEY:
-        return not_found_failure("Image", props[s.IMAGE], (s.IMAGE,))
+        return not_found_failure("glance.image", props[s.IMAGE], (s.IMAGE,))
     if key.startswith("sg"):
         index = int(key[2:])
-        return not_found_failure("Security_group", props[s.SECURITY_GROUPS][index],
+        return not_found_failure("neutron.security_group", props[s.SECURITY_GROUPS][index],
                                  (s.SECURITY_GROUPS, index))
     kind = key.rstrip("0123456789")
     index = int(key[len(kind):])
     if kind == "bdm":
         bdm = props[s.BLOCK_DEVICE_MAPPING_V2][index]
         field = s.BDM_IMAGE if bdm.get(s.BDM_IMAGE) else s.BDM_IMAGE_ID
-        return not_found_failure("Image", bdm[field], (s.BLOCK_DEVICE_MAPPING_V2, index, field))
+        return not_found_failure("glance.image", bdm[field], (s.BLOCK_DEVICE_MAPPING_V2, index, field))
     entry = props[s.NETWORKS][index]
     if kind == "net":
         field = s.NET_NETWORK if entry.get(s.NET_NETWORK) else s.NET_UUID
-        return not_found_failure("Network", entry[field], (s.NETWORKS, index, field))
-    return not_found_failure("Subnet", entry[s.NET_SUBNET], (s.NETWORKS, index, s.NET_SUBNET))
+        return not_found_failure("neutron.network", entry[field], (s.NETWORKS, index, field))
+    return not_found_failure("neutron.subnet", entry[s.NET_SUBNET], (s.NETWORKS, index, s.NET_SUBNET))
 
 
 def resolved_ids(answers: Mapping[str, Any]) -> dict[str, Any]:

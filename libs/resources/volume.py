@@ -156,7 +156,7 @@ class Volume(ResourceType):
             for key in keys:
                 error = ctx.answers[key].error
                 if error is not None and key == IMAGE and error.kind is ErrorKind.NOT_FOUND:
-                    return not_found_failure("Image", ctx.properties[IMAGE], (IMAGE,))
+                    return not_found_failure("glance.image", ctx.properties[IMAGE], (IMAGE,))
                 if error is not None:
                     return cloud_failure(error)
             found = tagged(value(ctx.answers.get(EXISTING)), ctx.cloud_tag)

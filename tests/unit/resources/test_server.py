@@ -92,7 +92,7 @@ def test_error_with_fault_fails_with_heats_reason() -> None:
 @pytest.mark.parametrize(("answers", "reason"), [
     ({**LOOKUPS, "flavor": NOT_FOUND},
      "Property error: resources.r1.properties.flavor: Error validating value 'm1.small': "
-     "The Flavor (m1.small) could not be found."),
+     "No Flavor matching {'name': 'm1.small'}. (HTTP 404)"),
     ({**LOOKUPS, "net0": NOT_FOUND},
      "Property error: resources.r1.properties.networks[0].network: Error validating value 'private': "
      "Unable to find network with name or id 'private'"),
