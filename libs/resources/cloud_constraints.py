@@ -48,14 +48,12 @@ LOOKUPS: Final[dict[str, Lookup]] = {
     "cinder.snapshot": Lookup(Service.BLOCK_STORAGE, "find_snapshot", _entity("VolumeSnapshot")),
     "cinder.vtype": Lookup(Service.BLOCK_STORAGE, "find_type", _entity("VolumeType")),
     "cinder.backup": Lookup(Service.BLOCK_STORAGE, "find_backup", _entity("Volume backup")),
-    "neutron.network": Lookup(Service.NETWORK, "find_network", _neutron("network")),
-    "neutron.subnet": Lookup(Service.NETWORK, "find_subnet", _neutron("subnet")),
-    "neutron.port": Lookup(Service.NETWORK, "find_port", _neutron("port")),
-    "neutron.router": Lookup(Service.NETWORK, "find_router", _neutron("router")),
-    "neutron.security_group": Lookup(Service.NETWORK, "find_security_group", _neutron("security_group")),
-    "neutron.subnetpool": Lookup(Service.NETWORK, "find_subnet_pool", _neutron("subnetpool")),
-    "neutron.qos_policy": Lookup(Service.NETWORK, "find_qos_policy", _neutron("policy")),
-    "neutron.address_scope": Lookup(Service.NETWORK, "find_address_scope", _neutron("address_scope")),
+    **{f"neutron.{name}": Lookup(Service.NETWORK, f"find_{method}", _neutron(kind))
+       for name, method, kind in (
+        ("network", "network", "network"), ("subnet", "subnet", "subnet"), ("port", "port", "port"),
+        ("router", "router", "router"), ("security_group", "security_group", "security_group"),
+        ("subnetpool", "subnet_pool", "subnetpool"), ("qos_policy", "qos_policy", "policy"),
+        ("address_scope", "address_scope", "address_scope"))},
 }
 
 
