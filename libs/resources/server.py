@@ -1,17 +1,18 @@
 """``OS::Nova::Server``: a Nova server, made, watched, resized, rebuilt and deleted through steps.
 
-Create: look the flavor, image and networks up (``phase`` "lookup"), look for a
-server this resource made before a crash (its metadata carries ``ctx.cloud_tag``;
-listed by name with the lookups), make one only if there is none ("create"), then
-ask Nova until it is ACTIVE ("build") and read its ports ("ports"). A server that
-goes to ERROR fails the resource with Heat's reason, Nova's fault in it.
+Create: look the flavor, image, networks (and security groups, for ports it makes) up
+(``phase`` "lookup"); make the ports its ``subnet`` entries need ("ports",
+:mod:`libs.resources.server_ports`); make the server ("create"), its metadata carrying
+``ctx.cloud_tag``; ask Nova until it is ACTIVE ("build"), then read it and its ports.
+A lost create answer, or a create started again, looks for the tagged server by name
+first and adopts it. A server that goes to ERROR fails with Heat's reason, Nova's fault
+in it.
 
-Delete: ask Nova to delete, then ask again until it answers 404 (a 404 at any
-point means gone). A delete with no physical id looks for a tagged server first:
-the create may have made one whose answer was lost.
-
-Updates (name, metadata, tags, admin_pass, flavor resize with its named step
-``resize`` before the confirm, image rebuild) are in :mod:`libs.resources.server_update`.
+Delete (:mod:`libs.resources.server_delete`), updates in place
+(:mod:`libs.resources.server_update`: rename, metadata, tags, password, interfaces,
+flavor resize with the named step ``resize`` before the confirm, image rebuild),
+suspend and resume (:mod:`libs.resources.server_power`) live in their own modules.
+Attributes are read from what the last step kept of Nova's and Neutron's answers.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ IDS: Final = "ids"  # data: what the lookups found
 EXISTING: Final = "existing"
 CREATED: Final = "created"
 
+
 def list_ports(server_id: str) -> CloudCall:
     return network(PORTS_KEY, "ports", device_id=server_id)
 
@@ -67,7 +69,7 @@ def finished(ctx: StepContext, reason: str = "") -> StepResult:
         return call("finish", sc.get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
     return Done(data={SERVER_KEY: dumps(sc.kept_server(server)), PORTS_KEY: dumps(sc.kept_ports(ports)),
                       "phase": None, su.TODO: None, "net_keys": None, "quick_keys": None,
-                      "flavor_id": None}, reason=reason)
+                      "flavor_id": None, LISTED: None}, reason=reason)
 
 
 class Server(ResourceType):
