@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
-from libs.resources import server_delete, server_power
+from libs.resources import server_delete, server_power, server_validation
 from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
 from libs.resources import server_update as su
@@ -91,18 +91,12 @@ class Server(ResourceType):
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any
                  ) -> dict[str, Any]:
         typed = super().validate(values, resource_name=resource_name, **options)
-        devices = [typed.get(s.BLOCK_DEVICE_MAPPING), typed.get(s.BLOCK_DEVICE_MAPPING_V2)]
-        if options.get("strict_values", True) and not typed.get(s.IMAGE) and not any(devices):
-            raise StackValidationFailed("Neither image nor bootable volume is specified for instance "
-                                        f"{resource_name}")
+        if options.get("strict_values", True):
+            server_validation.validate(typed, resource_name)
         return typed
 
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         for index, entry in enumerate(properties.get(s.NETWORKS) or ()):
-            if entry.get(s.NET_ALLOCATE) and len(properties[s.NETWORKS]) > 1:
-                raise StackValidationFailed(
-                    f"Property \"{s.NET_ALLOCATE}\" can not be specified if multiple network "
-                    f"interfaces set for server.")
             if entry.get(s.NET_NETWORK) and entry.get(s.NET_UUID):
                 raise StackValidationFailed(f"Cannot define the following properties at the same "
                                             f"time: {s.NETWORKS}[{index}].{s.NET_NETWORK}, "

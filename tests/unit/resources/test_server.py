@@ -393,3 +393,47 @@ def test_a_resize_the_cloud_confirmed_itself_goes_on() -> None:
         {"server": ok(new_flavor)}])
     assert methods(results[3]) == ["get_server"]  # not begun yet: wait
     assert methods(results[4]) == ["get_server", "ports"]  # resized and confirmed: finish
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"block_device_mapping": [{"device_name": "vda", "volume_id": "v"}],
+      "block_device_mapping_v2": [{"volume_id": "v"}]},
+     "Cannot define the following properties at the same time: block_device_mapping, "
+     "block_device_mapping_v2."),
+    ({"block_device_mapping": [{"device_name": "vdb"}]},
+     "Either volume_id or snapshot_id must be specified for device mapping vdb"),
+    ({"block_device_mapping_v2": [{"boot_index": 0}]},
+     "Either volume_id, snapshot_id, image_id, swap_size, ephemeral_size or ephemeral_format must be "
+     "specified."),
+    ({"image": "cirros", "block_device_mapping_v2": [{"volume_id": "v", "boot_index": 0}]},
+     "Multiple bootable sources for instance srv."),
+    ({"block_device_mapping_v2": [{"swap_size": 512}]},
+     "Neither image nor bootable volume is specified for instance srv"),
+    ({"image": "cirros", "networks": [{"fixed_ip": "10.0.0.1"}]},
+     'One of the properties "network", "port", "allocate_network" or "subnet" should be set for the '
+     'specified network of server "srv".'),
+    ({"image": "cirros", "networks": [{"port": "p", "fixed_ip": "10.0.0.1"}]},
+     "Cannot define the following properties at the same time: networks/fixed_ip, networks/port."),
+    ({"image": "cirros", "networks": [{"allocate_network": "auto"}, {"network": "n"}]},
+     'Property "allocate_network" can not be specified if multiple network interfaces set for server.'),
+    ({"image": "cirros", "networks": [{"allocate_network": "auto", "network": "n"}]},
+     'Can not specify "allocate_network" with other keys of networks at the same time.'),
+    ({"image": "cirros", "security_groups": ["web"], "networks": [{"port": "p"}]},
+     "Cannot define the following properties at the same time: security_groups, networks/port."),
+    ({"image": "cirros", "networks": [{"network": "n", "floating_ip": "f"}]},
+     'Property "floating_ip" is not supported if only "network" is specified, because the corresponding '
+     "port can not be retrieved."),
+])
+def test_heats_validation_rules(props: dict[str, Any], message: str) -> None:
+    with pytest.raises(StackValidationFailed) as failed:
+        SERVER.validate({"flavor": "m1.small", **props}, resource_name="srv")
+    assert str(failed.value) == message
+
+
+@pytest.mark.parametrize("props", [
+    {"block_device_mapping_v2": [{"volume_id": "v", "boot_index": 0}, {"swap_size": 512}]},
+    {"block_device_mapping": [{"device_name": "vda", "volume_id": "v"}]},
+    {"image": "cirros", "networks": [{"subnet": "s", "floating_ip": "f"}], "security_groups": ["web"]},
+])
+def test_valid_servers(props: dict[str, Any]) -> None:
+    SERVER.validate({"flavor": "m1.small", **props}, resource_name="srv")
