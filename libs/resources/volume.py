@@ -185,6 +185,11 @@ class Volume(ResourceType):
         if answer.error is not None:
             return cloud_failure(answer.error)
         status = answer.value.get("status")
+        if status == "available" and ctx.properties.get(READ_ONLY) is not None:
+            # Cinder takes the flag only once the volume is available (Heat sets it then too).
+            return call("finish", block_storage("read_only", "set_volume_readonly", str(ctx.physical_id),
+                                                readonly=bool(ctx.properties[READ_ONLY])),
+                        get_volume(str(ctx.physical_id)))
         if status == "available":
             return self._finished(ctx)
         if status in CREATING:
@@ -195,6 +200,9 @@ class Volume(ResourceType):
                       error="ResourceUnknownStatus")
 
     def _finished(self, ctx: StepContext) -> StepResult:
+        flagged = ctx.answers.get("read_only")
+        if flagged is not None and flagged.error is not None:
+            return cloud_failure(flagged.error)
         volume = value(ctx.answers.get(VOLUME_KEY))
         if not isinstance(volume, Mapping):
             return call("finish", get_volume(str(ctx.physical_id)))

@@ -196,3 +196,12 @@ def test_attachment_observe() -> None:
     assert asked is not None and asked.method == "get_volume_attachment" and asked.args == ("s1", "v1")
     gone = ATTACHMENT.observe(after(ctx, Done(), {OBSERVE_KEY: NOT_FOUND}))
     assert gone is not None and gone.gone
+
+
+def test_read_only_is_set_once_available() -> None:
+    props = VOLUME.validate({"size": 1, "read_only": True}, resource_name="vol")
+    results, _ = run(VOLUME, Action.CREATE, ctx_for(props), [
+        {"created": ok({"id": "v1"})}, {"volume": ok(AVAILABLE)},
+        {"read_only": ok(), "volume": ok(AVAILABLE)}])
+    assert call_of(results[2], "set_volume_readonly").kwargs == {"readonly": True}
+    assert isinstance(results[-1], Done)
