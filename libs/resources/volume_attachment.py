@@ -55,7 +55,7 @@ class VolumeAttachment(ResourceType):
         return call("look", block_storage(VOLUME_KEY, "get_volume", ctx.properties[VOLUME]))
 
     def _attach(self, props: Mapping[str, Any], delay: float = 0.0) -> StepResult:
-        kwargs: dict[str, Any] = {"volume_id": props[VOLUME]}
+        kwargs: dict[str, Any] = {"volume": props[VOLUME]}
         if props.get(DEVICE):
             kwargs["device"] = props[DEVICE]
         return call("attach", compute("attach", "create_volume_attachment", props[INSTANCE], **kwargs),

@@ -150,7 +150,7 @@ def test_attach_waits_until_in_use() -> None:
         {"volume": ok(AVAILABLE)}, {"attach": ok({"id": "v1", "device": "/dev/vdb"})},
         {"volume": ok(_vol("attaching"))}, {"volume": ok(IN_USE)}])
     assert call_of(results[1], "create_volume_attachment").args == ("s1",)
-    assert call_of(results[1], "create_volume_attachment").kwargs == {"volume_id": "v1", "device": "/dev/vdb"}
+    assert call_of(results[1], "create_volume_attachment").kwargs == {"volume": "v1", "device": "/dev/vdb"}
     assert isinstance(results[-1], Done) and final.physical_id == "v1"
 
 
