@@ -119,8 +119,10 @@ class WebImage(CloudObject):
         image_id = self.physical_id_of(made)
         if adopted and made.get("status") not in (None, "queued"):
             return call("importing", image(IMAGE_KEY, "get_image", image_id), physical_id=image_id)
-        calls = [image("import", "import_image", image_id, method="web-download",
-                       uri=ctx.properties[LOCATION])]
+        # The sdk checks the formats on the image it is given before it imports: a dict gives them.
+        shown = {"id": image_id, "container_format": ctx.properties[CONTAINER_FORMAT],
+                 "disk_format": ctx.properties[DISK_FORMAT]}
+        calls = [image("import", "import_image", shown, method="web-download", uri=ctx.properties[LOCATION])]
         calls += [image(f"member_{i}", "add_member", image_id, member_id=m)
                   for i, m in enumerate(ctx.properties.get(MEMBERS) or ())]
         return call("import", *calls, physical_id=image_id)

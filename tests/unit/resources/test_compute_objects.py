@@ -140,6 +140,8 @@ def test_web_image_imports_then_waits_for_active() -> None:
         "hw_rng": "yes", "ember_resource": TAG}
     assert call_of(results[1], "import_image").kwargs == {"method": "web-download",
                                                            "uri": "http://example.com/cirros.img"}
+    assert call_of(results[1], "import_image").args == (
+        {"id": "i1", "container_format": "bare", "disk_format": "qcow2"},)
     assert isinstance(results[-1], Done) and final.physical_id == "i1"
 
 
