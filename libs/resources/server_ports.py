@@ -2,9 +2,10 @@
 
 As in Heat, such an entry gets a Neutron port made before the server (named
 ``<resource>-port-<index>``, on the subnet's network, with the fixed IP if given and
-the extra properties), and the server boots on it. Each carries ``ctx.cloud_tag`` in its
-Neutron tags, so after a crash the ports already made are found and reused, and a
-delete finds them all (the server's own delete does not remove ports it did not make).
+the extra properties), and the server boots on it. Neutron takes no tags in a create,
+so each carries ``ctx.cloud_tag`` as its description (Heat leaves it empty): after a
+crash the ports already made are found by it and reused, and a delete finds them all
+(the server's own delete does not remove ports it did not make).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def create_calls(ctx: StepContext, ids: Mapping[str, Any], existing: Mapping[int
             fixed["ip_address"] = entry[s.NET_FIXED_IP]
         kwargs: dict[str, Any] = {**(entry.get(s.NET_PORT_EXTRA) or {}),
                                   "network_id": ids.get(sc.net_key(index)) or ids.get(sc.subnet_key(index)),
-                                  "name": port_name(ctx.resource_name, index), "tags": [ctx.cloud_tag]}
+                                  "name": port_name(ctx.resource_name, index), "description": ctx.cloud_tag}
         if fixed:
             kwargs["fixed_ips"] = [fixed]
         groups = [ids[sc.sg_key(i)] for i in range(len(ctx.properties.get(s.SECURITY_GROUPS) or ()))
@@ -71,16 +72,20 @@ def create_calls(ctx: StepContext, ids: Mapping[str, Any], existing: Mapping[int
 
 
 def find_call(ctx: StepContext) -> CloudCall:
-    return network(FOUND, "ports", tags=ctx.cloud_tag)
+    return network(FOUND, "ports", description=ctx.cloud_tag)
+
+
+def _ours(port: Any, tag: str) -> bool:
+    return isinstance(port, Mapping) and port.get("description") == tag
 
 
 def adopted(ctx: StepContext, listing: Any) -> dict[int, str]:
     """The ports of this resource a listing shows, by entry index (their names say which)."""
     names = {port_name(ctx.resource_name, i): i for i in wanted(ctx.properties)}
     return {names[p["name"]]: str(p["id"]) for p in listing or ()
-            if isinstance(p, Mapping) and p.get("name") in names and ctx.cloud_tag in (p.get("tags") or ())}
+            if _ours(p, ctx.cloud_tag) and p.get("name") in names}
 
 
-def delete_calls(listing: Sequence[Mapping[str, Any]] | None, tag: str) -> list[CloudCall]:
+def delete_calls(listing: Sequence[Any] | None, tag: str) -> list[CloudCall]:
     return [network(f"iport_delete_{i}", "delete_port", str(p["id"]), ignore_missing=True)
-            for i, p in enumerate(listing or ()) if tag in (p.get("tags") or ())]
+            for i, p in enumerate(listing or ()) if _ours(p, tag)]

@@ -323,7 +323,7 @@ SUBNET_PROPS = SERVER.validate({"flavor": "m1.small", "image": "cirros", "user_d
                                resource_name="r1")
 SUBNET_LOOKUPS = {"flavor": LOOKUPS["flavor"], "image": LOOKUPS["image"], "existing": ok([]),
                   "subnet0": ok({"id": "sub1", "network_id": "net-private"})}
-MY_PORT = {"id": "ip1", "name": "r1-port-0", "tags": [TAG]}
+MY_PORT = {"id": "ip1", "name": "r1-port-0", "description": TAG}
 
 
 def test_a_subnet_entry_gets_its_own_port() -> None:
@@ -331,7 +331,7 @@ def test_a_subnet_entry_gets_its_own_port() -> None:
         SUBNET_LOOKUPS, {"iport0": ok({"id": "ip1"})}, {"created": ok({"id": "s1"})}])
     assert methods(results[0]) == ["find_flavor", "find_image", "find_subnet"]
     assert call_of(results[1], "create_port").kwargs == {
-        "network_id": "net-private", "name": "r1-port-0", "tags": [TAG],
+        "network_id": "net-private", "name": "r1-port-0", "description": TAG,
         "fixed_ips": [{"subnet_id": "sub1", "ip_address": "10.0.0.9"}]}
     assert call_of(results[2], "create_server").kwargs["networks"] == [{"port": "ip1"}]
     assert final.data["internal_ports"] == '{"0":"ip1"}'
@@ -340,8 +340,8 @@ def test_a_subnet_entry_gets_its_own_port() -> None:
 def test_lost_port_answers_reuse_the_tagged_ports() -> None:
     results, _ = run(SERVER, Action.CREATE, ctx_for(SUBNET_PROPS), [
         SUBNET_LOOKUPS, None,
-        {"internal_found": ok([MY_PORT, {"id": "x", "name": "r1-port-0", "tags": []}])}])
-    assert methods(results[2]) == ["ports"] and call_of(results[2], "ports").kwargs == {"tags": TAG}
+        {"internal_found": ok([MY_PORT, {"id": "x", "name": "r1-port-0", "description": ""}])}])
+    assert methods(results[2]) == ["ports"] and call_of(results[2], "ports").kwargs == {"description": TAG}
     assert call_of(results[3], "create_server").kwargs["networks"] == [{"port": "ip1"}]
     assert sum(methods(r).count("create_port") for r in results if isinstance(r, Call)) == 1
 
