@@ -103,7 +103,7 @@ class Registry:
 
 
 def default_registry() -> Registry:
-    """A registry of the built-in types that need no cloud."""
+    """A registry of the built-in types (the cloud ones ask for their calls as data)."""
     from libs.resources.autoscaling import AutoScalingGroup, ScalingPolicy
     from libs.resources.instance_group import InstanceGroup
     from libs.resources.nested import StackResource
@@ -120,4 +120,8 @@ def default_registry() -> Registry:
                 ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy,
                 InstanceGroup):
         registry.register(cls)
+    # Cloud types: their steps ask for openstacksdk calls (libs/cloud/calls.py).
+    from libs.resources.compute_types import COMPUTE_TYPES
+    for cloud_cls in COMPUTE_TYPES:
+        registry.register(cloud_cls)
     return registry

@@ -121,6 +121,9 @@ class Wait:
     delay: float
     data: DataChanges = dataclasses.field(default_factory=dict)
     physical_id: str | KeepType | None = KEEP
+    # The named step (one of the type's ``named_steps``) the action stands at now: a
+    # breakpoint on hook ``<action>:<step>`` pauses it here, before the next ``check``.
+    step: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,6 +211,8 @@ class Call:
     delay: float = 0.0
     data: DataChanges = dataclasses.field(default_factory=dict)
     physical_id: str | KeepType | None = KEEP
+    # As :attr:`Wait.step`: a named step a breakpoint may pause at, before the calls are made.
+    step: str | None = None
 
 
 StepResult = Done | Wait | Failed | Nest | Call

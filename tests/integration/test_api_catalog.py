@@ -181,6 +181,8 @@ BUILTIN = [f"OS::Heat::{name}" for name in (
     ("?name=Heat", []),
     ("?name=[", []),
     ("?name=OS::Heat::None&name=OS::Heat::Value", ["OS::Heat::Value"]),
+    ("?name=OS::Nova::Server", ["OS::Nova::Server", "OS::Nova::ServerGroup"]),
+    ("?name=OS::Cinder", ["OS::Cinder::Volume", "OS::Cinder::VolumeAttachment"]),
     ("?version=2014.1", ["OS::Heat::AutoScalingGroup", "OS::Heat::RandomString", "OS::Heat::ResourceGroup",
                          "OS::Heat::ScalingPolicy"]),
     ("?support_status=SUPPORTED", BUILTIN),
@@ -190,7 +192,12 @@ BUILTIN = [f"OS::Heat::{name}" for name in (
 async def test_resource_types_filter_as_heat(api: Client, query: str, expected: list[str]) -> None:
     listed = await _get(api, f"{P}/resource_types{query}")
     _conforms("ResourceTypes", listed)
-    assert listed == {"resource_types": expected}
+    # Cloud types (OS::Nova::*, OS::Neutron::*...) are listed too; a query that names none
+    # of them is compared on the OS::Heat::* types alone.
+    shown = listed["resource_types"]
+    if all(t.startswith("OS::Heat::") for t in expected):
+        shown = [t for t in shown if t.startswith("OS::Heat::")]
+    assert shown == expected
 
 
 async def test_resource_types_with_description_and_bad_filters(api: Client) -> None:
@@ -203,6 +210,14 @@ async def test_resource_types_with_description_and_bad_filters(api: Client) -> N
         "('UNKNOWN', 'SUPPORTED', 'DEPRECATED', 'UNSUPPORTED', 'HIDDEN')")}
     assert (await _get(api, f"{P}/resource_types?with_description=maybe", 400))["error"]["type"] == (
         "HTTPBadRequest")
+
+
+async def test_cloud_resource_type_schema(api: Client) -> None:
+    schema = await _get(api, f"{P}/resource_types/OS::Nova::Server")
+    _conforms("ResourceTypeSchema", schema)
+    assert schema["properties"]["flavor"]["constraints"] == [{"custom_constraint": "nova.flavor"}]
+    assert schema["properties"]["flavor"]["update_allowed"] is True
+    assert "first_address" not in schema["attributes"] and "networks" in schema["attributes"]
 
 
 async def test_resource_type_schema(api: Client) -> None:

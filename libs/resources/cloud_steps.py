@@ -1,0 +1,125 @@
+"""What the cloud resource types share: phases kept in data, tagged objects, the cloud's errors.
+
+A cloud type's action is a small state machine: each step answers a
+:class:`~libs.resources.steps.Call` and records in ``data["phase"]`` which
+calls it made, so the next ``check`` knows what ``ctx.answers`` holds. When
+the answers are missing (the worker lost them in a crash) the phase says what
+to ask again; a create phase then looks for the half-made object by
+``ctx.cloud_tag`` before it makes another.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from libs.cloud.calls import Answer, CloudCall, CloudError, Service
+from libs.resources import cloud_constraints
+from libs.resources.steps import KEEP, Call, DataChanges, Failed, KeepType, StepContext
+
+PHASE: Final = "phase"
+# The metadata key (Nova, Cinder, Glance) that carries ``ctx.cloud_tag`` on what Ember makes.
+TAG_KEY: Final = "ember_resource"
+
+
+def phase(ctx: StepContext) -> str:
+    return ctx.data.get(PHASE, "")
+
+
+def call(next_phase: str, *calls: CloudCall, delay: float = 0.0, data: DataChanges | None = None,
+         physical_id: str | KeepType | None = KEEP, step: str | None = None) -> Call:
+    """Make ``calls``; the next check runs in ``next_phase``."""
+    return Call(calls=tuple(calls), delay=delay, data={**(data or {}), PHASE: next_phase},
+                physical_id=physical_id, step=step)
+
+
+def compute(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
+    return CloudCall(key, Service.COMPUTE, method, args=args, kwargs=kwargs)
+
+
+def block_storage(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
+    return CloudCall(key, Service.BLOCK_STORAGE, method, args=args, kwargs=kwargs)
+
+
+def image(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
+    return CloudCall(key, Service.IMAGE, method, args=args, kwargs=kwargs)
+
+
+def network(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:
+    return CloudCall(key, Service.NETWORK, method, args=args, kwargs=kwargs)
+
+
+LISTED: Final = "listed"
+
+
+def retrying(ctx: StepContext) -> bool:
+    """Whether an earlier step of this resource ran: then what it may have made is looked for first.
+
+    A fresh create makes nothing twice without looking (a lost answer is seen by the
+    phase after it, which looks); a create started again on the same resource looks first.
+    """
+    return bool(ctx.data.get(PHASE))
+
+
+def answered(ctx: StepContext, *keys: str) -> bool:
+    """Whether every one of ``keys`` came back (False after a crash lost them)."""
+    return all(key in ctx.answers for key in keys)
+
+
+def first_error(ctx: StepContext, keys: Iterable[str]) -> tuple[str, CloudError] | None:
+    for key in keys:
+        answer = ctx.answers.get(key)
+        if answer is not None and answer.error is not None:
+            return key, answer.error
+    return None
+
+
+def cloud_failure(error: CloudError) -> Failed:
+    """The resource fails with the cloud's message, named by the client's exception (Heat's reason)."""
+    return Failed(error.message, error=error.exception)
+
+
+def value(answer: Answer | None) -> Any:
+    return None if answer is None else answer.value
+
+
+def tagged(listing: Any, tag: str) -> dict[str, Any] | None:
+    """The object of a listing whose metadata carries ``tag`` (what Ember made for this resource)."""
+    for item in listing or ():
+        if isinstance(item, Mapping) and _tag_of(item) == tag:
+            return dict(item)
+    return None
+
+
+def _tag_of(item: Mapping[str, Any]) -> Any:
+    for key in ("metadata", "properties"):
+        meta = item.get(key)
+        if isinstance(meta, Mapping) and TAG_KEY in meta:
+            return meta[TAG_KEY]
+    return item.get(TAG_KEY)
+
+
+def poll_delay(ctx: StepContext, *, first: float = 1.0, most: float = 10.0) -> float:
+    """How long to wait before asking again: short at first, longer as the action goes on."""
+    return min(most, first + ctx.elapsed / 10.0)
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def loads(ctx_data: Mapping[str, str], key: str, default: Any = None) -> Any:
+    text = ctx_data.get(key)
+    if not text:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return default
+
+
+def not_found_failure(constraint: str, name: Any, path: tuple[str | int, ...]) -> Failed:
+    """A name a property gives that the cloud does not know: Heat's property error of its constraint."""
+    return Failed(f"Error validating value '{name}': {cloud_constraints.reason(constraint, name)}",
+                  error="Property error", inner_path=("properties", *path))

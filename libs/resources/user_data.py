@@ -1,0 +1,75 @@
+"""What a server's ``user_data`` becomes on its way to Nova, per ``user_data_format``.
+
+* ``RAW``: the text as given.
+* ``HEAT_CFNTOOLS``: a MIME multipart for cloud-init carrying the text as the
+  ``cfn-userdata`` part (``text/x-cfninitdata``), as heat-cfntools expects.
+* ``SOFTWARE_CONFIG``: a MIME multipart whose parts are the user's text (its parts,
+  when it is a multipart already) and the ``cfn-init-data`` part with the metadata
+  software deployments read. Ember's software configuration comes with a later issue:
+  today that metadata is the server's ``os-collect-config`` section, empty unless set.
+
+Nova takes the result base64-encoded. The boundary is derived from the content, so the
+same properties always give the same bytes (a step run twice asks for the same server).
+"""
+
+from __future__ import annotations
+
+import base64
+import email
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from libs.resources.server_schema import HEAT_CFNTOOLS, RAW
+
+
+def _subtype(content: str) -> str:
+    if content.startswith("#!"):
+        return "x-shellscript"
+    if content.startswith("#cloud-config"):
+        return "cloud-config"
+    if content.startswith("#cloud-boothook"):
+        return "cloud-boothook"
+    return "plain"
+
+
+def _parts_of(content: str) -> list[tuple[str, str, str]]:
+    """(payload, filename, subtype) of each part: a multipart's own parts, else the text itself."""
+    if content.startswith("Content-Type: multipart"):
+        message = email.message_from_string(content)
+        if message.is_multipart():
+            return [(str(part.get_payload()), part.get_filename() or "", part.get_content_subtype())
+                    for part in message.walk() if not part.is_multipart()]
+    return [(content, "", _subtype(content))]
+
+
+def _multipart(parts: list[tuple[str, str, str]]) -> str:
+    digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
+    boundary = f"===============ember{digest}=="
+    lines = [f'Content-Type: multipart/mixed; boundary="{boundary}"', "MIME-Version: 1.0", ""]
+    for payload, filename, subtype in parts:
+        lines += [f"--{boundary}", f'Content-Type: text/{subtype}; charset="us-ascii"',
+                  "MIME-Version: 1.0", "Content-Transfer-Encoding: 7bit"]
+        if filename:
+            lines.append(f'Content-Disposition: attachment; filename="{filename}"')
+        lines += ["", payload]
+    lines += [f"--{boundary}--", ""]
+    return "\n".join(lines)
+
+
+def build_user_data(user_data_format: str, content: str, metadata: Mapping[str, Any] | None = None
+                    ) -> str:
+    """The text Nova's ``user_data`` carries (before base64)."""
+    if user_data_format == RAW:
+        return content
+    if user_data_format == HEAT_CFNTOOLS:
+        return _multipart([(content, "cfn-userdata", "x-cfninitdata")])
+    parts = _parts_of(content) if content else []
+    parts.append((json.dumps(dict(metadata or {}), sort_keys=True), "cfn-init-data", "x-cfninitdata"))
+    return _multipart(parts)
+
+
+def encoded(text: str) -> str | None:
+    """Base64 text for Nova, or None for no user data."""
+    return base64.b64encode(text.encode()).decode() if text else None
