@@ -107,6 +107,7 @@ def default_registry() -> Registry:
     from libs.resources.autoscaling import AutoScalingGroup, ScalingPolicy
     from libs.resources.instance_group import InstanceGroup
     from libs.resources.nested import StackResource
+    from libs.resources.neutron.types import NEUTRON_TYPES
     from libs.resources.none import NoneResource
     from libs.resources.random_string import RandomString
     from libs.resources.resource_chain import ResourceChain
@@ -120,4 +121,6 @@ def default_registry() -> Registry:
                 ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy,
                 InstanceGroup):
         registry.register(cls)
+    for neutron_cls in NEUTRON_TYPES:
+        registry.register(neutron_cls)
     return registry

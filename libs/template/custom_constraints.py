@@ -81,7 +81,27 @@ def default_custom_constraints(now: Callable[[], datetime.datetime] | None = Non
     registry.register("rel_dns_name", _rel_dns_name)
     registry.register("json_string", _json_string)
     registry.register("test_constr", _test_constr)
+    for name in CLOUD_CONSTRAINTS:
+        registry.register(name, _checked_by_the_cloud)
     return registry
+
+
+# Heat's constraints that look a name or id up in a cloud service. Validation has no cloud
+# (it is pure), so they pass here; the resource's first step resolves the value through
+# the cloud and fails with Heat's message when the cloud does not know it.
+CLOUD_CONSTRAINTS = (
+    "nova.flavor", "nova.keypair", "nova.server", "nova.host", "glance.image",
+    "cinder.volume", "cinder.snapshot", "cinder.vtype", "cinder.backup", "cinder.qos_specs",
+    "neutron.network", "neutron.subnet", "neutron.port", "neutron.router",
+    "neutron.security_group", "neutron.subnetpool", "neutron.qos_policy",
+    "neutron.address_scope", "neutron.lbaas.loadbalancer", "neutron.port_pair",
+    "keystone.project", "keystone.user", "keystone.domain", "keystone.role", "keystone.group",
+    "keystone.region", "keystone.service",
+)
+
+
+def _checked_by_the_cloud(value: Any) -> str | None:
+    return None
 
 
 # ---- Heat's common constraints, re-expressed with the standard library --------------------------
