@@ -89,8 +89,10 @@ def _failure(constraint: c.Constraint, value: Any, param_type: c.ParamType = "st
         (c.CustomConstraint("ip_addr"), "10.0.0", "string",
          "Error validating value '10.0.0': Invalid IP address"),
         (c.CustomConstraint("ip_addr", "an address"), "x", "string", "an address"),
-        (c.CustomConstraint("nova.flavor"), "m1.tiny", "string",
-         '"m1.tiny" does not validate nova.flavor (constraint not found)'),
+        (c.CustomConstraint("no.such_thing"), "m1.tiny", "string",
+         '"m1.tiny" does not validate no.such_thing (constraint not found)'),
+        # a cloud's constraint passes: the resource resolves the name through the cloud
+        (c.CustomConstraint("nova.flavor"), "m1.tiny", "string", None),
         (c.CustomConstraint(None), "v", "string", '"v" does not validate None (constraint not found)'),
     ],
 )

@@ -201,9 +201,9 @@ def test_validate_response_default_prefers_parameter_defaults() -> None:
          "Parameter 'p' is invalid: \"no\" is not an allowed value [true]"),
         ("p: {type: string, constraints: [{custom_constraint: ip_addr}]}", "x", StackValidationFailed,
          "Parameter 'p' is invalid: Error validating value 'x': Invalid IP address"),
-        ("p: {type: string, constraints: [{custom_constraint: nova.flavor}]}", "m1", StackValidationFailed,
-         "Parameter 'p' is invalid: \"m1\" does not validate nova.flavor (constraint not found)"),
-        ("p: {type: string, constraints: [{custom_constraint: nova.flavor, description: a flavor}]}", "m1",
+        ("p: {type: string, constraints: [{custom_constraint: no.such}]}", "m1", StackValidationFailed,
+         "Parameter 'p' is invalid: \"m1\" does not validate no.such (constraint not found)"),
+        ("p: {type: string, constraints: [{custom_constraint: no.such, description: a flavor}]}", "m1",
          StackValidationFailed, "Parameter 'p' is invalid: a flavor"),
         # a string parameter whose environment value is a number: Heat's len() crashes (HTTP 500)
         ("p: {type: string, constraints: [{length: {max: 3}}]}", 5, UnhandledPythonError,
@@ -322,7 +322,7 @@ def test_schema_errors_found_without_values(text: str, error: type[TemplateError
     ("text", "message"),
     [
         # custom constraints never judge the template default at schema level...
-        ("p: {type: string, default: foo, constraints: [{custom_constraint: nova.flavor, "
+        ("p: {type: string, default: foo, constraints: [{custom_constraint: no.such, "
          "description: Must be skipped on default value}]}",
          "Parameter 'p' is invalid: Must be skipped on default value"),
         ("p: {type: string, default: foo, constraints: [{custom_constraint: ip_addr}]}",
