@@ -1,0 +1,83 @@
+"""Heat's implicit dependencies of Neutron types, as the planner's stack definition computes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from libs.engine import desired
+from libs.resources.neutron.dependencies import implicit_dependencies
+
+NET = {"type": "OS::Neutron::Net"}
+
+
+def _sub(network: Any, cidr: str = "10.0.0.0/24") -> dict[str, Any]:
+    return {"type": "OS::Neutron::Subnet", "properties": {"network": network, "cidr": cidr}}
+
+
+def _port(network: Any, **more: Any) -> dict[str, Any]:
+    return {"type": "OS::Neutron::Port", "properties": {"network": network, **more}}
+
+
+def _router(network: Any) -> dict[str, Any]:
+    return {"type": "OS::Neutron::Router", "properties": {"external_gateway_info": {"network": network}}}
+
+
+def _ri(subnet: Any) -> dict[str, Any]:
+    return {"type": "OS::Neutron::RouterInterface",
+            "properties": {"router": {"get_resource": "router"}, "subnet": subnet}}
+
+
+def _fip(network: Any = "public", **more: Any) -> dict[str, Any]:
+    return {"type": "OS::Neutron::FloatingIP", "properties": {"floating_network": network, **more}}
+
+
+def _requires(resources: dict[str, Any]) -> dict[str, set[str]]:
+    template = {"heat_template_version": "2016-10-14",
+                "parameters": {"pub": {"type": "string", "default": "public"}}, "resources": resources}
+    return desired.load(template, {}, {}, stack_name="s", stack_id="x", project_id="p").requires()
+
+
+REF = {"get_resource": "net"}
+
+
+@pytest.mark.parametrize(("resources", "name", "expected"), [
+    # A port comes after every subnet of its network, not those of other networks.
+    ({"net": NET, "sub": _sub(REF), "sub2": _sub({"get_resource": "net2"}), "net2": NET,
+      "port": _port(REF)}, "port", {"net", "sub"}),
+    ({"sub": _sub("private"), "port": _port("private")}, "port", {"sub"}),
+    ({"sub": _sub("private"), "port": _port("other")}, "port", set()),
+    # A router after the subnets of its gateway's network (a parameter is its value).
+    ({"sub": _sub("public", "172.24.4.0/24"), "router": _router({"get_param": "pub"})}, "router", {"sub"}),
+    # A floating IP after the router with a gateway on its network...
+    ({"router": _router("public"), "fip": _fip()}, "fip", {"router"}),
+    ({"router": _router("other"), "fip": _fip()}, "fip", set()),
+    # ...and after the interface on the subnet of its port.
+    ({"net": NET, "sub": _sub(REF), "router": _router("public"), "ri": _ri({"get_resource": "sub"}),
+      "port": _port(REF, fixed_ips=[{"subnet": {"get_resource": "sub"}}]),
+      "fip": _fip(port_id={"get_resource": "port"})}, "fip", {"router", "ri", "port"}),
+    # A port with no fixed IPs: its network's subnets decide (Heat asks Neutron).
+    ({"net": NET, "sub": _sub(REF), "router": _router("elsewhere"), "ri": _ri({"get_resource": "sub"}),
+      "port": _port(REF), "fip": _fip(port_id={"get_resource": "port"})}, "fip", {"ri", "port"}),
+    # An association after the interface on its port's first subnet.
+    ({"net": NET, "sub": _sub(REF), "router": _router("public"), "ri": _ri({"get_resource": "sub"}),
+      "port": _port(REF, fixed_ips=[{"subnet": {"get_resource": "sub"}}]),
+      "fip": _fip(), "assoc": {"type": "OS::Neutron::FloatingIPAssociation", "properties": {
+          "floatingip_id": {"get_resource": "fip"}, "port_id": {"get_resource": "port"}}}},
+     "assoc", {"fip", "port", "ri"}),
+])
+def test_implicit_dependencies(resources: dict[str, Any], name: str, expected: set[str]) -> None:
+    assert _requires(resources)[name] == expected
+
+
+def test_a_value_that_cannot_be_evaluated_adds_nothing() -> None:
+    requires = _requires({"sub": _sub("private"), "port": _port({"get_param": "missing"})})
+    assert requires["port"] == set()
+
+
+def test_rules_see_only_the_stack() -> None:
+    template = {"heat_template_version": "2016-10-14", "resources": {"sub": _sub("a"), "port": _port("a")}}
+    stack = desired.load(template, {}, {}, stack_name="s", stack_id="x", project_id="p").definition
+    assert implicit_dependencies(stack) == {"port": {"sub"}}
+    assert stack.graph().topological_order() == ["sub", "port"]
