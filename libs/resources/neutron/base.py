@@ -22,17 +22,15 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
-from libs.cloud.calls import CloudCall, Service
+from libs.cloud.calls import CloudCall, Service, existing
 from libs.resources.base import OBSERVE_KEY, ResourceType
-from libs.resources.neutron import wire
-from libs.resources.neutron.wire import Ref, Resolver
+from libs.resources.neutron import adoption, wire
+from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.steps import (
     Action,
     Call,
-    DataChanges,
     Done,
     Failed,
-    KeepType,
     Observed,
     StepContext,
     StepResult,
@@ -43,7 +41,7 @@ PHASE: Final = "phase"
 IDS: Final = "ids"
 SHOW: Final = "show"
 CREATE_KEY: Final = "create"
-ADOPT_KEY: Final = "adopt"
+ADOPT_KEY: Final = adoption.TAGGED_KEY
 GET_KEY: Final = "get"
 UPDATE_KEY: Final = "update"
 TAGS_KEY: Final = "tags"
@@ -57,6 +55,7 @@ class Phase(enum.StrEnum):
     LOOKUP = "lookup"    # names being turned into ids
     CREATE = "create"    # the create call was asked for
     ADOPT = "adopt"      # its answer was lost: listing by tag
+    TAG = "tag"          # made: being tagged (Neutron takes no tags in a create)
     WAIT = "wait"        # waiting for the status to settle
     UPDATE = "update"    # the update calls were asked for
     DELETE = "delete"    # the delete calls were asked for
@@ -70,9 +69,12 @@ class Entity:
     name: str
     listing: str
     has_status: bool = False
-    taggable: bool = True
-    # The resource kind ``set_tags`` is given, when the user's tags are a property.
-    tag_kind: str | None = None
+    # The sdk class of the object (``set_tags`` is given an existing one); None: it takes no tags.
+    tag_class: str | None = None
+
+    @property
+    def taggable(self) -> bool:
+        return self.tag_class is not None
 
     def call(self, key: str, verb: str, *args: Any, **kwargs: Any) -> CloudCall:
         return CloudCall(key, Service.NETWORK, f"{verb}_{self.name}", args=tuple(args), kwargs=kwargs)
@@ -164,6 +166,22 @@ class NeutronResource(ResourceType):
     def value_specs(properties: Mapping[str, Any]) -> dict[str, Any]:
         return dict(properties.get("value_specs") or {})
 
+    def changes(self, ctx: StepContext, changed: set[str], plain: Iterable[str],
+                resolve: Resolver) -> dict[str, Any]:
+        """The update fields every type shares: ``plain`` properties as they are, the name (the
+        physical name again when removed), the QoS policy's id, and the value_specs that changed."""
+        props, old = ctx.properties, ctx.old_properties or {}
+        body: dict[str, Any] = {k: props[k] for k in changed if k in set(plain)}
+        if "name" in changed:
+            body["name"] = self.name_of(ctx)
+        if "qos_policy" in changed:
+            policy = props["qos_policy"]
+            body["qos_policy_id"] = resolve(Kind.QOS_POLICY, policy) if policy else None
+        if "value_specs" in changed:
+            before = old.get("value_specs") or {}
+            body.update({k: v for k, v in (props["value_specs"] or {}).items() if before.get(k) != v})
+        return body
+
     def _refs(self, properties: Mapping[str, Any], only: set[str] | None = None) -> tuple[CloudCall, ...]:
         refs = self.references(properties, updating=only is not None)
         return wire.lookups(ref for prop, ref in refs if only is None or prop in only)
@@ -182,17 +200,31 @@ class NeutronResource(ResourceType):
     def _create(self, ctx: StepContext, ids: Mapping[str, str]) -> StepResult:
         ctx = dataclasses.replace(ctx, data={**ctx.data, IDS: wire.dumps(ids)})
         body = self.create_body(ctx, Resolver(ids))
-        if self.entity.taggable:
-            body["tags"] = self.tags_of(ctx)
         return Call((self.entity.call(CREATE_KEY, "create", **body),),
                     data={PHASE: Phase.CREATE, IDS: wire.dumps(ids)})
 
-    def adopt_call(self, ctx: StepContext) -> CloudCall:
-        """The listing that finds what a create whose answer was lost made."""
-        return CloudCall(ADOPT_KEY, Service.NETWORK, self.entity.listing, kwargs={"tags": ctx.cloud_tag})
+    def made_filter(self, ctx: StepContext) -> dict[str, Any] | None:
+        """How an untagged object this resource made is listed: by the name Ember gave it."""
+        return {"name": self.name_of(ctx)} if self.entity.taggable else None
+
+    def adopt_calls(self, ctx: StepContext) -> tuple[CloudCall, ...]:
+        """The listings that find what a create whose answer was lost made."""
+        return adoption.listings(self.entity.listing, ctx.cloud_tag, self.made_filter(ctx))
 
     def adopt_pick(self, ctx: StepContext, listed: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
         return listed[0] if listed else None
+
+    def _found(self, ctx: StepContext) -> adoption.Found | Failed | None:
+        return adoption.found(self.adopt_calls(ctx), ctx.answers, ctx.started_at,
+                              lambda listed: self.adopt_pick(ctx, listed))
+
+    def _tag(self, ctx: StepContext, view: Mapping[str, Any]) -> StepResult:
+        """Tag a new (or adopted untagged) object: what finds it after a crash."""
+        physical_id = str(view["id"])
+        cls = self.entity.tag_class or ""
+        call = CloudCall(TAGS_KEY, Service.NETWORK, "set_tags",
+                         args=(existing(cls, physical_id), self.tags_of(ctx)))
+        return Call((call,), physical_id=physical_id, data={PHASE: Phase.TAG, SHOW: wire.dumps(view)})
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
         phase = ctx.data.get(PHASE)
@@ -202,6 +234,8 @@ class NeutronResource(ResourceType):
             return self._after_create(action, ctx)
         if phase == Phase.ADOPT:
             return self._after_adopt(action, ctx)
+        if phase == Phase.TAG:
+            return self._after_tag(action, ctx)
         if phase == Phase.WAIT:
             return self._after_wait(action, ctx)
         if phase == Phase.UPDATE:
@@ -227,21 +261,32 @@ class NeutronResource(ResourceType):
     def _after_create(self, action: Action, ctx: StepContext) -> StepResult:
         answer = ctx.answers.get(CREATE_KEY)
         if answer is None:
-            return Call((self.adopt_call(ctx),), data={PHASE: Phase.ADOPT})
+            return Call(self.adopt_calls(ctx), data={PHASE: Phase.ADOPT})
         if answer.error is not None:
             return wire.failed(answer.error)
-        return self._settle(action, ctx, answer.value)
+        view = wire.neutron_view(answer.value)
+        return self._tag(ctx, view) if self.entity.taggable else self._settle(action, ctx, view)
 
     def _after_adopt(self, action: Action, ctx: StepContext) -> StepResult:
-        answer = ctx.answers.get(ADOPT_KEY)
+        found = self._found(ctx)
+        if found is None:
+            return Call(self.adopt_calls(ctx), data={PHASE: Phase.ADOPT})
+        if isinstance(found, Failed):
+            return found
+        if found.obj is None:
+            return self._create(ctx, wire.loads(ctx.data.get(IDS), {}))
+        if found.untagged:
+            return self._tag(ctx, wire.neutron_view(found.obj))
+        return self._settle(action, ctx, found.obj)
+
+    def _after_tag(self, action: Action, ctx: StepContext) -> StepResult:
+        view = wire.loads(ctx.data.get(SHOW), {})
+        answer = ctx.answers.get(TAGS_KEY)
         if answer is None:
-            return Call((self.adopt_call(ctx),), data={PHASE: Phase.ADOPT})
+            return self._tag(ctx, view)
         if answer.error is not None:
             return wire.failed(answer.error)
-        found = self.adopt_pick(ctx, list(answer.value or ()))
-        if found is None:
-            return self._create(ctx, wire.loads(ctx.data.get(IDS), {}))
-        return self._settle(action, ctx, found)
+        return self._settle(action, ctx, {**view, "tags": self.tags_of(ctx)})
 
     def _settle(self, action: Action, ctx: StepContext, obj: Mapping[str, Any]) -> StepResult:
         view = wire.neutron_view(obj)
@@ -281,9 +326,9 @@ class NeutronResource(ResourceType):
         calls: list[CloudCall] = []
         if body:
             calls.append(self.entity.call(UPDATE_KEY, "update", ctx.physical_id, **body))
-        if "tags" in changed and self.entity.tag_kind is not None:
+        if "tags" in changed and self.entity.tag_class is not None and ctx.physical_id is not None:
             calls.append(CloudCall(TAGS_KEY, Service.NETWORK, "set_tags",
-                                   args=({"type": self.entity.tag_kind, "id": ctx.physical_id},
+                                   args=(existing(self.entity.tag_class, ctx.physical_id),
                                          self.tags_of(ctx))))
         return tuple(calls)
 
@@ -318,22 +363,22 @@ class NeutronResource(ResourceType):
         if ctx.physical_id is not None:
             return Call(self.delete_calls(ctx, ctx.physical_id), data={PHASE: Phase.DELETE})
         if ctx.data.get(PHASE) in (Phase.CREATE, Phase.ADOPT):
-            # A create whose answer was lost may have made the object: find it by its tag.
-            return Call((self.adopt_call(ctx),), data={PHASE: Phase.SWEEP})
+            # A create whose answer was lost may have made the object: find it as a create would.
+            return Call(self.adopt_calls(ctx), data={PHASE: Phase.SWEEP})
         return Done(data={PHASE: None})
 
     def _after_delete(self, ctx: StepContext) -> StepResult:
         if ctx.data.get(PHASE) == Phase.SWEEP:
-            listed = ctx.answers.get(ADOPT_KEY)
-            if listed is None:
-                return Call((self.adopt_call(ctx),), data={PHASE: Phase.SWEEP})
-            if listed.error is not None:
-                return wire.failed(listed.error)
-            found = self.adopt_pick(ctx, list(listed.value or ()))
+            found = self._found(ctx)
             if found is None:
+                return Call(self.adopt_calls(ctx), data={PHASE: Phase.SWEEP})
+            if isinstance(found, Failed):
+                return found
+            if found.obj is None:
                 return Done(data={PHASE: None})
-            return Call(self.delete_calls(ctx, str(wire.neutron_view(found)["id"])),
-                        physical_id=str(wire.neutron_view(found)["id"]), data={PHASE: Phase.DELETE})
+            physical_id = str(wire.neutron_view(found.obj)["id"])
+            return Call(self.delete_calls(ctx, physical_id), physical_id=physical_id,
+                        data={PHASE: Phase.DELETE})
         if not ctx.answers:
             return self.start_delete(ctx)
         for answer in ctx.answers.values():
@@ -386,17 +431,3 @@ class NeutronResource(ResourceType):
             return None
         shown = wire.loads(data.get(SHOW), {})
         return shown.get(self.attribute_fields.get(name, name))
-
-
-def keep_data(result: StepResult) -> DataChanges:
-    """The data changes a step result carries (for types that wrap the shared steps)."""
-    if isinstance(result, (Done, Call)):
-        return result.data
-    return {}
-
-
-def recorded_id(result: StepResult, ctx: StepContext) -> str | None:
-    physical_id = getattr(result, "physical_id", None)
-    if physical_id is None or isinstance(physical_id, KeepType):
-        return ctx.physical_id
-    return str(physical_id)

@@ -34,7 +34,8 @@ class Net(NeutronResource):
     type_name: ClassVar[str] = "OS::Neutron::Net"
     description: ClassVar[str] = (
         "A Neutron network: a layer-2 broadcast domain, owned by one project unless it is shared.")
-    entity: ClassVar[Entity] = Entity("network", "networks", has_status=True, tag_kind="network")
+    entity: ClassVar[Entity] = Entity("network", "networks", has_status=True,
+                                         tag_class="network.v2.network.Network")
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         NAME: PropSchema("string", "The network's name; need not be unique.", update_allowed=True),
         VALUE_SPECS: PropSchema("map", "Further fields of the create request, passed to Neutron as "
@@ -88,14 +89,5 @@ class Net(NeutronResource):
         return body
 
     def update_body(self, ctx: StepContext, changed: set[str], resolve: Resolver) -> dict[str, Any] | Failed:
-        props = ctx.properties
-        body: dict[str, Any] = {k: props[k] for k in changed if k in _PLAIN}
-        if NAME in changed:
-            body[NAME] = self.name_of(ctx)
-        if QOS_POLICY in changed:
-            body["qos_policy_id"] = resolve(Kind.QOS_POLICY, props[QOS_POLICY]) if props[QOS_POLICY] else None
-        if VALUE_SPECS in changed:
-            old = (ctx.old_properties or {}).get(VALUE_SPECS) or {}
-            body.update({k: v for k, v in (props[VALUE_SPECS] or {}).items() if old.get(k) != v})
-        return body
+        return self.changes(ctx, changed, _PLAIN, resolve)
 

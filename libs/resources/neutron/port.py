@@ -47,7 +47,7 @@ class Port(NeutronResource):
     description: ClassVar[str] = (
         "A Neutron port: a virtual switch port on a network, with the MAC address and the fixed IP "
         "addresses an interface plugged into it gets.")
-    entity: ClassVar[Entity] = Entity("port", "ports", has_status=True, tag_kind="port")
+    entity: ClassVar[Entity] = Entity("port", "ports", has_status=True, tag_class="network.v2.port.Port")
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         NAME: PropSchema("string", "The port's name.", update_allowed=True),
         NETWORK_ID: PropSchema("string", constraints=(CustomConstraint("neutron.network"),),
@@ -199,17 +199,8 @@ class Port(NeutronResource):
         return body
 
     def update_body(self, ctx: StepContext, changed: set[str], resolve: Resolver) -> dict[str, Any] | Failed:
-        props = ctx.properties
-        body: dict[str, Any] = {k: props[k] for k in changed if k in _PLAIN and k != MAC_ADDRESS}
-        if NAME in changed:
-            body[NAME] = self.name_of(ctx)
-        if QOS_POLICY in changed:
-            body["qos_policy_id"] = resolve(Kind.QOS_POLICY, props[QOS_POLICY]) if props[QOS_POLICY] else None
-        body.update(self._port_fields(ctx, changed, resolve, updating=True))
-        if VALUE_SPECS in changed:
-            old = (ctx.old_properties or {}).get(VALUE_SPECS) or {}
-            body.update({k: v for k, v in (props[VALUE_SPECS] or {}).items() if old.get(k) != v})
-        return body
+        body = self.changes(ctx, changed, (k for k in _PLAIN if k != MAC_ADDRESS), resolve)
+        return {**body, **self._port_fields(ctx, changed, resolve, updating=True)}
 
 
 def _fixed_ips(value: Any) -> list[dict[str, Any]]:

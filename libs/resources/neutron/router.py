@@ -41,7 +41,8 @@ class Router(NeutronResource):
     description: ClassVar[str] = (
         "A Neutron router: passes traffic between the subnets it has interfaces on and, through its "
         "gateway, to an external network.")
-    entity: ClassVar[Entity] = Entity("router", "routers", has_status=True, tag_kind="router")
+    entity: ClassVar[Entity] = Entity("router", "routers", has_status=True,
+                                         tag_class="network.v2.router.Router")
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         NAME: PropSchema("string", "The router's name.", update_allowed=True),
         EXTERNAL_GATEWAY: PropSchema(
@@ -124,16 +125,10 @@ class Router(NeutronResource):
         return body
 
     def update_body(self, ctx: StepContext, changed: set[str], resolve: Resolver) -> dict[str, Any] | Failed:
-        props = ctx.properties
-        body: dict[str, Any] = {k: props[k] for k in changed if k in _PLAIN_UPDATE}
-        if NAME in changed:
-            body[NAME] = self.name_of(ctx)
+        body = self.changes(ctx, changed, _PLAIN_UPDATE, resolve)
         if EXTERNAL_GATEWAY in changed:
-            gateway = props.get(EXTERNAL_GATEWAY)
+            gateway = ctx.properties.get(EXTERNAL_GATEWAY)
             body[EXTERNAL_GATEWAY] = _gateway(gateway, resolve) if gateway else None
-        if VALUE_SPECS in changed:
-            old = (ctx.old_properties or {}).get(VALUE_SPECS) or {}
-            body.update({k: v for k, v in (props[VALUE_SPECS] or {}).items() if old.get(k) != v})
         return body
 
 

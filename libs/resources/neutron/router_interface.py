@@ -31,6 +31,8 @@ ADD_KEY: Final = "add"
 PORTS_KEY: Final = "ports"
 REMOVE_KEY: Final = "remove"
 IDS: Final = "ids"
+# openstacksdk's argument for each key of the physical id (its old names are deprecated).
+_SDK_ARGUMENT: Final = {SUBNET_ID: "subnet", PORT_ID: "port"}
 # Hidden old names and the properties they stand for (Heat's translation rules).
 _OLD_NAMES: Final = {ROUTER_ID: ROUTER, SUBNET_ID: SUBNET, PORT_ID: PORT}
 
@@ -108,7 +110,7 @@ class RouterInterface(ResourceType):
     def _add(self, ctx: StepContext, ids: Mapping[str, str]) -> StepResult:
         router, key, value = self._target(ctx.properties, Resolver(ids))
         call = CloudCall(ADD_KEY, Service.NETWORK, "add_interface_to_router", args=(router,),
-                         kwargs={key: value})
+                         kwargs={_SDK_ARGUMENT[key]: value})
         return Call((call,), physical_id=f"{router}:{key}={value}", data={PHASE: "add", IDS: wire.dumps(ids)})
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
@@ -158,7 +160,7 @@ class RouterInterface(ResourceType):
             return Done()
         router, key, value = parse_id(ctx.physical_id)
         call = CloudCall(REMOVE_KEY, Service.NETWORK, "remove_interface_from_router", args=(router,),
-                         kwargs={key: value})
+                         kwargs={_SDK_ARGUMENT.get(key, key): value})
         return Call((call,), data={PHASE: "remove"})
 
     def _after_remove(self, ctx: StepContext) -> StepResult:

@@ -123,7 +123,8 @@ class SecurityGroup(NeutronResource):
         "A Neutron security group: rules filtering the traffic of the ports it is given to. Every "
         "project also has a group named default, for ports given none.")
     support_status: ClassVar[SupportStatus] = SupportStatus(version="2014.1")
-    entity: ClassVar[Entity] = Entity("security_group", "security_groups")
+    entity: ClassVar[Entity] = Entity("security_group", "security_groups",
+                                         tag_class="network.v2.security_group.SecurityGroup")
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         NAME: PropSchema("string", "The group's name; need not be unique.", update_allowed=True),
         DESCRIPTION: PropSchema("string", "The group's description.", update_allowed=True),

@@ -15,11 +15,11 @@ from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.neutron import wire
 from libs.resources.neutron.base import ADOPT_KEY, Entity, NeutronResource, PropertyConflict
-from libs.resources.neutron.security_group import PROTOCOL_TEXT, PROTOCOLS, rule_key
+from libs.resources.neutron.security_group import PROTOCOL_TEXT, PROTOCOLS, rule_key, rule_schema
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.properties import PropSchema
 from libs.resources.steps import StepContext
-from libs.template.constraints import AllowedValues, CustomConstraint, Range
+from libs.template.constraints import AllowedValues, CustomConstraint
 from libs.template.errors import StackValidationFailed
 
 SECURITY_GROUP = "security_group"
@@ -33,25 +33,22 @@ REMOTE_GROUP = "remote_group"
 REMOTE_IP_PREFIX = "remote_ip_prefix"
 
 
+# The match of a rule is spelled as in a group's rules.
+_RULE = rule_schema()
+
+
 class SecurityGroupRule(NeutronResource):
     """One rule of a security group, named by the group's name or id."""
 
     type_name: ClassVar[str] = "OS::Neutron::SecurityGroupRule"
     description: ClassVar[str] = "A rule of a Neutron security group, which need not belong to the stack."
     support_status: ClassVar[SupportStatus] = SupportStatus(version="7.0.0")
-    entity: ClassVar[Entity] = Entity("security_group_rule", "security_group_rules", taggable=False)
+    entity: ClassVar[Entity] = Entity("security_group_rule", "security_group_rules")
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         SECURITY_GROUP: PropSchema("string", "The group the rule is added to, by name or id.", required=True,
                                    constraints=(CustomConstraint("neutron.security_group"),)),
         DESCRIPTION: PropSchema("string", "The rule's description."),
-        DIRECTION: PropSchema("string", "ingress: traffic coming into the instance; egress: leaving it.",
-                              default="ingress", constraints=(AllowedValues(("ingress", "egress")),)),
-        ETHERTYPE: PropSchema("string", "The traffic's ethertype.", default="IPv4",
-                              constraints=(AllowedValues(("IPv4", "IPv6")),)),
-        PORT_RANGE_MIN: PropSchema("integer", "The lowest port matched (for ICMP: the type).",
-                                   constraints=(Range(0, 65535),)),
-        PORT_RANGE_MAX: PropSchema("integer", "The highest port matched (for ICMP: the code).",
-                                   constraints=(Range(0, 65535),)),
+        **{key: _RULE[key] for key in (DIRECTION, ETHERTYPE, PORT_RANGE_MIN, PORT_RANGE_MAX)},
         PROTOCOL: PropSchema("string", PROTOCOL_TEXT, default="tcp", constraints=(AllowedValues(PROTOCOLS),)),
         REMOTE_GROUP: PropSchema("string", "The remote group matched, by name or id.",
                                  constraints=(CustomConstraint("neutron.security_group"),)),
@@ -89,10 +86,10 @@ class SecurityGroupRule(NeutronResource):
                 body[key] = str(props[key])
         return body
 
-    def adopt_call(self, ctx: StepContext) -> CloudCall:
+    def adopt_calls(self, ctx: StepContext) -> tuple[CloudCall, ...]:
         group = self._ids(ctx)(Kind.SECURITY_GROUP, ctx.properties[SECURITY_GROUP])
-        return CloudCall(ADOPT_KEY, Service.NETWORK, "security_group_rules",
-                         kwargs={"security_group_id": group})
+        return (CloudCall(ADOPT_KEY, Service.NETWORK, "security_group_rules",
+                          kwargs={"security_group_id": group}),)
 
     def adopt_pick(self, ctx: StepContext, listed: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
         wanted = rule_key(self.create_body(ctx, self._ids(ctx)))

@@ -50,7 +50,7 @@ class Subnet(NeutronResource):
     description: ClassVar[str] = (
         "A Neutron subnet: an address block of a network, from which the network's ports take "
         "their addresses, the whole CIDR or given allocation pools.")
-    entity: ClassVar[Entity] = Entity("subnet", "subnets", tag_kind="subnet")
+    entity: ClassVar[Entity] = Entity("subnet", "subnets", tag_class="network.v2.subnet.Subnet")
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         NETWORK_ID: _network_id_schema(),
         NETWORK: PropSchema("string", "The network of the subnet, by name or id.", required=True,
@@ -160,9 +160,7 @@ class Subnet(NeutronResource):
 
     def update_body(self, ctx: StepContext, changed: set[str], resolve: Resolver) -> dict[str, Any] | Failed:
         props = ctx.properties
-        body: dict[str, Any] = {k: props[k] for k in changed if k in _PLAIN_UPDATE}
-        if NAME in changed:
-            body[NAME] = self.name_of(ctx)
+        body = self.changes(ctx, changed, _PLAIN_UPDATE, resolve)
         if ALLOCATION_POOLS in changed:
             body[ALLOCATION_POOLS] = props[ALLOCATION_POOLS] or []
         if SEGMENT in changed and props[SEGMENT]:
@@ -178,9 +176,6 @@ class Subnet(NeutronResource):
                               "subnet. It is only supported during subnet creation. is not supported for "
                               "resource.", "ResourceActionNotSupported")
             _gateway(props, body, creating=False)
-        if VALUE_SPECS in changed:
-            old = (ctx.old_properties or {}).get(VALUE_SPECS) or {}
-            body.update({k: v for k, v in (props[VALUE_SPECS] or {}).items() if old.get(k) != v})
         return body
 
 

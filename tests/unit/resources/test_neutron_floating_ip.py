@@ -45,11 +45,12 @@ def test_a_fixed_address_needs_a_port() -> None:
 def test_create_from_the_public_network_by_name() -> None:
     props = FIP.validate({"floating_network": "public", "port_id": PORT_ID}, resource_name="r1")
     results, final = run(FIP, Action.CREATE, ctx_for(props), [
-        {"find:network:public": ok({"id": PUBLIC_ID})}, {"create": ok(SHOWN)}])
+        {"find:network:public": ok({"id": PUBLIC_ID})}, {"create": ok(SHOWN)}, {"tags": ok(None)}])
     assert methods(results[0]) == ["find_network"]
+    # No name to find it by after a crash: Ember's tag goes in its description too.
     assert call_of(results[1], "create_ip").kwargs == {"floating_network_id": PUBLIC_ID, "port_id": PORT_ID,
-                                                       "tags": [TAG]}
-    assert isinstance(results[2], Done) and results[2].physical_id == FIP_ID  # DOWN is no wait: no status
+                                                       "description": TAG}
+    assert isinstance(results[3], Done) and results[3].physical_id == FIP_ID  # DOWN is no wait: no status
     attrs = FIP.all_attributes(FIP_ID, final.data, props)
     assert attrs == {"router_id": "r", "tenant_id": "demo", "floating_network_id": PUBLIC_ID,
                      "fixed_ip_address": "10.0.0.5", "floating_ip_address": "172.24.4.20", "port_id": PORT_ID}
@@ -57,9 +58,14 @@ def test_create_from_the_public_network_by_name() -> None:
 
 def test_lost_create_adopts_by_tag() -> None:
     props = FIP.validate({"floating_network": PUBLIC_ID}, resource_name="r1")
-    results, _ = run(FIP, Action.CREATE, ctx_for(props), [None, {"adopt": ok([SHOWN])}])
-    assert call_of(results[1], "ips").kwargs == {"tags": TAG}
-    assert isinstance(results[2], Done) and results[2].physical_id == FIP_ID
+    results, _ = run(FIP, Action.CREATE, ctx_for(props), [None, {"adopt": ok([]),
+                                                                 "adopt_named": ok([{**SHOWN, "tags": []}])},
+                                                          {"tags": ok(None)}])
+    listings = results[1]
+    assert isinstance(listings, Call)
+    assert [c.kwargs for c in listings.calls] == [{"tags": TAG}, {"description": TAG}]
+    assert methods(results[2]) == ["set_tags"]
+    assert isinstance(results[3], Done) and results[3].physical_id == FIP_ID
 
 
 @pytest.mark.parametrize(("change", "replace"), [

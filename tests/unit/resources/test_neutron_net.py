@@ -73,12 +73,24 @@ def test_value_specs_may_not_repeat_properties() -> None:
 
 # ---- create ------------------------------------------------------------------------------------------
 
-def test_create_active_at_once() -> None:
-    results, final = run(NET, Action.CREATE, ctx_for(PROPS), [{"create": ok(_net())}])
+TAGGED = {"tags": ok(None)}
+
+
+def by_key(result: Any, key: str) -> Any:
+    assert isinstance(result, Call), result
+    return next(c for c in result.calls if c.key == key)
+
+
+def test_create_then_tag_then_done() -> None:
+    results, final = run(NET, Action.CREATE, ctx_for(PROPS), [{"create": ok(_net())}, TAGGED])
     assert methods(results[0]) == ["create_network"]
-    assert call_of(results[0], "create_network").kwargs == {
-        "name": NAME, "admin_state_up": True, "shared": False, "tags": [TAG]}
-    done = results[1]
+    assert call_of(results[0], "create_network").kwargs == {"name": NAME, "admin_state_up": True,
+                                                             "shared": False}
+    # Neutron takes no tags in a create: Ember's tag follows at once, with the id recorded.
+    tag = results[1]
+    assert isinstance(tag, Call) and tag.physical_id == NET_ID
+    assert call_of(tag, "set_tags").args == ({"$existing": "network.v2.network.Network", "id": NET_ID}, [TAG])
+    done = results[2]
     assert isinstance(done, Done) and done.physical_id == NET_ID
     assert final.data.get(PHASE) is None
     # Attributes read Neutron's view of the object, whatever names the sdk used.
@@ -93,10 +105,11 @@ def test_create_active_at_once() -> None:
 def test_create_passes_what_was_given_and_value_specs() -> None:
     props = NET.validate({"name": "web", "tenant_id": "t1", "dns_domain": "example.org.", "tags": ["a"],
                           "value_specs": {"provider:network_type": "vxlan"}}, resource_name="r1")
-    result = NET.start(Action.CREATE, ctx_for(props))
-    assert call_of(result, "create_network").kwargs == {
+    results, _ = run(NET, Action.CREATE, ctx_for(props), [{"create": ok(_net())}])
+    assert call_of(results[0], "create_network").kwargs == {
         "name": "web", "admin_state_up": True, "shared": False, "tenant_id": "t1",
-        "dns_domain": "example.org.", "provider:network_type": "vxlan", "tags": ["a", TAG]}
+        "dns_domain": "example.org.", "provider:network_type": "vxlan"}
+    assert call_of(results[1], "set_tags").args[1] == ["a", TAG]
 
 
 def test_create_looks_up_a_qos_policy_by_name() -> None:
@@ -118,12 +131,12 @@ def test_a_name_not_found_fails_with_the_clouds_message() -> None:
 
 def test_create_waits_while_building_then_completes() -> None:
     results, final = run(NET, Action.CREATE, ctx_for(PROPS), [
-        {"create": ok(_net("BUILD"))}, {"get": ok(_net("BUILD"))}, {"get": ok(_net("DOWN"))}])
-    first_get, poll = results[1], results[2]
-    assert isinstance(first_get, Call) and first_get.physical_id == NET_ID and first_get.delay == 0
+        {"create": ok(_net("BUILD"))}, TAGGED, {"get": ok(_net("BUILD"))}, {"get": ok(_net("DOWN"))}])
+    poll = results[2]
     assert isinstance(poll, Call) and poll.delay > 0 and methods(poll) == ["get_network"]
     assert call_of(poll, "get_network").args == (NET_ID,)
-    assert isinstance(results[3], Done) and final.physical_id == NET_ID
+    assert methods(results[3]) == ["get_network"]
+    assert isinstance(results[4], Done) and final.physical_id == NET_ID
 
 
 @pytest.mark.parametrize(("status", "failure"), [
@@ -133,8 +146,7 @@ def test_create_waits_while_building_then_completes() -> None:
                      "ResourceUnknownStatus")),
 ])
 def test_create_fails_on_a_bad_status_with_the_id_recorded(status: str, failure: Failed) -> None:
-    results, final = run(NET, Action.CREATE, ctx_for(PROPS), [{"create": ok(_net(status))},
-                                                              {"get": ok(_net(status))}])
+    results, final = run(NET, Action.CREATE, ctx_for(PROPS), [{"create": ok(_net(status))}, TAGGED])
     assert final.physical_id == NET_ID  # recorded before failing, so a delete finds it
     assert results[2] == failure
 
@@ -149,32 +161,56 @@ def test_a_refused_create_fails_with_the_clouds_message() -> None:
 # ---- crash safety: a lost create answer --------------------------------------------------------------
 
 def test_lost_create_answer_adopts_what_the_tag_finds() -> None:
-    results, final = run(NET, Action.CREATE, ctx_for(PROPS), [None, {"adopt": ok([_net()])}])
-    assert methods(results[1]) == ["networks"]
-    assert call_of(results[1], "networks").kwargs == {"tags": TAG}
+    results, final = run(NET, Action.CREATE, ctx_for(PROPS), [None, {"adopt": ok([_net()]),
+                                                                     "adopt_named": ok([])}])
+    assert methods(results[1]) == ["networks", "networks"]
+    assert by_key(results[1], "adopt").kwargs == {"tags": TAG}
+    assert by_key(results[1], "adopt_named").kwargs == {"name": NAME}
     assert isinstance(results[2], Done) and results[2].physical_id == NET_ID
     assert final.physical_id == NET_ID
 
 
+def test_crash_between_create_and_tag_adopts_the_untagged_object_of_our_name() -> None:
+    ctx = ctx_for(PROPS, now=1_800_000_000.0)
+    untagged = _net(tags=[], created_at="2027-01-15T08:00:00Z")     # after the action began
+    results, _ = run(NET, Action.CREATE, ctx, [None, {"adopt": ok([]), "adopt_named": ok([untagged])},
+                                               TAGGED])
+    tag = results[2]
+    assert isinstance(tag, Call) and tag.physical_id == NET_ID and methods(tag) == ["set_tags"]
+    assert isinstance(results[3], Done)
+
+
+@pytest.mark.parametrize("other", [
+    _net(tags=["someone-else"]),                                    # tagged: not ours
+    _net(tags=[], created_at="2020-01-01T00:00:00Z"),               # made long before the action
+])
+def test_an_object_of_the_same_name_that_is_not_ours_is_left_alone(other: dict[str, Any]) -> None:
+    ctx = ctx_for(PROPS, now=1_800_000_000.0)
+    results, _ = run(NET, Action.CREATE, ctx, [None, {"adopt": ok([]), "adopt_named": ok([other])}])
+    assert methods(results[2]) == ["create_network"]
+
+
 def test_lost_create_answer_and_nothing_made_creates_once_more() -> None:
-    results, _ = run(NET, Action.CREATE, ctx_for(PROPS), [None, {"adopt": ok([])}])
+    results, _ = run(NET, Action.CREATE, ctx_for(PROPS), [None, {"adopt": ok([]), "adopt_named": ok([])}])
     assert methods(results[2]) == ["create_network"]
 
 
 def test_lost_listing_answer_lists_again() -> None:
     results, _ = run(NET, Action.CREATE, ctx_for(PROPS), [None, None])
-    assert methods(results[2]) == ["networks"]
+    assert methods(results[2]) == ["networks", "networks"]
 
 
-def test_lost_lookup_answers_look_up_again() -> None:
+def test_lost_lookup_and_tag_answers_ask_again() -> None:
     props = NET.validate({"qos_policy": "gold"}, resource_name="r1")
     results, _ = run(NET, Action.CREATE, ctx_for(props), [None])
     assert methods(results[1]) == ["find_qos_policy"]
+    results, _ = run(NET, Action.CREATE, ctx_for(PROPS), [{"create": ok(_net())}, None])
+    assert methods(results[2]) == ["set_tags"]
 
 
 def test_lost_wait_answer_asks_again() -> None:
-    results, _ = run(NET, Action.CREATE, ctx_for(PROPS), [{"create": ok(_net("BUILD"))}, None])
-    assert methods(results[2]) == ["get_network"]
+    results, _ = run(NET, Action.CREATE, ctx_for(PROPS), [{"create": ok(_net("BUILD"))}, TAGGED, None])
+    assert methods(results[3]) == ["get_network"]
 
 
 # ---- delete ------------------------------------------------------------------------------------------
@@ -204,12 +240,13 @@ def test_delete_of_a_never_made_resource_does_nothing() -> None:
 
 def test_delete_after_a_lost_create_answer_sweeps_by_tag() -> None:
     ctx = ctx_for(PROPS, data={PHASE: "create"})
-    results, _ = run(NET, Action.DELETE, ctx, [{"adopt": ok([_net()])}, {"delete": ok(None)}])
-    assert methods(results[0]) == ["networks"]
+    results, _ = run(NET, Action.DELETE, ctx, [{"adopt": ok([_net()]), "adopt_named": ok([])},
+                                               {"delete": ok(None)}])
+    assert methods(results[0]) == ["networks", "networks"]
     assert call_of(results[1], "delete_network").args == (NET_ID,)
     assert isinstance(results[1], Call) and results[1].physical_id == NET_ID
     assert isinstance(results[2], Done)
-    nothing, _ = run(NET, Action.DELETE, ctx, [{"adopt": ok([])}])
+    nothing, _ = run(NET, Action.DELETE, ctx, [{"adopt": ok([]), "adopt_named": ok([])}])
     assert isinstance(nothing[1], Done)
 
 
@@ -240,7 +277,8 @@ def test_update_sends_the_changes_and_waits_for_the_status() -> None:
         {"update": ok(_net("BUILD", name="web")), "tags": ok(None)}, {"get": ok(_net(name="web"))}])
     assert call_of(results[0], "update_network").args == (NET_ID,)
     assert call_of(results[0], "update_network").kwargs == {"name": "web", "admin_state_up": False, "x": 2}
-    assert call_of(results[0], "set_tags").args == ({"type": "network", "id": NET_ID}, ["b", TAG])
+    assert call_of(results[0], "set_tags").args == (
+        {"$existing": "network.v2.network.Network", "id": NET_ID}, ["b", TAG])
     assert methods(results[1]) == ["get_network"]
     assert isinstance(results[2], Done)
     assert NET.attribute("name", NET_ID, final.data, new) == "web"

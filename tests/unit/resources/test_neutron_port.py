@@ -81,16 +81,17 @@ def test_create_resolves_names_then_waits_past_build() -> None:
     results, final = run(PORT, Action.CREATE, ctx_for(props), [
         {"find:network:private": ok({"id": NET_ID}), "find:subnet:private-subnet": ok({"id": SUB_ID}),
          "find:security_group:web": ok({"id": SG_ID})},
-        {"create": ok(_port("BUILD"))}, {"get": ok(_port("BUILD"))}, {"get": ok(_port("ACTIVE"))}])
+        {"create": ok(_port("BUILD"))}, {"tags": ok(None)}, {"get": ok(_port("BUILD"))},
+        {"get": ok(_port("ACTIVE"))}])
     assert methods(results[0]) == ["find_network", "find_subnet", "find_security_group"]
     assert call_of(results[1], "create_port").kwargs == {
         "name": NAME, "network_id": NET_ID, "device_id": "", "device_owner": "", "admin_state_up": True,
         "binding:vnic_type": "normal",
         "fixed_ips": [{"subnet_id": SUB_ID, "ip_address": "10.0.0.5"}, {"ip_address": "10.0.0.6"}],
-        "security_groups": [SG_ID, SG_ID], "allowed_address_pairs": [{"ip_address": "10.0.0.0/24"}],
-        "tags": [TAG]}
+        "security_groups": [SG_ID, SG_ID], "allowed_address_pairs": [{"ip_address": "10.0.0.0/24"}]}
     assert isinstance(results[2], Call) and results[2].physical_id == PORT_ID
-    assert isinstance(results[4], Done)
+    assert call_of(results[2], "set_tags").args[1] == [TAG]
+    assert isinstance(results[5], Done)
     attrs = PORT.all_attributes(PORT_ID, final.data, props)
     assert attrs["fixed_ips"][0]["ip_address"] == "10.0.0.5" and attrs["mac_address"] == "fa:16:3e:0:0:1"
     assert attrs["security_groups"] == [SG_ID] and attrs["network_id"] == NET_ID

@@ -71,11 +71,12 @@ def test_router_create_with_a_gateway_by_name() -> None:
         resource_name="r1")
     results, final = run(ROUTER, Action.CREATE, ctx_for(props), [
         {"find:network:public": ok({"id": PUBLIC_ID}), "find:subnet:public-subnet": ok({"id": SUB_ID})},
-        {"create": ok(_router("BUILD"))}, {"get": ok(_router())}])
+        {"create": ok(_router("BUILD"))}, {"tags": ok(None)}, {"get": ok(_router())}])
     assert methods(results[0]) == ["find_network", "find_subnet"]
     assert call_of(results[1], "create_router").kwargs == {
-        "name": NAME, "admin_state_up": True, "external_gateway_info": GATEWAY, "tags": [TAG]}
-    assert isinstance(results[3], Done)
+        "name": NAME, "admin_state_up": True, "external_gateway_info": GATEWAY}
+    assert call_of(results[2], "set_tags").args[1] == [TAG]
+    assert isinstance(results[4], Done)
     assert ROUTER.attribute("external_gateway_info", ROUTER_ID, final.data, props) == GATEWAY
 
 
@@ -137,7 +138,7 @@ def test_interface_add_records_the_id_first() -> None:
     add = results[1]
     assert isinstance(add, Call) and add.physical_id == f"{ROUTER_ID}:subnet_id={SUB_ID}"
     assert call_of(add, "add_interface_to_router").args == (ROUTER_ID,)
-    assert call_of(add, "add_interface_to_router").kwargs == {"subnet_id": SUB_ID}
+    assert call_of(add, "add_interface_to_router").kwargs == {"subnet": SUB_ID}
     assert isinstance(results[2], Done)
     assert INTERFACE.reference_id(final.physical_id, final.data, resource_name="r1") == final.physical_id
 
@@ -161,7 +162,7 @@ def test_interface_lost_add_checks_the_routers_ports(listed: list[Any], next_met
 def test_interface_on_a_port() -> None:
     props = INTERFACE.validate({"router": ROUTER_ID, "port": PORT_ID}, resource_name="r1")
     results, _ = run(INTERFACE, Action.CREATE, ctx_for(props), [None, {"ports": ok([{"id": PORT_ID}])}])
-    assert call_of(results[0], "add_interface_to_router").kwargs == {"port_id": PORT_ID}
+    assert call_of(results[0], "add_interface_to_router").kwargs == {"port": PORT_ID}
     assert isinstance(results[2], Done)
 
 
@@ -178,7 +179,7 @@ def test_interface_remove(answer: Any) -> None:
     ctx = ctx_for(props, physical_id=f"{ROUTER_ID}:subnet_id={SUB_ID}")
     results, _ = run(INTERFACE, Action.DELETE, ctx, [None, {"remove": answer}])
     assert call_of(results[0], "remove_interface_from_router").args == (ROUTER_ID,)
-    assert call_of(results[0], "remove_interface_from_router").kwargs == {"subnet_id": SUB_ID}
+    assert call_of(results[0], "remove_interface_from_router").kwargs == {"subnet": SUB_ID}
     assert methods(results[1]) == ["remove_interface_from_router"]  # the answer was lost: again
     assert isinstance(results[2], Done)
     assert isinstance(INTERFACE.start(Action.DELETE, ctx_for(props)), Done)  # never added

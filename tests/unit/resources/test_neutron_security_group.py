@@ -83,23 +83,24 @@ def test_reconcile() -> None:
 def test_create_then_make_the_rules_in_one_bulk_call() -> None:
     props = GROUP.validate({"description": "web", "rules": [SSH]}, resource_name="r1")
     results, final = run(GROUP, Action.CREATE, ctx_for(props), [
-        {"create": ok(_group(EGRESS))}, {"make_rules": ok([{"id": "r1"}])}])
-    assert call_of(results[0], "create_security_group").kwargs == {"name": NAME, "description": "web",
-                                                                     "tags": [TAG]}
-    make = results[1]
+        {"create": ok(_group(EGRESS))}, {"tags": ok(None)}, {"make_rules": ok([{"id": "r1"}])}])
+    assert call_of(results[0], "create_security_group").kwargs == {"name": NAME, "description": "web"}
+    assert call_of(results[1], "set_tags").args == (
+        {"$existing": "network.v2.security_group.SecurityGroup", "id": SG_ID}, [TAG])
+    make = results[2]
     assert isinstance(make, Call) and make.physical_id == SG_ID
     assert methods(make) == ["create_security_group_rules"]
     (rules,) = call_of(make, "create_security_group_rules").args
     assert rules == [{"direction": "ingress", "ethertype": "IPv4", "protocol": "tcp", "port_range_min": "22",
                       "port_range_max": "22", "remote_ip_prefix": "0.0.0.0/0", "remote_group_id": None,
                       "security_group_id": SG_ID}]
-    assert isinstance(results[2], Done) and final.physical_id == SG_ID
+    assert isinstance(results[3], Done) and final.physical_id == SG_ID
 
 
-def test_create_with_no_rules_is_one_call() -> None:
+def test_create_with_no_rules_is_create_and_tag() -> None:
     results, _ = run(GROUP, Action.CREATE, ctx_for(GROUP.validate({}, resource_name="r1")),
-                     [{"create": ok(_group(EGRESS))}])
-    assert isinstance(results[1], Done) and results[1].physical_id == SG_ID
+                     [{"create": ok(_group(EGRESS))}, {"tags": ok(None)}])
+    assert isinstance(results[2], Done) and results[2].physical_id == SG_ID
 
 
 def test_lost_rule_answers_read_the_group_and_do_what_is_left() -> None:
@@ -107,9 +108,9 @@ def test_lost_rule_answers_read_the_group_and_do_what_is_left() -> None:
     made = {**format_rule(_typed_rules(SSH)[0], SG_ID), "id": "r1", "port_range_min": 22,
             "port_range_max": 22}
     results, _ = run(GROUP, Action.CREATE, ctx_for(props), [
-        {"create": ok(_group(EGRESS))}, None, {"get": ok(_group([*EGRESS, made]))}])
-    assert methods(results[2]) == ["get_security_group"]
-    assert isinstance(results[3], Done)  # the rule was made before the crash: nothing made twice
+        {"create": ok(_group(EGRESS))}, {"tags": ok(None)}, None, {"get": ok(_group([*EGRESS, made]))}])
+    assert methods(results[3]) == ["get_security_group"]
+    assert isinstance(results[4], Done)  # the rule was made before the crash: nothing made twice
 
 
 def test_update_rules_deletes_stale_and_makes_missing() -> None:

@@ -93,7 +93,7 @@ def test_create_request(gateway: str | None, sent: dict[str, Any]) -> None:
     result = SUBNET.start(Action.CREATE, ctx_for(props))
     assert call_of(result, "create_subnet").kwargs == {
         "name": NAME, "network_id": NET_ID, "cidr": "10.0.0.0/24", "ip_version": 4, "dns_nameservers": [],
-        "enable_dhcp": True, "tags": [TAG], **sent}
+        "enable_dhcp": True, **sent}
 
 
 def test_create_looks_up_the_network_by_name_and_completes_without_status() -> None:
@@ -102,13 +102,15 @@ def test_create_looks_up_the_network_by_name_and_completes_without_status() -> N
                              "host_routes": [{"destination": "10.1.0.0/16", "nexthop": "10.0.0.1"}],
                              "value_specs": {"service_types": []}}, resource_name="r1")
     results, final = run(SUBNET, Action.CREATE, ctx_for(props), [
-        {"find:network:private": ok({"id": NET_ID})}, {"create": ok(SHOWN)}])
+        {"find:network:private": ok({"id": NET_ID})}, {"create": ok(SHOWN)}, {"tags": ok(None)}])
     assert methods(results[0]) == ["find_network"]
     body = call_of(results[1], "create_subnet").kwargs
     assert body["network_id"] == NET_ID and body["service_types"] == []
     assert body["allocation_pools"] == [{"start": "10.0.0.10", "end": "10.0.0.20"}]
     assert body["host_routes"] == [{"destination": "10.1.0.0/16", "nexthop": "10.0.0.1"}]
-    assert isinstance(results[2], Done) and results[2].physical_id == SUB_ID
+    assert call_of(results[2], "set_tags").args == ({"$existing": "network.v2.subnet.Subnet", "id": SUB_ID},
+                                                     [TAG])
+    assert isinstance(results[3], Done) and results[3].physical_id == SUB_ID
     attrs = SUBNET.all_attributes(SUB_ID, final.data, props)
     assert attrs == {"name": NAME, "network_id": NET_ID, "tenant_id": "demo",
                      "allocation_pools": [{"start": "10.0.0.2", "end": "10.0.0.254"}],
