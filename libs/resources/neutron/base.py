@@ -410,7 +410,10 @@ class NeutronResource(ResourceType):
 
     def live_properties(self, ctx: StepContext, view: Mapping[str, Any]) -> dict[str, Any]:
         """The properties the object shows now (Heat's ``parse_live_resource_data``)."""
-        live = {prop: view[field] for prop, field in self.live_fields.items() if field in view}
+        # A property given by name reads back as an id: not a change, so it is left out.
+        by_name = {prop for prop, ref in self.references(ctx.properties) if not wire.is_uuid(ref.value)}
+        live = {prop: view[field] for prop, field in self.live_fields.items()
+                if field in view and prop not in by_name}
         own_name = self.physical_resource_name(ctx)
         if "name" in live and not ctx.properties.get("name") and live["name"] == own_name:
             del live["name"]  # the name Ember gave, not a change

@@ -124,8 +124,9 @@ class Port(NeutronResource):
         "network": AttrSchema("The port's network, as Neutron shows it.", "map"),
         "propagate_uplink_status": AttrSchema("Whether the port follows its uplink's status.", "boolean"),
     }
+    # Not the device: Nova sets it on the ports its servers use, and converging it back would unplug them.
     live_fields: ClassVar[Mapping[str, str]] = {
-        NAME: "name", DEVICE_ID: "device_id", DEVICE_OWNER: "device_owner", ADMIN_STATE_UP: "admin_state_up",
+        NAME: "name", ADMIN_STATE_UP: "admin_state_up",
         SECURITY_GROUPS: "security_groups", ALLOWED_ADDRESS_PAIRS: "allowed_address_pairs",
         PORT_SECURITY_ENABLED: "port_security_enabled", QOS_POLICY: "qos_policy_id", DNS_NAME: "dns_name",
     }

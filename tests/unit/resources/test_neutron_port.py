@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
+from libs.resources.base import OBSERVE_KEY
 from libs.resources.neutron.base import SHOW
 from libs.resources.steps import Action, Call, Done
 from libs.template.errors import StackValidationFailed
-from tests.unit.resources.cloud_support import TAG, call_of, ctx_for, methods, ok, run
+from tests.unit.resources.cloud_support import TAG, after, call_of, ctx_for, methods, ok, run
 from tests.unit.resources.resource_support import plugin
 
 PORT = plugin("OS::Neutron::Port")
@@ -142,3 +143,16 @@ def test_update_fixed_ips_and_pairs() -> None:
     result = PORT.start(Action.UPDATE, ctx_for(new, old_properties=old, physical_id=PORT_ID))
     assert call_of(result, "update_port").kwargs == {
         "fixed_ips": [{"subnet_id": SUB_ID, "ip_address": "10.0.0.7"}], "allowed_address_pairs": []}
+
+
+def test_observe_leaves_out_what_nova_sets_and_what_was_given_by_name() -> None:
+    props = _props(security_groups=["web"], device_id="")
+    ctx = ctx_for(props, physical_id=PORT_ID)
+    seen = PORT.observe(after(ctx, Done(), {OBSERVE_KEY: ok(_port("ACTIVE", device_id="server-1",
+                                                                   device_owner="compute:nova"))}))
+    assert seen is not None
+    assert "device_id" not in seen.properties and "device_owner" not in seen.properties
+    assert "security_groups" not in seen.properties          # ids, where the template gave a name
+    by_id = PORT.observe(after(ctx_for(_props(security_groups=[SG_ID]), physical_id=PORT_ID), Done(),
+                               {OBSERVE_KEY: ok(_port("ACTIVE"))}))
+    assert by_id is not None and by_id.properties["security_groups"] == [SG_ID]
