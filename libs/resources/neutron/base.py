@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Final
 from libs.cloud.calls import CloudCall, Service, existing
 from libs.resources.base import OBSERVE_KEY, ResourceType
 from libs.resources.neutron import adoption, wire
+from libs.resources.neutron.errors import not_built
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.steps import (
     Action,
@@ -78,34 +79,6 @@ class Entity:
 
     def call(self, key: str, verb: str, *args: Any, **kwargs: Any) -> CloudCall:
         return CloudCall(key, Service.NETWORK, f"{verb}_{self.name}", args=tuple(args), kwargs=kwargs)
-
-
-class PropertyConflict(StackValidationFailed):
-    """Heat's ``ResourcePropertyConflict``."""
-
-    error_type = "ResourcePropertyConflict"
-
-    def __init__(self, *names: str) -> None:
-        super().__init__(f"Cannot define the following properties at the same time: {', '.join(names)}.")
-
-
-class PropertyUnspecified(StackValidationFailed):
-    """Heat's ``PropertyUnspecifiedError``."""
-
-    error_type = "PropertyUnspecifiedError"
-
-    def __init__(self, *names: str) -> None:
-        super().__init__(f"At least one of the following properties must be specified: {', '.join(names)}.")
-
-
-def not_built(status: Any) -> Failed | None:
-    """Heat's ``is_built`` failures: None for BUILD, ACTIVE and DOWN."""
-    if status in ("BUILD", "ACTIVE", "DOWN"):
-        return None
-    if status in ("ERROR", "DEGRADED"):
-        return Failed(f'Went to status {status} due to "Unknown"', "ResourceInError")
-    return Failed(f'Resource is not built - Unknown status {status} due to "Unknown"',
-                  "ResourceUnknownStatus")
 
 
 def given(properties: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:

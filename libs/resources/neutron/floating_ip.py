@@ -7,11 +7,11 @@ from typing import Any, ClassVar
 
 from libs.resources.attributes import AttrSchema
 from libs.resources.neutron.base import Entity, NeutronResource, given
+from libs.resources.neutron.errors import PropertyDependency
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Failed, StepContext
 from libs.template.constraints import CustomConstraint
-from libs.template.errors import StackValidationFailed
 
 FLOATING_NETWORK_ID = "floating_network_id"
 FLOATING_NETWORK = "floating_network"
@@ -22,15 +22,6 @@ FIXED_IP_ADDRESS = "fixed_ip_address"
 FLOATING_IP_ADDRESS = "floating_ip_address"
 DNS_NAME = "dns_name"
 DNS_DOMAIN = "dns_domain"
-
-
-class PropertyDependency(StackValidationFailed):
-    """Heat's ``ResourcePropertyDependency``."""
-
-    error_type = "ResourcePropertyDependency"
-
-    def __init__(self, prop: str, needs: str) -> None:
-        super().__init__(f"{prop} cannot be specified without {needs}.")
 
 
 class FloatingIP(NeutronResource):

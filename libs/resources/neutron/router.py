@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from libs.resources.attributes import AttrSchema
-from libs.resources.neutron.base import Entity, NeutronResource, PropertyConflict, given
+from libs.resources.neutron.base import Entity, NeutronResource, given
+from libs.resources.neutron.errors import PropertyConflict
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Failed, StepContext

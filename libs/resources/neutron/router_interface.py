@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Final
 from libs.cloud.calls import CloudCall, Service
 from libs.resources.base import ResourceType
 from libs.resources.neutron import wire
-from libs.resources.neutron.base import PHASE, PropertyConflict, PropertyUnspecified
+from libs.resources.neutron.base import PHASE
+from libs.resources.neutron.errors import PropertyConflict, PropertyUnspecified
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Action, Call, Done, Failed, StepContext, StepResult

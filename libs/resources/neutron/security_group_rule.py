@@ -14,7 +14,8 @@ from libs.cloud.calls import CloudCall, Service
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.neutron import wire
-from libs.resources.neutron.base import ADOPT_KEY, Entity, NeutronResource, PropertyConflict
+from libs.resources.neutron.base import ADOPT_KEY, Entity, NeutronResource
+from libs.resources.neutron.errors import PropertyConflict
 from libs.resources.neutron.security_group import PROTOCOL_TEXT, PROTOCOLS, rule_key, rule_schema
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.properties import PropSchema
