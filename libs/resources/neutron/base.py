@@ -385,13 +385,12 @@ class NeutronResource(ResourceType):
         """The properties the object shows now (Heat's ``parse_live_resource_data``)."""
         # A property given by name reads back as an id: not a change, so it is left out.
         by_name = {prop for prop, ref in self.references(ctx.properties) if not wire.is_uuid(ref.value)}
+        # What the template leaves to Neutron (a subnet's pools, its gateway) is not a change either:
+        # converging it back to "unset" would clear what Neutron chose.
         live = {prop: view[field] for prop, field in self.live_fields.items()
-                if field in view and prop not in by_name}
-        own_name = self.physical_resource_name(ctx)
-        if "name" in live and not ctx.properties.get("name") and live["name"] == own_name:
-            del live["name"]  # the name Ember gave, not a change
-        if "tags" in view and "tags" in self.properties_schema:
-            live["tags"] = wire.without(view["tags"], ctx.cloud_tag) or ctx.properties.get("tags")
+                if field in view and prop not in by_name and ctx.properties.get(prop) is not None}
+        if "tags" in view and ctx.properties.get("tags") is not None:
+            live["tags"] = wire.without(view["tags"], ctx.cloud_tag)
         return live
 
     # ---- references and attributes -----------------------------------------------------------

@@ -303,13 +303,14 @@ def test_update_lost_answers_update_again_and_errors_fail() -> None:
 # ---- observe -----------------------------------------------------------------------------------------
 
 def test_observe_one_and_listed() -> None:
-    ctx = ctx_for(PROPS, physical_id=NET_ID)
+    props = NET.validate({"name": "web", "tags": ["a"]}, resource_name="r1")
+    ctx = ctx_for(props, physical_id=NET_ID)
     call = NET.observe_call(ctx)
     assert call is not None and (call.key, call.method, call.args) == (OBSERVE_KEY, "get_network", (NET_ID,))
-    live = _net(is_admin_state_up=False, tags=[TAG, "user"])
+    live = _net(name="web", is_admin_state_up=False, tags=[TAG, "user"])
     seen = NET.observe(after(ctx, Done(), {OBSERVE_KEY: ok(live)}))
-    assert seen == Observed(properties={"admin_state_up": False, "port_security_enabled": True,
-                                        "tags": ["user"]})
+    # What the template leaves unset (port_security_enabled here) is Neutron's, not a change.
+    assert seen == Observed(properties={"name": "web", "admin_state_up": False, "tags": ["user"]})
     assert NET.observe(after(ctx, Done(), {OBSERVE_KEY: NOT_FOUND})) == Observed(gone=True)
     assert NET.observe(after(ctx, Done(), {})) is None
     listing = NET.list_call()
@@ -317,3 +318,5 @@ def test_observe_one_and_listed() -> None:
     assert NET.observe_listed(ctx, None) == Observed(gone=True)
     renamed = NET.observe_listed(ctx, _net(name="renamed"))
     assert renamed is not None and renamed.properties["name"] == "renamed"
+    unnamed = NET.observe_listed(ctx_for(PROPS, physical_id=NET_ID), _net())
+    assert unnamed is not None and "name" not in unnamed.properties

@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
+from libs.resources.base import OBSERVE_KEY
 from libs.resources.neutron.base import SHOW
 from libs.resources.steps import Action, Done, Failed
 from libs.template.errors import StackValidationFailed
-from tests.unit.resources.cloud_support import TAG, call_of, ctx_for, methods, ok, run
+from tests.unit.resources.cloud_support import TAG, after, call_of, ctx_for, methods, ok, run
 from tests.unit.resources.resource_support import plugin
 
 SUBNET = plugin("OS::Neutron::Subnet")
@@ -161,3 +162,10 @@ def test_update_refusals_are_heats() -> None:
 def test_delete() -> None:
     results, _ = run(SUBNET, Action.DELETE, ctx_for(_props(), physical_id=SUB_ID), [{"delete": ok(None)}])
     assert methods(results[0]) == ["delete_subnet"] and isinstance(results[1], Done)
+
+
+def test_observe_leaves_what_neutron_chose() -> None:
+    ctx = ctx_for(_props(dns_nameservers=["1.1.1.1"]), physical_id=SUB_ID)
+    seen = SUBNET.observe(after(ctx, Done(), {OBSERVE_KEY: ok({**SHOWN, "dns_nameservers": []})}))
+    # The pools and gateway Neutron chose are not changes to converge back to "unset".
+    assert seen is not None and seen.properties == {"dns_nameservers": [], "enable_dhcp": True}
