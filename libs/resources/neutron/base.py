@@ -4,11 +4,10 @@ Each action is steps over calls made by the worker (:class:`~libs.resources.step
 ``data`` carries where the action stands (``phase``) between steps, so a step whose
 answers were lost (a crash between the calls and the next step: ``ctx.answers`` is
 empty) knows what it had asked and asks again, or, for a create, looks for what the
-lost call may have made (every object carries ``ctx.cloud_tag`` in its tags) and
-adopts it before it makes another.
+lost call may have made and adopts it before it makes another (see :mod:`.adoption`).
 
-Create: look up names (``find_<kind>``), then ``create_<entity>``; a type with a
-status waits while it is ``BUILD`` and fails on ``ERROR``/``DEGRADED``, as Heat's
+Create: look up names (``find_<kind>``), then ``create_<entity>``, then ``set_tags`` with
+``ctx.cloud_tag`` (Neutron takes no tags in a create); a type with a status waits while it is ``BUILD`` and fails on ``ERROR``/``DEGRADED``, as Heat's
 ``is_built``. Update: the changed properties in one ``update_<entity>`` (and
 ``set_tags`` for the user's tags), then the same wait. Delete: ``delete_<entity>``;
 404 is already gone. The last answer is kept as ``data["show"]``, Neutron's view of
@@ -55,12 +54,12 @@ POLL_DELAY: Final = 1.0
 class Phase(enum.StrEnum):
     LOOKUP = "lookup"    # names being turned into ids
     CREATE = "create"    # the create call was asked for
-    ADOPT = "adopt"      # its answer was lost: listing by tag
+    ADOPT = "adopt"      # its answer was lost: listing by tag and by name
     TAG = "tag"          # made: being tagged (Neutron takes no tags in a create)
     WAIT = "wait"        # waiting for the status to settle
     UPDATE = "update"    # the update calls were asked for
     DELETE = "delete"    # the delete calls were asked for
-    SWEEP = "sweep"      # deleting what a create with a lost answer made: listing by tag
+    SWEEP = "sweep"      # deleting what a create with a lost answer made: listing as ADOPT does
 
 
 @dataclasses.dataclass(frozen=True)
