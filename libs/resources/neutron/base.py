@@ -8,8 +8,9 @@ lost call may have made and adopts it before it makes another (see :mod:`.adopti
 
 Create: look up names (``find_<kind>``), then ``create_<entity>``, then ``set_tags`` with
 ``ctx.cloud_tag`` (Neutron takes no tags in a create); a type with a status waits
-while it is ``BUILD`` and fails on ``ERROR``/``DEGRADED``, as Heat's ``is_built``. Update: the changed properties in one ``update_<entity>`` (and
-``set_tags`` for the user's tags), then the same wait. Delete: ``delete_<entity>``;
+while it is ``BUILD`` and fails on ``ERROR``/``DEGRADED``, as Heat's ``is_built``.
+Update: the changed properties in one ``update_<entity>`` (and ``set_tags`` for the
+user's tags), then the same wait. Delete: ``delete_<entity>``;
 404 is already gone. The last answer is kept as ``data["show"]``, Neutron's view of
 the object, which attributes and ``show`` read (Heat shows the object when asked).
 """
