@@ -2,9 +2,10 @@
 
 Neutron takes no tags in a create (real Neutron refuses ``tags`` in POST, or drops them
 for ports), so Ember tags an object in a second call, ``set_tags``, right after its
-create. An object is therefore found by its tag, or, if the crash fell between the
-two calls, as the untagged object of the name Ember gave (a floating IP, which has no
-name, by the description Ember gave) made since the action began.
+create, and also writes its tag in the object's description when the template leaves
+that empty. An object is therefore found by its tag, or, if the crash fell between
+the two calls, by its description; failing that (the template set a description), as
+the only untagged object of the name Ember gave that was made since the action began.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def made_since(view: Mapping[str, Any], started_at: float) -> bool:
     return when.timestamp() >= started_at - CLOCK_SKEW
 
 
-def found(calls: Sequence[CloudCall], answers: Answers, started_at: float,
+def found(calls: Sequence[CloudCall], answers: Answers, started_at: float, tag: str,
           pick: Any) -> Found | Failed | None:
     """What the listings of ``calls`` found; None if an answer was lost.
 
@@ -70,8 +71,17 @@ def found(calls: Sequence[CloudCall], answers: Answers, started_at: float,
     if tagged is not None:
         return Found(tagged)
     named = answers.get(NAMED_KEY)
-    for obj in (named.value or ()) if named is not None else ():
-        view = wire.neutron_view(obj)
-        if not view.get("tags") and made_since(view, started_at):
-            return Found(obj, untagged=True)
-    return Found(None)
+    candidates = [obj for obj in ((named.value or ()) if named is not None else ())
+                  if _ours(wire.neutron_view(obj), started_at, tag)]
+    described = [obj for obj in candidates if wire.neutron_view(obj).get("description") == tag]
+    if described:
+        return Found(described[0], untagged=True)
+    # By name, only when one object can be ours: adopting a sibling's (a group's members may
+    # share a name) would be worse than leaving one behind.
+    return Found(candidates[0], untagged=True) if len(candidates) == 1 else Found(None)
+
+
+def _ours(view: Mapping[str, Any], started_at: float, tag: str) -> bool:
+    if view.get("description") == tag:
+        return True
+    return not view.get("tags") and made_since(view, started_at)

@@ -173,12 +173,24 @@ class NeutronResource(ResourceType):
     def _create(self, ctx: StepContext, ids: Mapping[str, str]) -> StepResult:
         ctx = dataclasses.replace(ctx, data={**ctx.data, IDS: wire.dumps(ids)})
         body = self.create_body(ctx, Resolver(ids))
+        if self._described(ctx):
+            body["description"] = ctx.cloud_tag
         return Call((self.entity.call(CREATE_KEY, "create", **body),),
                     data={PHASE: Phase.CREATE, IDS: wire.dumps(ids)})
 
+    def _described(self, ctx: StepContext) -> bool:
+        """Whether Ember's tag goes in the object's description too: when nothing else does."""
+        return (self.entity.taggable and ctx.properties.get("description") is None
+                and "description" not in self.value_specs(ctx.properties))
+
     def made_filter(self, ctx: StepContext) -> dict[str, Any] | None:
-        """How an untagged object this resource made is listed: by the name Ember gave it."""
-        return {"name": self.name_of(ctx)} if self.entity.taggable else None
+        """How an untagged object this resource made is listed: by Ember's tag in its description,
+        else by the name Ember gave it."""
+        if not self.entity.taggable:
+            return None
+        if self._described(ctx):
+            return {"description": ctx.cloud_tag}
+        return {"name": self.name_of(ctx)}
 
     def adopt_calls(self, ctx: StepContext) -> tuple[CloudCall, ...]:
         """The listings that find what a create whose answer was lost made."""
@@ -188,7 +200,7 @@ class NeutronResource(ResourceType):
         return listed[0] if listed else None
 
     def _found(self, ctx: StepContext) -> adoption.Found | Failed | None:
-        return adoption.found(self.adopt_calls(ctx), ctx.answers, ctx.started_at,
+        return adoption.found(self.adopt_calls(ctx), ctx.answers, ctx.started_at, ctx.cloud_tag,
                               lambda listed: self.adopt_pick(ctx, listed))
 
     def _tag(self, ctx: StepContext, view: Mapping[str, Any]) -> StepResult:

@@ -91,12 +91,7 @@ class FloatingIP(NeutronResource):
         if props.get(FLOATING_SUBNET):
             body["subnet_id"] = resolve(Kind.SUBNET, props[FLOATING_SUBNET])
         body.update(self.value_specs(props))
-        # A floating IP has no name: Ember's tag in its description finds it if a crash leaves it untagged.
-        body.setdefault("description", ctx.cloud_tag)
         return body
-
-    def made_filter(self, ctx: StepContext) -> dict[str, Any] | None:
-        return {"description": ctx.cloud_tag}
 
     def update_body(self, ctx: StepContext, changed: set[str], resolve: Resolver) -> dict[str, Any] | Failed:
         # Heat sends the port and its address whatever changed (a DNS change itself is not sent).

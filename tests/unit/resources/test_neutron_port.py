@@ -89,7 +89,8 @@ def test_create_resolves_names_then_waits_past_build() -> None:
         "name": NAME, "network_id": NET_ID, "device_id": "", "device_owner": "", "admin_state_up": True,
         "binding:vnic_type": "normal",
         "fixed_ips": [{"subnet_id": SUB_ID, "ip_address": "10.0.0.5"}, {"ip_address": "10.0.0.6"}],
-        "security_groups": [SG_ID, SG_ID], "allowed_address_pairs": [{"ip_address": "10.0.0.0/24"}]}
+        "security_groups": [SG_ID, SG_ID], "allowed_address_pairs": [{"ip_address": "10.0.0.0/24"}],
+        "description": TAG}
     assert isinstance(results[2], Call) and results[2].physical_id == PORT_ID
     assert call_of(results[2], "set_tags").args[1] == [TAG]
     assert isinstance(results[5], Done)

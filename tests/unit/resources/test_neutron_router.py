@@ -74,7 +74,7 @@ def test_router_create_with_a_gateway_by_name() -> None:
         {"create": ok(_router("BUILD"))}, {"tags": ok(None)}, {"get": ok(_router())}])
     assert methods(results[0]) == ["find_network", "find_subnet"]
     assert call_of(results[1], "create_router").kwargs == {
-        "name": NAME, "admin_state_up": True, "external_gateway_info": GATEWAY}
+        "name": NAME, "admin_state_up": True, "external_gateway_info": GATEWAY, "description": TAG}
     assert call_of(results[2], "set_tags").args[1] == [TAG]
     assert isinstance(results[4], Done)
     assert ROUTER.attribute("external_gateway_info", ROUTER_ID, final.data, props) == GATEWAY

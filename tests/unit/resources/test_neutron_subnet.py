@@ -94,7 +94,7 @@ def test_create_request(gateway: str | None, sent: dict[str, Any]) -> None:
     result = SUBNET.start(Action.CREATE, ctx_for(props))
     assert call_of(result, "create_subnet").kwargs == {
         "name": NAME, "network_id": NET_ID, "cidr": "10.0.0.0/24", "ip_version": 4, "dns_nameservers": [],
-        "enable_dhcp": True, **sent}
+        "enable_dhcp": True, "description": TAG, **sent}
 
 
 def test_create_looks_up_the_network_by_name_and_completes_without_status() -> None:
