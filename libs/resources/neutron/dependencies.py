@@ -8,6 +8,9 @@
   depends on (Neutron needs that interface to put the address on the port).
 - A floating IP association comes after a router interface on the subnet of the
   first fixed IP of a port it depends on.
+- A server with networks comes after the subnets of those networks, after every subnet
+  when one of its networks is not named (a port only), and after a subnet whose network
+  cannot be known (Heat's ``Server.add_dependencies``: the rule is about subnets, so here).
 
 Values are compared as the template gives them, functions evaluated where they can
 be: a parameter gives its value, ``get_resource``/``get_attr`` give a token naming
@@ -29,6 +32,7 @@ from libs.template.stack import ConditionResolver, StackDefinition
 NET, SUBNET, PORT = "OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Port"
 ROUTER, INTERFACE = "OS::Neutron::Router", "OS::Neutron::RouterInterface"
 FLOATING_IP, ASSOCIATION = "OS::Neutron::FloatingIP", "OS::Neutron::FloatingIPAssociation"
+SERVER = "OS::Nova::Server"
 
 
 class _Tokens(ConditionResolver):
@@ -115,7 +119,22 @@ def implicit_dependencies(stack: StackDefinition) -> dict[str, set[str]]:
         deps[fip] |= _interfaces_for(s, fip, interfaces, first_only=False)
     for association in s.by_type[ASSOCIATION]:
         deps[association] |= _interfaces_for(s, association, interfaces, first_only=True)
+    for server in s.by_type[SERVER]:
+        deps[server] |= _server_subnets(s, server)
     return {name: found for name, found in deps.items() if found}
+
+
+def _server_subnets(s: _Stack, server: str) -> set[str]:
+    networks = s.value(server, "networks")
+    if not isinstance(networks, list) or not networks:
+        return set()
+    named = [n.get("network") or n.get("uuid") for n in networks if isinstance(n, Mapping)]
+    found: set[str] = set()
+    for subnet in s.by_type[SUBNET]:
+        network = s.value(subnet, "network", "network_id")
+        if network is None or any(not n or _hashable(n) == _hashable(network) for n in named):
+            found.add(subnet)
+    return found
 
 
 def _interfaces_for(s: _Stack, name: str, interfaces: Mapping[str, Any], *, first_only: bool) -> set[str]:

@@ -98,3 +98,21 @@ def test_the_old_property_names_count_too() -> None:
     assert requires["port"] == {"net", "sub"}
     assert requires["fip"] == {"port", "router", "ri"}
     assert requires["ri"] == {"router", "sub"}
+
+
+def _server(*networks: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "OS::Nova::Server", "properties": {"image": "cirros", "flavor": "m1.tiny",
+                                                      "networks": list(networks)}}
+
+
+@pytest.mark.parametrize(("server", "expected"), [
+    (_server({"network": REF}), {"net", "sub"}),
+    (_server({"network": "private"}), {"sub2"}),
+    (_server({"uuid": "private"}), {"sub2"}),                    # Heat's old key
+    (_server({"port": "p-1"}), {"sub", "sub2"}),                 # a network not named: every subnet
+    (_server(), set()),
+])
+def test_a_server_comes_after_its_networks_subnets(server: dict[str, Any], expected: set[str]) -> None:
+    requires = _requires({"net": NET, "sub": _sub(REF), "sub2": _sub("private", "10.1.0.0/24"),
+                          "server": server})
+    assert requires["server"] == expected
