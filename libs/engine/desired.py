@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from libs.resources.implicit import implicit_dependencies
 from libs.template.environment import Environment
 from libs.template.parameters import Parameters
 from libs.template.request import parameter_schemas
@@ -48,7 +49,7 @@ def load(template: Mapping[str, Any], files: Mapping[str, str], environment: Map
     params = Parameters(parameter_schemas(tmpl), dialect=tmpl.version.kind, user_params=env.parameters,
                         param_defaults=env.parameter_defaults, stack_name=stack_name,
                         stack_id=stack_id, project_id=project_id)
-    definition = StackDefinition(tmpl, params, facade)
+    definition = StackDefinition(tmpl, params, facade, implicit=implicit_dependencies)
     return Desired(tmpl, env, params, definition)
 
 

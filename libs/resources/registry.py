@@ -107,6 +107,7 @@ def default_registry() -> Registry:
     from libs.resources.autoscaling import AutoScalingGroup, ScalingPolicy
     from libs.resources.instance_group import InstanceGroup
     from libs.resources.nested import StackResource
+    from libs.resources.neutron.types import NEUTRON_TYPES
     from libs.resources.none import NoneResource
     from libs.resources.random_string import RandomString
     from libs.resources.resource_chain import ResourceChain
@@ -124,4 +125,6 @@ def default_registry() -> Registry:
     from libs.resources.compute_types import COMPUTE_TYPES
     for cloud_cls in COMPUTE_TYPES:
         registry.register(cloud_cls)
+    for neutron_cls in NEUTRON_TYPES:
+        registry.register(neutron_cls)
     return registry

@@ -23,6 +23,7 @@ from typing import Any
 
 from libs.resources.attributes import SHOW
 from libs.resources.base import ResourceType
+from libs.resources.implicit import implicit_dependencies
 from libs.resources.properties import Unresolvable
 from libs.resources.registry import Registry
 from libs.template import errors
@@ -193,6 +194,9 @@ class PluginChecks:
             self._check_facade(stack, definition)
             plugin.validate_in_stack(name, stack, lambda other: self.class_name(
                 stack.resources[other].type, other))
+
+    def implicit_dependencies(self, stack: StackDefinition) -> Mapping[str, set[str]]:
+        return implicit_dependencies(stack)
 
     def _check_facade(self, stack: StackDefinition, definition: ResourceDefinition) -> None:
         """A provider template of a type something else provides too must offer its interface."""

@@ -140,15 +140,30 @@ class ResourceChecks(Protocol):
     def check(self, stack: StackDefinition, name: str) -> None:
         """The resource's own validation (its properties); raises TemplateError."""
 
+    def implicit_dependencies(self, stack: StackDefinition) -> Mapping[str, set[str]]:
+        """What each resource must also come after because of its type (see :data:`ImplicitDependencies`)."""
+
+
+ImplicitDependencies = Callable[["StackDefinition"], Mapping[str, set[str]]]
+"""Dependencies a resource's type adds to those its template states (Heat's ``add_dependencies``).
+
+Given the whole stack, once: name -> the names of other enabled resources it must come after
+(a port after the subnets of its network...). Pure; the plugins know the rules, so whoever
+builds a :class:`StackDefinition` with plugins at hand passes them in.
+"""
+
 
 class StackDefinition:
     def __init__(self, template: Template, parameters: ParameterValues,
-                 facade: Mapping[str, Any] | None = None, checks: ResourceChecks | None = None) -> None:
+                 facade: Mapping[str, Any] | None = None, checks: ResourceChecks | None = None,
+                 implicit: ImplicitDependencies | None = None) -> None:
         self.template = template
         self.parameters = parameters
         # A provider template's parent resource, as resource_facade sees it (None at the top).
         self.facade = facade
         self.checks = checks
+        self._implicit_rules = implicit or (checks.implicit_dependencies if checks is not None else None)
+        self._implicit: Mapping[str, set[str]] | None = None
         # Conditions are parsed before they exist, so they see parameters only;
         # resources and outputs are parsed with the conditions at hand. Nothing is
         # parsed until asked for, as in Heat, whose validation checks structure first.
@@ -302,7 +317,15 @@ class StackDefinition:
                 raise errors.InvalidTemplateReference(dep, name)
             if dep in self.resources:
                 found.add(dep)
-        return found
+        return found | self.implicit_required(name)
+
+    def implicit_required(self, name: str) -> set[str]:
+        """What the resource's type adds to its template's dependencies (computed once per stack)."""
+        if self._implicit_rules is None:
+            return set()
+        if self._implicit is None:
+            self._implicit = self._implicit_rules(self)
+        return {n for n in self._implicit.get(name, ()) if n in self.resources and n != name}
 
     def graph(self) -> Graph[str]:
         """The dependency graph of the enabled resources; CircularDependencyException on a cycle."""

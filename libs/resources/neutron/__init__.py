@@ -1,0 +1,1 @@
+"""The ``OS::Neutron::*`` resource types: pure plugins that ask for openstacksdk network calls as data."""
