@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import asyncpg
 
 from libs import plan_requests
+from libs.cloud.calls import Answer
+from libs.cloud.lookups import CloudChecks, CloudLookupsNeeded, Lookup
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
@@ -29,6 +31,10 @@ from libs.template.environment import Environment
 from libs.template.limits import Limits
 from libs.template.parameters import check_immutable
 from libs.template.template import Template
+
+# Answers for the lookups of custom constraints checked against the cloud (``nova.flavor``),
+# made in a project's cloud (``libs.cloud.validation.CloudLookups``).
+CloudLookup = Callable[[str, Sequence[Lookup]], Awaitable[Mapping[str, Answer]]]
 
 
 class StackExists(errors.TemplateError):
@@ -74,17 +80,18 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        adopt_data: Mapping[str, Any] | None = None,
                        facade: Mapping[str, Any] | None = None,
                        after_commit: list[PlanRequest] | None = None,
-                       evaluation: Evaluator = INLINE) -> stacks.StackRow:
+                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None) -> stacks.StackRow:
     """A new stack (``parent``: the stack it is nested in, one level deeper).
 
     With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
     it lists instead of creating them: the ``ADOPT`` action. The request is
-    checked in ``evaluation``'s processes, under its deadline.
+    checked in ``evaluation``'s processes, under its deadline, with the
+    cloud-checked constraints asked of ``cloud`` (None: they are not checked).
     """
     stack_id = uuid.uuid4()
     how = Checking(project=project, stack_name=name, stack_id=str(stack_id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade, top=parent is None)
-    loaded = await evaluation.run(checked_create, stack_request, how)
+    loaded = await _with_lookups(evaluation, cloud, how, checked_create, stack_request)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
@@ -149,14 +156,56 @@ class Checking:
     facade: Mapping[str, Any] | None = None
     # Nested stacks are checked with the top stack only.
     top: bool = True
+    # Custom constraints checked against the cloud: with ``cloud_lookups`` a value without an
+    # answer raises CloudLookupsNeeded (the edge makes them and checks again); without, it passes.
+    cloud_lookups: bool = False
+    cloud_answers: Mapping[str, Answer] | None = None
+
+
+# Rounds of cloud lookups one check may ask for (each round's answers are kept for the next).
+_LOOKUP_ROUNDS = 3
+
+
+async def _with_lookups(evaluation: Evaluator, cloud: CloudLookup | None, how: Checking,
+                        check: Callable[..., Checked], *args: Any, **kwargs: Any) -> Checked:
+    """``check`` in the pool; the cloud lookups it asks for made here, and the check run again."""
+    answers: dict[str, Answer] = {}
+    for _ in range(_LOOKUP_ROUNDS):
+        asking = dataclasses.replace(how, cloud_lookups=cloud is not None, cloud_answers=answers or None)
+        try:
+            result: Checked = await evaluation.run(check, *args, asking, **kwargs)
+            return result
+        except CloudLookupsNeeded as needed:
+            assert cloud is not None
+            answers.update(await cloud(how.project, needed.lookups))
+    final: Checked = await evaluation.run(check, *args, dataclasses.replace(how, cloud_answers=answers),
+                                          **kwargs)
+    return final
+
+
+def _load(stack_request: request.StackRequest, how: Checking, **options: Any) -> request.LoadedStack:
+    """``request.load`` with the cloud-checked constraints (see :class:`Checking`)."""
+    checks = CloudChecks(how.cloud_answers)
+    try:
+        loaded = request.load(
+            stack_request, stack_name=how.stack_name, stack_id=how.stack_id, project_id=how.project,
+            limits=how.limits, builtin_types=how.builtin_types, facade=how.facade,
+            checks=(plugin_checks(how.registry, custom_constraints=checks.registry)
+                    if how.registry is not None else None),
+            custom_constraints=checks.registry, **options)
+    except errors.TemplateError:
+        # A failure after a value that was not looked up yet may not be the first one.
+        if how.cloud_lookups:
+            checks.raise_if_wanting()
+        raise
+    if how.cloud_lookups:
+        checks.raise_if_wanting()
+    return loaded
 
 
 def checked_create(stack_request: request.StackRequest, how: Checking) -> Checked:
     """Heat's validation of a new stack's request (pure: it runs in the evaluation pool)."""
-    loaded = request.load(stack_request, stack_name=how.stack_name, stack_id=how.stack_id,
-                          project_id=how.project, limits=how.limits, builtin_types=how.builtin_types,
-                          facade=how.facade,
-                          checks=plugin_checks(how.registry) if how.registry is not None else None)
+    loaded = _load(stack_request, how)
     if how.registry is not None and how.top:
         check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name,
                      limits=how.limits)
@@ -169,11 +218,7 @@ def checked_update(stack_request: request.StackRequest, stored: templates.RawTem
     if existing:
         assert stored is not None
         stack_request = patched(stored, stack_request, clear_parameters)
-    loaded = request.load(stack_request, stack_name=how.stack_name, stack_id=how.stack_id,
-                          project_id=how.project, limits=how.limits, builtin_types=how.builtin_types,
-                          facade=how.facade,
-                          checks=plugin_checks(how.registry) if how.registry is not None else None,
-                          updating=True)
+    loaded = _load(stack_request, how, updating=True)
     if stored is not None:
         # Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter.
         old = desired.load(stored.template, stored.files, stored.environment, stack_name=how.stack_name,
@@ -204,7 +249,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
                        cancel_running: bool = False, after_commit: list[PlanRequest] | None = None,
-                       evaluation: Evaluator = INLINE) -> None:
+                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -220,8 +265,9 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade,
                    top=stack.parent_id is None)
-    loaded = await evaluation.run(checked_update, stack_request, await stored_of(pool, stack), how,
-                                  existing=existing, clear_parameters=clear_parameters)
+    stored = await stored_of(pool, stack)
+    loaded = await _with_lookups(evaluation, cloud, how, checked_update, stack_request, stored,
+                                 existing=existing, clear_parameters=clear_parameters)
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
                                              facade)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import openstack.config
@@ -162,3 +163,17 @@ class SdkCaller:
             for cloud in self._clouds.values():
                 cloud.connection.close()
             self._clouds.clear()
+
+
+@contextlib.asynccontextmanager
+async def opened(settings: CloudSettings, tracer: trace.Tracer | None = None
+                 ) -> AsyncIterator[SdkCaller | None]:
+    """A service's caller for its lifetime: None when no cloud is configured at all."""
+    if settings.default is None and not settings.projects:
+        yield None
+        return
+    caller = SdkCaller(settings, tracer)
+    try:
+        yield caller
+    finally:
+        await caller.close()

@@ -45,7 +45,7 @@ from services.api.http import (
     query_marker,
     query_sort_desc,
 )
-from services.api.keys import REGISTRY, RUNTIME, SETTINGS
+from services.api.keys import CLOUD_LOOKUPS, REGISTRY, RUNTIME, SETTINGS
 
 PREFIX = "/v1/{project_id}"
 LIST_PARAMS = frozenset({"limit", "marker", "sort_keys", "sort_dir", "show_deleted", "show_nested",
@@ -131,7 +131,7 @@ async def create(request: web.Request) -> web.Response:
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
         options=bodies.options(body), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt,
-        evaluation=evaluator)
+        evaluation=evaluator, cloud=request.app[CLOUD_LOOKUPS])
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
                          status=201, headers={"Location": href})
@@ -276,7 +276,8 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
         rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
         converge=parse_bool("converge", body.get("converge", False)), limits=limits,
-        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator)
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator,
+        cloud=request.app[CLOUD_LOOKUPS])
     return web.Response(status=202)
 
 
