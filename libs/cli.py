@@ -1,5 +1,5 @@
 """The ``ember`` command: one service, all of them (``dev``), ``migrate``, the debugger (``stack``),
-or ``dead-letters``."""
+``dead-letters``, or the simulated OpenStack (``simcloud``)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,12 @@ def _dev() -> None:
     raise SystemExit(dev.main())
 
 
+def _simcloud(args: argparse.Namespace) -> None:
+    from libs.simcloud import cli as simcloud_cli
+
+    raise SystemExit(simcloud_cli.run(args))
+
+
 def _nats_config(projects: list[str], passwords: bool) -> None:
     from libs import lifecycle
     from libs.messaging import server_auth
@@ -69,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
                              help="a project whose integrations get a user limited to its subjects")
     nats_config.add_argument("--passwords", action="store_true",
                              help="print fresh passwords for those users instead, as .env lines")
+    from libs.simcloud import cli as simcloud_cli
+
+    simcloud_cli.configure(sub.add_parser("simcloud", help="run the simulated OpenStack (Keystone, Nova, "
+                                                           "Glance, Neutron, Cinder) on PostgreSQL"))
     stack_cli.configure(sub.add_parser("stack", help="Ember's debugger on a running API: break, step, "
                                                      "continue, paused, watch"))
     dead_letter_cli.configure(sub.add_parser("dead-letters", help="list the messages Ember set aside, or "
@@ -86,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _dev()
     elif args.command == "nats-config":
         _nats_config(args.project, args.passwords)
+    elif args.command == "simcloud":
+        _simcloud(args)
     elif args.command == "stack":
         raise SystemExit(stack_cli.run(args))
     elif args.command == "dead-letters":

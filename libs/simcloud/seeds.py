@@ -1,0 +1,79 @@
+"""What a devstack user expects to find, made on first start (idempotent): projects, users, ``public``.
+
+Projects ``admin`` and ``demo``; users ``admin`` (admin of both) and ``demo``
+(member of demo), password auth; the external network ``public`` with subnet
+``public-subnet`` (172.24.4.0/24, devstack's). Flavors and the ``cirros`` image
+are Nova's and Glance's own seeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+from libs.db import Conn
+
+DOMAIN = "default"
+
+
+@dataclasses.dataclass(frozen=True)
+class Credentials:
+    admin_password: str = "admin"
+    demo_password: str = "demo"
+
+
+async def _project(conn: Conn, name: str) -> str:
+    await conn.execute("INSERT INTO simcloud.projects (id, name) VALUES ($1, $2)"
+                       " ON CONFLICT (name) DO NOTHING", uuid.uuid4().hex, name)
+    project_id: str = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = $1", name)
+    return project_id
+
+
+async def _user(conn: Conn, name: str, password: str, project_id: str) -> str:
+    await conn.execute(
+        "INSERT INTO simcloud.users (id, name, password, default_project_id) VALUES ($1, $2, $3, $4)"
+        " ON CONFLICT (name) DO UPDATE SET password = EXCLUDED.password",
+        uuid.uuid4().hex, name, password, project_id)
+    user_id: str = await conn.fetchval("SELECT id FROM simcloud.users WHERE name = $1", name)
+    return user_id
+
+
+async def _role(conn: Conn, user_id: str, project_id: str, role: str) -> None:
+    await conn.execute("INSERT INTO simcloud.role_assignments (user_id, project_id, role) VALUES ($1, $2, $3)"
+                       " ON CONFLICT DO NOTHING", user_id, project_id, role)
+
+
+async def identity(conn: Conn, credentials: Credentials) -> None:
+    admin_project = await _project(conn, "admin")
+    demo_project = await _project(conn, "demo")
+    admin = await _user(conn, "admin", credentials.admin_password, admin_project)
+    demo = await _user(conn, "demo", credentials.demo_password, demo_project)
+    for project in (admin_project, demo_project):
+        for role in ("admin", "member", "reader"):
+            await _role(conn, admin, project, role)
+    for role in ("member", "reader"):
+        await _role(conn, demo, demo_project, role)
+
+
+async def public_network(conn: Conn) -> None:
+    if await conn.fetchval("SELECT 1 FROM simcloud.networks WHERE name = 'public' AND external"):
+        return
+    admin_project = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'admin'")
+    network_id = str(uuid.uuid4())
+    await conn.execute(
+        "INSERT INTO simcloud.networks (id, project_id, name, external, shared, data) VALUES"
+        " ($1, $2, 'public', true, false, $3)", network_id, admin_project,
+        {"provider:network_type": "flat", "provider:physical_network": "public", "mtu": 1500,
+         "router:external": True, "availability_zones": ["nova"]})
+    await conn.execute(
+        "INSERT INTO simcloud.subnets (id, project_id, network_id, name, cidr, ip_version, gateway_ip, data)"
+        " VALUES ($1, $2, $3, 'public-subnet', '172.24.4.0/24', 4, '172.24.4.1', $4)",
+        str(uuid.uuid4()), admin_project, network_id,
+        {"allocation_pools": [{"start": "172.24.4.2", "end": "172.24.4.254"}], "enable_dhcp": False,
+         "dns_nameservers": [], "host_routes": []})
+
+
+async def seed(conn: Conn, credentials: Credentials) -> None:
+    async with conn.transaction():
+        await identity(conn, credentials)
+        await public_network(conn)

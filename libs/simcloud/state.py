@@ -1,0 +1,126 @@
+"""What every service of the simulator holds: the database, the settings in force, ids and time.
+
+A service module is ``make_app(state: SimState) -> web.Application``; its
+handlers reach the state through ``request.app[STATE]`` (sub-apps get it too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import random
+import secrets
+import time
+import uuid
+
+import asyncpg
+from aiohttp import web
+
+UTC = datetime.UTC
+
+
+class ServiceName(enum.StrEnum):
+    """A simulated service, by the first segment of its paths."""
+
+    IDENTITY = "identity"
+    COMPUTE = "compute"
+    IMAGE = "image"
+    NETWORK = "network"
+    VOLUME = "volume"
+
+
+@dataclasses.dataclass(frozen=True)
+class SimSettings:
+    """How the simulated cloud behaves; the chaos API replaces them while it runs."""
+
+    # Seconds a server spends in BUILD (and a resize in RESIZE, a reboot in REBOOT).
+    boot_seconds: float = 2.0
+    # Share of boots (0..1) that end in ERROR with a fault instead of ACTIVE.
+    error_share: float = 0.0
+    # Seconds a volume spends creating / attaching / detaching.
+    volume_seconds: float = 1.0
+    # Seconds a deleted server is still shown (status DELETED... then 404); 0: gone at once.
+    delete_seconds: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """Calls to one service (or every one: ``service`` None) fail with ``status`` or answer late."""
+
+    id: str
+    service: ServiceName | None
+    status: int | None  # None: answer normally, after ``delay``
+    delay: float
+    until: float  # time.time() after which it is over
+    method: str | None = None  # only this HTTP method
+    remaining: int | None = None  # only this many more calls (None: any number until ``until``)
+
+    def applies(self, service: ServiceName | None, method: str, now: float) -> bool:
+        if now >= self.until or (self.remaining is not None and self.remaining <= 0):
+            return False
+        if self.service is not None and self.service != service:
+            return False
+        return self.method is None or self.method == method
+
+    def as_json(self) -> dict[str, object]:
+        return {"id": self.id, "service": self.service, "status": self.status, "delay": self.delay,
+                "until": self.until, "method": self.method, "remaining": self.remaining}
+
+
+class SimState:
+    """The simulator's process-wide state: one per server, shared by every service's app."""
+
+    def __init__(self, pool: asyncpg.Pool, settings: SimSettings, token_secret: bytes,
+                 rng: random.Random | None = None) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.token_secret = token_secret
+        self.faults: list[Fault] = []
+        self.rng = rng or random.Random()
+
+    @staticmethod
+    def new_id() -> str:
+        return str(uuid.uuid4())
+
+    @staticmethod
+    def now() -> datetime.datetime:
+        return datetime.datetime.now(UTC)
+
+    @staticmethod
+    def clock() -> float:
+        return time.time()
+
+    def fails(self) -> bool:
+        """Whether this boot is one of the ``error_share`` that end in ERROR."""
+        return self.rng.random() < self.settings.error_share
+
+    def faults_for(self, service: ServiceName | None, method: str) -> list[Fault]:
+        now = self.clock()
+        self.faults = [f for f in self.faults if now < f.until and (f.remaining is None or f.remaining > 0)]
+        return [f for f in self.faults if f.applies(service, method, now)]
+
+    def spend(self, fault: Fault) -> None:
+        """Count one call against a fault limited to a number of calls."""
+        if fault.remaining is None:
+            return
+        self.faults = [dataclasses.replace(f, remaining=(f.remaining or 0) - 1) if f.id == fault.id else f
+                       for f in self.faults]
+
+
+STATE = web.AppKey("simcloud_state", SimState)
+
+
+def state_of(request: web.Request) -> SimState:
+    return request.app[STATE]
+
+
+def new_secret() -> str:
+    return secrets.token_hex(32)
+
+
+def iso(moment: datetime.datetime | None) -> str | None:
+    """OpenStack's timestamp form: seconds, UTC, a Z."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
