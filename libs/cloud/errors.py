@@ -97,6 +97,8 @@ def classify(exc: BaseException) -> CloudError:
     status = _status(exc)
     if status is not None:
         return CloudError(kind_of(status, message, _body_type(exc)), message, status, name)
+    if isinstance(exc, sdk_exceptions.NotFoundException):  # a find_* that found nothing
+        return CloudError(ErrorKind.NOT_FOUND, message, None, name)
     if any(isinstance(cause, _UNREACHABLE) for cause in _causes(exc)):
         return CloudError(ErrorKind.UNREACHABLE, message, None, name)
     # The sdk refused the call itself (an unknown service, a bad query, a duplicate name

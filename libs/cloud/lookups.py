@@ -133,13 +133,15 @@ class _Flavor:
 
     def calls(self, lookup: Lookup) -> tuple[CloudCall, ...]:
         return (CloudCall(lookup.key("find"), Service.COMPUTE, "find_flavor", (lookup.value,),
-                          {"ignore_missing": True}),)
+                          {"ignore_missing": False}),)
 
     def reason(self, lookup: Lookup, answers: Answers) -> str | None:
         answer = answers[lookup.key("find")]
         matching = _by_name(lookup.value)
         if answer.ok:
-            return None if answer.value is not None else f"No Flavor matching {matching}. (HTTP 404)"
+            return None
+        if answer.not_found:
+            return f"No Flavor matching {matching}. (HTTP 404)"
         if answer.error is not None and answer.error.exception == "DuplicateResource":
             return f"Multiple Flavor matches found for {matching}."
         return _cloud_failure(answer)

@@ -74,8 +74,12 @@ class SdkCaller:
                                                            thread_name_prefix="ember-cloud")
         self._clouds: dict[CloudTarget, _Cloud] = {}
         self._clouds_lock = threading.Lock()
-        # How many Connections were made (one per target, ever): what the reuse test counts.
+        # How many Connections were made (one per target, ever), and the most calls ever in
+        # flight at once (never more than the pool's threads): what the tests observe.
         self.connections_made = 0
+        self.peak_in_flight = 0
+        self._in_flight = 0
+        self._counts_lock = threading.Lock()
 
     async def call(self, target: CloudTarget, calls: Sequence[CloudCall]) -> dict[str, Answer]:
         answers = await asyncio.gather(*(self._call(target, call) for call in calls))
@@ -111,6 +115,16 @@ class SdkCaller:
     # ---- in a pool thread ------------------------------------------------------------------
 
     def _make(self, target: CloudTarget, call: CloudCall) -> Answer:
+        with self._counts_lock:
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+        try:
+            return self._answer(target, call)
+        finally:
+            with self._counts_lock:
+                self._in_flight -= 1
+
+    def _answer(self, target: CloudTarget, call: CloudCall) -> Answer:
         cloud: _Cloud | None = None
         try:
             cloud = self._cloud(target)

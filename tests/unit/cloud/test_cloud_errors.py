@@ -87,7 +87,7 @@ CASES: list[tuple[str, BaseException, CloudError]] = [
                             content_type="text/html"),
      CloudError(ErrorKind.SERVER, "503 Service Unavailable", 503, "HttpException")),
     ("sdk lookup miss", sdk_exceptions.NotFoundException("No Flavor found for m1.huge"),
-     CloudError(ErrorKind.BAD_REQUEST, "No Flavor found for m1.huge", None, "NotFoundException")),
+     CloudError(ErrorKind.NOT_FOUND, "No Flavor found for m1.huge", None, "NotFoundException")),
     ("keystone 401", ksa_exceptions.Unauthorized("The request you have made requires authentication."),
      CloudError(ErrorKind.FORBIDDEN, "The request you have made requires authentication. (HTTP 401)", 401,
                 "Unauthorized")),

@@ -24,7 +24,7 @@ def _answers(lookup: Lookup, by_part: dict[str, Answer]) -> dict[str, Answer]:
 # (constraint, value, answers by call part, the failure message or None)
 CASES: list[tuple[str, str, dict[str, Answer], str | None]] = [
     ("nova.flavor", "m1.tiny", {"find": Answer({"id": "1", "name": "m1.tiny"})}, None),
-    ("nova.flavor", "m1.huge", {"find": Answer(None)},
+    ("nova.flavor", "m1.huge", {"find": NOT_FOUND},
      "Error validating value 'm1.huge': No Flavor matching {'name': 'm1.huge'}. (HTTP 404)"),
     ("nova.flavor", "m1", {"find": DUPLICATE},
      "Error validating value 'm1': Multiple Flavor matches found for {'name': 'm1'}."),
@@ -94,7 +94,7 @@ def test_lookup_calls() -> None:
     assert (by_name.method, dict(by_name.kwargs)) == ("networks", {"name": UUID})
     flavor = calls["nova.flavor:find:m1.tiny"]
     assert (flavor.service, flavor.method, flavor.args, dict(flavor.kwargs)) == (
-        Service.COMPUTE, "find_flavor", ("m1.tiny",), {"ignore_missing": True})
+        Service.COMPUTE, "find_flavor", ("m1.tiny",), {"ignore_missing": False})
 
 
 def test_other_constraints_are_unchanged() -> None:
