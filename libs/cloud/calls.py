@@ -50,6 +50,19 @@ class CloudCall:
         return f"{self.service.value}.{self.method}"
 
 
+EXISTING = "$existing"
+
+
+def existing(resource_class: str, resource_id: str) -> dict[str, str]:
+    """An argument that stands for an existing openstacksdk resource object, for the few proxy
+    methods that take an object rather than an id (``network.set_tags(resource, tags)``).
+
+    ``resource_class`` is the class's path under ``openstack`` (``"network.v2.network.Network"``);
+    the caller passes ``<class>.existing(id=resource_id)``.
+    """
+    return {EXISTING: resource_class, "id": resource_id}
+
+
 class ErrorKind(enum.StrEnum):
     """What a failed call's error means to a plugin.
 

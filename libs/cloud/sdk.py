@@ -20,16 +20,18 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import importlib
 import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import openstack.config
 import openstack.connection
+from openstack import resource
 from opentelemetry import trace
 
 from libs.cloud.caller import CloudTarget
-from libs.cloud.calls import Answer, CloudCall
+from libs.cloud.calls import EXISTING, Answer, CloudCall
 from libs.cloud.errors import classify
 from libs.cloud.values import to_json
 from libs.config import CloudSettings
@@ -133,7 +135,9 @@ class SdkCaller:
             if call.method.startswith("_"):
                 raise AttributeError(f"{call.describe()} is not a proxy method")
             method = getattr(proxy, call.method)
-            return Answer(value=to_json(method(*call.args, **dict(call.kwargs))))
+            args = [_argument(value) for value in call.args]
+            kwargs = {name: _argument(value) for name, value in call.kwargs.items()}
+            return Answer(value=to_json(method(*args, **kwargs)))
         except Exception as exc:  # every failure becomes an answer; the caller never raises
             error = classify(exc)
             if cloud is not None:
@@ -177,6 +181,18 @@ class SdkCaller:
             for cloud in self._clouds.values():
                 cloud.connection.close()
             self._clouds.clear()
+
+
+def _argument(value: Any) -> Any:
+    """A call's JSON argument as the sdk takes it: :func:`~libs.cloud.calls.existing` becomes the object."""
+    if not (isinstance(value, dict) and isinstance(value.get(EXISTING), str)):
+        return value
+    module_name, _, class_name = value[EXISTING].rpartition(".")
+    module = importlib.import_module(f"openstack.{module_name}")
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, resource.Resource)):
+        raise TypeError(f"{value[EXISTING]} is not an openstacksdk resource")
+    return cls.existing(id=value.get("id"))
 
 
 @contextlib.asynccontextmanager

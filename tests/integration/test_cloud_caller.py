@@ -108,8 +108,8 @@ async def test_slow_calls_leave_the_event_loop_free_and_the_pool_bounded(sim: Si
     caller = SdkCaller(sim.settings(threads=2))
     try:
         await _warm(caller)
-        await sim.chaos("POST", "/faults", _fault(delay=3, count=6))
-        slow = [asyncio.create_task(caller.call(SIM, [_projects()])) for _ in range(6)]
+        await sim.chaos("POST", "/faults", _fault(delay=1.5, count=4))
+        slow = [asyncio.create_task(caller.call(SIM, [_projects()])) for _ in range(4)]
         # While the cloud is slow, the loop still serves other work (here: other HTTP requests).
         for _ in range(5):
             await sim.chaos("GET", "/faults")

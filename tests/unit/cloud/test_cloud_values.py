@@ -54,3 +54,20 @@ def test_plain_values() -> None:
     ]
     for given, expected in cases:
         assert to_json(given) == expected
+
+
+def test_an_existing_resource_reference_becomes_the_sdk_object() -> None:
+    from openstack.network.v2.network import Network as SdkNetwork
+
+    from libs.cloud.calls import existing
+    from libs.cloud.sdk import _argument
+
+    made = _argument(existing("network.v2.network.Network", "n1"))
+    assert isinstance(made, SdkNetwork) and made.id == "n1"
+    assert _argument({"type": "network", "id": "n1"}) == {"type": "network", "id": "n1"}
+    try:
+        _argument(existing("network.v2.network.Proxy", "n1"))
+    except (TypeError, AttributeError):
+        pass
+    else:
+        raise AssertionError("a class that is not a resource is refused")
