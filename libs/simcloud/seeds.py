@@ -2,7 +2,8 @@
 
 Projects ``admin`` and ``demo``; users ``admin`` (admin of both) and ``demo``
 (member of demo), password auth; the external network ``public`` with subnet
-``public-subnet`` (172.24.4.0/24, devstack's). Flavors and the ``cirros`` image
+``public-subnet`` (172.24.4.0/24, devstack's) and ``private`` with ``private-subnet``
+(10.0.0.0/26, shared). Flavors and the ``cirros`` image
 are Nova's and Glance's own seeds.
 """
 
@@ -73,7 +74,27 @@ async def public_network(conn: Conn) -> None:
          "dns_nameservers": [], "host_routes": []})
 
 
+async def private_network(conn: Conn) -> None:
+    """devstack's ``private`` (10.0.0.0/26), in the demo project and shared, so admin boots on it too."""
+    if await conn.fetchval("SELECT 1 FROM simcloud.networks WHERE name = 'private'"):
+        return
+    demo_project = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'demo'")
+    network_id = str(uuid.uuid4())
+    await conn.execute(
+        "INSERT INTO simcloud.networks (id, project_id, name, external, shared, data) VALUES"
+        " ($1, $2, 'private', false, true, $3)", network_id, demo_project,
+        {"provider:network_type": "vxlan", "mtu": 1450, "router:external": False,
+         "availability_zones": ["nova"]})
+    await conn.execute(
+        "INSERT INTO simcloud.subnets (id, project_id, network_id, name, cidr, ip_version, gateway_ip, data)"
+        " VALUES ($1, $2, $3, 'private-subnet', '10.0.0.0/26', 4, '10.0.0.1', $4)",
+        str(uuid.uuid4()), demo_project, network_id,
+        {"allocation_pools": [{"start": "10.0.0.2", "end": "10.0.0.62"}], "enable_dhcp": True,
+         "dns_nameservers": [], "host_routes": []})
+
+
 async def seed(conn: Conn, credentials: Credentials) -> None:
     async with conn.transaction():
         await identity(conn, credentials)
         await public_network(conn)
+        await private_network(conn)

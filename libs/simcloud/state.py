@@ -40,6 +40,8 @@ class SimSettings:
     error_share: float = 0.0
     # Seconds a volume spends creating / attaching / detaching.
     volume_seconds: float = 1.0
+    # Seconds an image import (web-download) spends importing.
+    import_seconds: float = 1.0
     # Seconds a deleted server is still shown (status DELETED... then 404); 0: gone at once.
     delete_seconds: float = 0.0
 
