@@ -182,3 +182,24 @@ async def test_credentials_appear_in_no_log_span_or_answer(sim: Sim, tmp_path: P
         assert secret not in answered
 
 
+
+
+async def test_listings_come_back_with_every_page(sim: Sim) -> None:
+    caller = SdkCaller(sim.settings())
+    try:
+        answers = await caller.call(SIM, [
+            CloudCall("paged", Service.COMPUTE, "flavors", kwargs={"limit": 1}),
+            CloudCall("whole", Service.COMPUTE, "flavors"),
+            CloudCall("tiny", Service.COMPUTE, "find_flavor", ("m1.tiny",), {"ignore_missing": False}),
+            CloudCall("huge", Service.COMPUTE, "find_flavor", ("m1.huge",), {"ignore_missing": False}),
+            CloudCall("images", Service.IMAGE, "images", kwargs={"name": "cirros"}),
+        ])
+    finally:
+        await caller.close()
+    whole = sorted(f["name"] for f in answers["whole"].value)
+    assert {"m1.tiny", "m1.small"} <= set(whole)
+    assert sorted(f["name"] for f in answers["paged"].value) == whole
+    assert answers["tiny"].value["name"] == "m1.tiny" and answers["tiny"].value["vcpus"] >= 1
+    huge = answers["huge"].error
+    assert huge is not None and huge.kind is ErrorKind.NOT_FOUND
+    assert [i["name"] for i in answers["images"].value] == ["cirros"]
