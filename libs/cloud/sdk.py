@@ -8,10 +8,11 @@ keystoneauth's own lock. openstacksdk makes a service's proxy lazily, on first
 attribute access, with no lock, so proxies are fetched under one.
 
 Quota, 5xx and unreachable answers are tried again here, with exponential
-backoff, before the answer is handed back. Each call is one trace span named
-``<service>.<method>``; neither spans, logs nor answers carry a call's
-arguments, and the entry's password, secrets and token are blotted out of every
-message the cloud or the sdk wrote.
+backoff, before the answer is handed back (a call that makes something, only
+when the cloud surely did nothing: :func:`~libs.cloud.errors.worth_retrying`).
+Each call is one trace span named ``<service>.<method>``; neither spans, logs
+nor answers carry a call's arguments, and the entry's password, secrets and
+token are blotted out of every message the cloud or the sdk wrote.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from opentelemetry import trace
 
 from libs.cloud.caller import CloudTarget
 from libs.cloud.calls import EXISTING, Answer, CloudCall
-from libs.cloud.errors import classify
+from libs.cloud.errors import classify, worth_retrying
 from libs.cloud.values import to_json
 from libs.config import CloudSettings
 from libs.telemetry.logs import logger
@@ -97,7 +98,8 @@ class SdkCaller:
             while True:
                 answer = await loop.run_in_executor(self._pool, self._make, target, call)
                 error = answer.error
-                if error is None or not error.kind.retried or attempt >= self._settings.retries:
+                last = attempt >= self._settings.retries
+                if error is None or last or not worth_retrying(call.method, error):
                     break
                 wait = min(self._settings.retry_seconds * 2 ** attempt, _MAX_RETRY_WAIT)
                 attempt += 1

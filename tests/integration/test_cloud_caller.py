@@ -203,3 +203,22 @@ async def test_listings_come_back_with_every_page(sim: Sim) -> None:
     huge = answers["huge"].error
     assert huge is not None and huge.kind is ErrorKind.NOT_FOUND
     assert [i["name"] for i in answers["images"].value] == ["cirros"]
+
+
+async def test_a_call_that_makes_something_is_sent_again_only_when_nothing_was_made(sim: Sim) -> None:
+    caller = SdkCaller(sim.settings(retries=3))
+    try:
+        await _warm(caller)
+        post = {"service": "compute", "method": "POST"}
+        await sim.chaos("POST", "/faults", {**post, "status": 500, "count": 3})
+        failed = (await caller.call(SIM, [CloudCall("k", Service.COMPUTE, "create_keypair",
+                                                    kwargs={"name": "k1"})]))["k"].error
+        assert failed is not None and failed.kind is ErrorKind.SERVER
+        assert (await sim.chaos("GET", "/faults"))["faults"][0]["remaining"] == 2  # sent once
+        await sim.chaos("DELETE", "/faults")
+        await sim.chaos("POST", "/faults", {**post, "status": 503, "count": 2})
+        made = (await caller.call(SIM, [CloudCall("k", Service.COMPUTE, "create_keypair",
+                                                  kwargs={"name": "k1"})]))["k"]
+        assert made.ok and made.value["name"] == "k1"
+    finally:
+        await caller.close()

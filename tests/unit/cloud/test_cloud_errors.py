@@ -11,7 +11,7 @@ from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as sdk_exceptions
 
 from libs.cloud.calls import CloudError, ErrorKind
-from libs.cloud.errors import classify
+from libs.cloud.errors import classify, worth_retrying
 
 
 def _response(status: int, body: Any = None, reason: str = "", content_type: str = "application/json"
@@ -117,3 +117,29 @@ def test_classify(exc: BaseException, expected: CloudError) -> None:
 
 def test_retried_kinds() -> None:
     assert {k for k in ErrorKind if k.retried} == {ErrorKind.QUOTA, ErrorKind.SERVER, ErrorKind.UNREACHABLE}
+
+
+def _error(kind: ErrorKind, status: int | None, exception: str = "HttpException") -> CloudError:
+    return CloudError(kind, "m", status, exception)
+
+
+RETRIES: list[tuple[str, CloudError, bool]] = [
+    ("get_server", _error(ErrorKind.SERVER, 500), True),
+    ("servers", _error(ErrorKind.UNREACHABLE, None, "ReadTimeout"), True),
+    ("delete_port", _error(ErrorKind.SERVER, 502), True),
+    ("get_server", _error(ErrorKind.NOT_FOUND, 404), False),
+    ("create_server", _error(ErrorKind.BAD_REQUEST, 400), False),
+    ("create_server", _error(ErrorKind.QUOTA, 403), True),
+    ("create_server", _error(ErrorKind.SERVER, 503), True),
+    ("create_server", _error(ErrorKind.SERVER, 500), False),  # it may have been made
+    ("create_volume", _error(ErrorKind.UNREACHABLE, None, "ConnectFailure"), True),  # never sent
+    ("create_volume", _error(ErrorKind.UNREACHABLE, None, "ReadTimeout"), False),  # sent, no answer
+    ("add_interface_to_router", _error(ErrorKind.SERVER, 500), False),
+    ("resize_server", _error(ErrorKind.SERVER, 504), False),
+]
+
+
+@pytest.mark.parametrize(("method", "error", "expected"), RETRIES,
+                         ids=[f"{m}-{e.kind.value}-{e.status}" for m, e, _ in RETRIES])
+def test_worth_retrying(method: str, error: CloudError, expected: bool) -> None:
+    assert worth_retrying(method, error) is expected
