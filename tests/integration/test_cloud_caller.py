@@ -60,6 +60,14 @@ async def test_answers_are_json_and_one_connection_serves_every_call(sim: Sim) -
         other = await caller.call(CloudTarget("simcloud-admin"), [_projects()])
         assert {p["name"] for p in other["projects"].value} == {"admin", "demo"}
         assert caller.connections_made == 2
+        # The same entry scoped to another of its projects is a target (and a connection) of its own.
+        scoped = CloudTarget("simcloud-admin", "demo")
+        assert (await caller.call(scoped, [_projects()]))["projects"].ok
+        assert caller.connections_made == 3
+        projects = {p["name"]: p["id"] for p in other["projects"].value}
+        assert caller._clouds[scoped].connection.current_project_id == projects["demo"]
+        admin = caller._clouds[CloudTarget("simcloud-admin")].connection
+        assert admin.current_project_id == projects["admin"]
     finally:
         await caller.close()
 
