@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import asyncpg
 
 from libs import plan_requests
-from libs.cloud.calls import Answer
-from libs.cloud.lookups import CloudChecks, CloudLookupsNeeded, Lookup
+from libs.cloud.lookups import CloudAnswers
+from libs.cloud.validation import CloudLookup, with_lookups
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
@@ -31,10 +31,6 @@ from libs.template.environment import Environment
 from libs.template.limits import Limits
 from libs.template.parameters import check_immutable
 from libs.template.template import Template
-
-# Answers for the lookups of custom constraints checked against the cloud (``nova.flavor``),
-# made in a project's cloud (``libs.cloud.validation.CloudLookups``).
-CloudLookup = Callable[[str, Sequence[Lookup]], Awaitable[Mapping[str, Answer]]]
 
 
 class StackExists(errors.TemplateError):
@@ -91,7 +87,8 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
     stack_id = uuid.uuid4()
     how = Checking(project=project, stack_name=name, stack_id=str(stack_id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade, top=parent is None)
-    loaded = await _with_lookups(evaluation, cloud, how, checked_create, stack_request)
+    loaded = await with_lookups(cloud, project, lambda answers: evaluation.run(
+        checked_create, stack_request, dataclasses.replace(how, cloud=answers)))
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
@@ -156,51 +153,19 @@ class Checking:
     facade: Mapping[str, Any] | None = None
     # Nested stacks are checked with the top stack only.
     top: bool = True
-    # Custom constraints checked against the cloud: with ``cloud_lookups`` a value without an
-    # answer raises CloudLookupsNeeded (the edge makes them and checks again); without, it passes.
-    cloud_lookups: bool = False
-    cloud_answers: Mapping[str, Answer] | None = None
-
-
-# Rounds of cloud lookups one check may ask for (each round's answers are kept for the next).
-_LOOKUP_ROUNDS = 3
-
-
-async def _with_lookups(evaluation: Evaluator, cloud: CloudLookup | None, how: Checking,
-                        check: Callable[..., Checked], *args: Any, **kwargs: Any) -> Checked:
-    """``check`` in the pool; the cloud lookups it asks for made here, and the check run again."""
-    answers: dict[str, Answer] = {}
-    for _ in range(_LOOKUP_ROUNDS):
-        asking = dataclasses.replace(how, cloud_lookups=cloud is not None, cloud_answers=answers or None)
-        try:
-            result: Checked = await evaluation.run(check, *args, asking, **kwargs)
-            return result
-        except CloudLookupsNeeded as needed:
-            assert cloud is not None
-            answers.update(await cloud(how.project, needed.lookups))
-    final: Checked = await evaluation.run(check, *args, dataclasses.replace(how, cloud_answers=answers),
-                                          **kwargs)
-    return final
+    # Custom constraints checked against the cloud (nova.flavor...): the answers the edge made.
+    cloud: CloudAnswers = dataclasses.field(default_factory=CloudAnswers)
 
 
 def _load(stack_request: request.StackRequest, how: Checking, **options: Any) -> request.LoadedStack:
-    """``request.load`` with the cloud-checked constraints (see :class:`Checking`)."""
-    checks = CloudChecks(how.cloud_answers)
-    try:
-        loaded = request.load(
+    """``request.load`` with the cloud-checked constraints (see :class:`CloudAnswers`)."""
+    with how.cloud.checking() as custom:
+        return request.load(
             stack_request, stack_name=how.stack_name, stack_id=how.stack_id, project_id=how.project,
             limits=how.limits, builtin_types=how.builtin_types, facade=how.facade,
-            checks=(plugin_checks(how.registry, custom_constraints=checks.registry)
+            checks=(plugin_checks(how.registry, custom_constraints=custom)
                     if how.registry is not None else None),
-            custom_constraints=checks.registry, **options)
-    except errors.TemplateError:
-        # A failure after a value that was not looked up yet may not be the first one.
-        if how.cloud_lookups:
-            checks.raise_if_wanting()
-        raise
-    if how.cloud_lookups:
-        checks.raise_if_wanting()
-    return loaded
+            custom_constraints=custom, **options)
 
 
 def checked_create(stack_request: request.StackRequest, how: Checking) -> Checked:
@@ -266,8 +231,9 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                    builtin_types=builtin_types, registry=registry, facade=facade,
                    top=stack.parent_id is None)
     stored = await stored_of(pool, stack)
-    loaded = await _with_lookups(evaluation, cloud, how, checked_update, stack_request, stored,
-                                 existing=existing, clear_parameters=clear_parameters)
+    loaded = await with_lookups(cloud, stack.project, lambda answers: evaluation.run(
+        checked_update, stack_request, stored, dataclasses.replace(how, cloud=answers), existing=existing,
+        clear_parameters=clear_parameters))
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
                                              facade)

@@ -11,10 +11,11 @@ plugins ask (a get by id, a listing by name) through openstacksdk's proxies.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from libs.cloud.calls import Answer, Answers, CloudCall, Service
@@ -243,3 +244,30 @@ class CloudChecks:
     def raise_if_wanting(self) -> None:
         if self.wanted:
             raise CloudLookupsNeeded(self.wanted)
+
+
+@dataclasses.dataclass(frozen=True)
+class CloudAnswers:
+    """What a pure check knows of the cloud (it crosses to the evaluation pool).
+
+    ``answers`` so far; with ``ask``, a value without answers makes the check raise
+    :class:`CloudLookupsNeeded` (the edge makes them and checks again), without,
+    it passes (where no cloud can be asked, as a nested stack's check in a worker).
+    """
+
+    ask: bool = False
+    answers: Mapping[str, Answer] = dataclasses.field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def checking(self) -> Iterator[CustomConstraintRegistry]:
+        """The custom constraints a validation inside the block takes."""
+        checks = CloudChecks(self.answers)
+        try:
+            yield checks.registry
+        except Exception:
+            # A failure after a value not looked up yet may not be the first one.
+            if self.ask:
+                checks.raise_if_wanting()
+            raise
+        if self.ask:
+            checks.raise_if_wanting()

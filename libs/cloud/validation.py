@@ -2,17 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TypeVar
 
 from libs.cloud.caller import CloudCaller
 from libs.cloud.calls import Answer, CloudError, ErrorKind
-from libs.cloud.lookups import Lookup, calls_for
+from libs.cloud.lookups import CloudAnswers, CloudLookupsNeeded, Lookup, calls_for
 from libs.cloud.targets import NoCloudConfigured, target_for
 from libs.config import CloudSettings
 
+# Answers for a project's lookups (CloudLookups below).
+CloudLookup = Callable[[str, Sequence[Lookup]], Awaitable[Mapping[str, Answer]]]
+T = TypeVar("T")
+# Rounds of lookups one check may ask for (each round's answers are kept for the next).
+ROUNDS = 3
+
+
+async def with_lookups(cloud: CloudLookup | None, project: str,
+                       check: Callable[[CloudAnswers], Awaitable[T]]) -> T:
+    """``check`` (a pure validation, run in the pool), its cloud lookups made here and it run again."""
+    answers: dict[str, Answer] = {}
+    for _ in range(ROUNDS):
+        try:
+            return await check(CloudAnswers(ask=cloud is not None, answers=dict(answers)))
+        except CloudLookupsNeeded as needed:
+            assert cloud is not None
+            answers.update(await cloud(project, needed.lookups))
+    return await check(CloudAnswers(ask=False, answers=answers))
+
 
 class CloudLookups:
-    """``operations.CloudLookup``: a request's lookups, each call made once, in its project's cloud.
+    """A :data:`CloudLookup`: a request's lookups, each call made once, in its project's cloud.
 
     Without a caller or a cloud for the project, every lookup fails with that reason.
     """

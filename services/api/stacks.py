@@ -12,6 +12,8 @@ from typing import Any, NamedTuple, TypeAlias
 from aiohttp import web
 
 from libs import operations, update_preview
+from libs.cloud.lookups import CloudAnswers
+from libs.cloud.validation import with_lookups
 from libs.db import stacks, templates
 from libs.engine import desired, preview
 from libs.resources import nesting
@@ -142,19 +144,22 @@ async def preview_create(request: web.Request) -> web.Response:
     body = await json_body(request)
     name = bodies.stack_name(body)
     options = bodies.options(body)
-    stack = await evaluation(request).run(
+    project = context(request).project
+    stack = await with_lookups(request.app[CLOUD_LOOKUPS], project, lambda cloud: evaluation(request).run(
         _previewed, bodies.stack_request(body), limits_of(request), request.app[REGISTRY], name=name,
-        project=context(request).project, options=options, base=lookup.base_url(request))
+        project=project, options=options, base=lookup.base_url(request), cloud=cloud))
     return json_response({"stack": stack})
 
 
 def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
-               project: str, options: operations.Options, base: str) -> dict[str, Any]:
+               project: str, options: operations.Options, base: str, cloud: CloudAnswers) -> dict[str, Any]:
     """The body of a create preview (pure: it runs in the evaluation pool)."""
     stack_request, limits = bodies.parsed(given, limits)
-    loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
-                                    project_id=project, limits=limits, builtin_types=registry.types(),
-                                    checks=plugin_checks(registry))
+    with cloud.checking() as custom:
+        loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
+                                        project_id=project, limits=limits, builtin_types=registry.types(),
+                                        checks=plugin_checks(registry, custom_constraints=custom),
+                                        custom_constraints=custom)
     operations.check_nested(loaded, registry, project=project, stack_name=name, limits=limits)
     planned = preview.create_preview(loaded, nesting.Expansion(registry, project), stack_name=name)
     resolver = StackResolver(loaded.definition, preview.preview_data(loaded, registry))

@@ -65,3 +65,11 @@ async def test_values_the_cloud_lacks_fail_with_heats_messages(api: Client) -> N
             "template": _template(), "parameters": {**good, "flavor": "m1.huge"}}) as response:
         assert response.status == 400
         assert (await response.json())["error"]["message"] == cases[0][1]
+    # And a create preview.
+    previewed = {"stack_name": "seen", "template": _template(), "parameters": {**good, "image": "fedora"}}
+    async with api.post("/v1/demo/stacks/preview", json=previewed) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["message"] == cases[1][1]
+    async with api.post("/v1/demo/stacks/preview", json={
+            "stack_name": "seen", "template": _template(), "parameters": good}) as response:
+        assert response.status == 200, await response.text()

@@ -9,13 +9,13 @@ import pytest
 
 from libs import operations
 from libs.cloud.calls import Answer, CloudError, ErrorKind
-from libs.cloud.lookups import CloudLookupsNeeded, Lookup, calls_for
+from libs.cloud.lookups import CloudAnswers, CloudLookupsNeeded, Lookup, calls_for
 from libs.resources.registry import default_registry
 from libs.template import errors
 from libs.template.request import StackRequest
 
 HOW = operations.Checking(project="demo", stack_name="s", stack_id="00000000-0000-0000-0000-000000000001",
-                          registry=default_registry(), cloud_lookups=True)
+                          registry=default_registry(), cloud=CloudAnswers(ask=True))
 NOT_FOUND = Answer(error=CloudError(ErrorKind.NOT_FOUND, "Not found", 404, "NotFoundException"))
 
 
@@ -71,7 +71,7 @@ def test_create_checks_against_the_answers(parameters: dict[str, Any], values: d
         operations.checked_create(given, HOW)
     assert {lookup.value for lookup in needed.value.lookups} == {v for k, v in values.items()
                                                                   if k in ("flavor", "image")}
-    answered = dataclasses.replace(HOW, cloud_answers=_answers(needed.value.lookups, found))
+    answered = dataclasses.replace(HOW, cloud=CloudAnswers(True, _answers(needed.value.lookups, found)))
     if expected is None:
         operations.checked_create(given, answered)
     else:
@@ -83,7 +83,7 @@ def test_create_checks_against_the_answers(parameters: dict[str, Any], values: d
 def test_without_lookups_cloud_values_pass() -> None:
     """Where no cloud can be asked (a nested stack's check in the worker), the values pass."""
     given = StackRequest(template=_template(flavor=_cloud("nova.flavor")), parameters={"flavor": "m1.huge"})
-    operations.checked_create(given, dataclasses.replace(HOW, cloud_lookups=False))
+    operations.checked_create(given, dataclasses.replace(HOW, cloud=CloudAnswers()))
 
 
 def test_a_template_without_cloud_constraints_asks_nothing() -> None:
