@@ -3,8 +3,11 @@
 Starts an embedded PostgreSQL and nats-server under ``EMBER_DATA_DIR`` (unless
 ``EMBER_DATABASE_URL`` / ``EMBER_NATS_URL`` point at running servers), applies
 migrations, then runs the five services as child processes and restarts any
-that dies. Ctrl-C, SIGTERM or the death of this process stops everything:
-services first (they drain), then NATS, then PostgreSQL.
+that dies. Unless a cloud is configured (``OS_CLOUD`` and
+``OS_CLIENT_CONFIG_FILE``), the simulated OpenStack runs as one more child and
+its ``clouds.yaml`` is written in the data directory (libs/simcloud/dev_cloud.py).
+Ctrl-C, SIGTERM or the death of this process stops everything: services first
+(they drain), then NATS, then PostgreSQL.
 
 A dead embedded server is restarted too, on its port and data directory: the
 database and JetStream keep their state, and the services, which ride out the
@@ -34,6 +37,7 @@ from libs.embedded import nats_auth, process
 from libs.embedded.nats import EmbeddedNats
 from libs.embedded.postgres import EmbeddedPostgres
 from libs.messaging.subjects import SERVICES, Names
+from libs.simcloud import dev_cloud
 from libs.telemetry import logs
 
 log = logs.logger("dev")
@@ -48,6 +52,7 @@ class Child:
     crashes: int = 0
     started_at: float = 0.0
     next_start: float = 0.0
+    argv: tuple[str, ...] = ()  # the `ember` arguments; (service,) when empty
 
 
 @dataclasses.dataclass
@@ -61,7 +66,15 @@ class ServerChild:
     next_start: float | None = None  # set while it is dead and waits for its delay
 
 
-def _banner(settings: Settings, db_url: str, nats_url: str) -> str:
+def _cloud_lines(cloud: dev_cloud.DevCloud | None) -> str:
+    if cloud is None:
+        return f"  cloud:     {os.environ.get('OS_CLOUD')} from {os.environ.get('OS_CLIENT_CONFIG_FILE')}\n"
+    return (f"  cloud:     simulated OpenStack at {cloud.url}/identity (chaos API: {cloud.url}/chaos)\n"
+            f"             export OS_CLIENT_CONFIG_FILE={cloud.clouds_yaml} OS_CLOUD={dev_cloud.CLOUD}"
+            f"   (admin: {dev_cloud.ADMIN_CLOUD})\n")
+
+
+def _banner(settings: Settings, db_url: str, nats_url: str, cloud: dev_cloud.DevCloud | None = None) -> str:
     api = settings.api_url
     return f"""
 Ember is running.
@@ -70,7 +83,7 @@ Ember is running.
   postgres:  {db_url}
   nats:      {nats_url}
   data:      {settings.data_dir}   (logs and spans in {settings.data_dir / 'logs'})
-
+{_cloud_lines(cloud)}
 Try it (noauth: the project is the path's project id):
   openstack --os-auth-type none --os-endpoint {api}/v1/demo \\
       stack create --wait -t template.yaml mystack
@@ -117,7 +130,7 @@ class Supervisor:
     def start(self, child: Child) -> None:
         child.started_at = time.monotonic()
         child.proc = process.spawn(
-            [sys.executable, "-m", "libs.cli", child.service],
+            [sys.executable, "-m", "libs.cli", *(child.argv or (child.service,))],
             # Structured logs to the terminal; console spans (stdout) to a file.
             log_path=self.log_dir / f"{child.service}.spans", stderr_to_parent=True,
             env={**self.env, **self.service_env.get(child.service, {})},
@@ -234,11 +247,19 @@ def main() -> int:
         env.update({"EMBER_DATABASE_URL": db_url, "EMBER_NATS_URL": nats_url,
                     "EMBER_DATA_DIR": str(settings.data_dir)})
         env.setdefault("EMBER_OTEL_EXPORTER", "otlp" if settings.telemetry.otlp_endpoint else "console")
+        # No cloud configured: the simulator is Ember's cloud, one more child on the same database.
+        cloud = None if dev_cloud.configured(os.environ) else dev_cloud.plan(settings.data_dir, os.environ)
+        if cloud is not None:
+            dev_cloud.write(cloud)
+            env.update(cloud.env())
         supervisor = Supervisor(settings, env, stop, servers, service_env)
+        if cloud is not None:
+            supervisor.children.insert(0, Child("simcloud", argv=tuple(cloud.argv(db_url))))
         for child in supervisor.children:
             supervisor.start(child)
         deadline = time.monotonic() + 60
-        while not stop.is_set() and not _api_answers(settings.api_url):
+        while not stop.is_set() and not (_api_answers(settings.api_url)
+                                         and (cloud is None or _api_answers(cloud.url))):
             if time.monotonic() > deadline:
                 log.error("the api did not answer on %s within 60s", settings.api_url)
                 return 1
@@ -246,7 +267,7 @@ def main() -> int:
         if not stop.is_set():
             users = settings.data_dir / "nats-auth" / nats_auth.USERS_NAME
             shown = f"{nats_url}   (users and passwords: {users})" if admin else nats_url
-            print(_banner(settings, db_url, shown), file=sys.stderr, flush=True)
+            print(_banner(settings, db_url, shown, cloud), file=sys.stderr, flush=True)
             supervisor.watch()
         return 0
     except process.EmbeddedServerError as exc:

@@ -9,7 +9,7 @@ and Cinder answer (``<key>_links``) and Glance (``next``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlencode
 
 import asyncpg
@@ -130,3 +130,12 @@ def links(request: web.Request, ids: Sequence[str], pages: Paging) -> list[dict[
     """``<key>_links`` of Nova, Neutron and Cinder: a ``next`` link on a full page."""
     href = next_href(request, ids, pages)
     return [{"rel": "next", "href": href}] if href else []
+
+
+def answer(request: web.Request, key: str, items: Sequence[Mapping[str, object]], ids: Sequence[str],
+           pages: Paging) -> dict[str, object]:
+    """A list's body as Nova, Neutron and Cinder give it: ``{key: items}``, ``<key>_links`` on a full page."""
+    body: dict[str, object] = {key: items}
+    if found := links(request, ids, pages):
+        body[f"{key}_links"] = found
+    return body

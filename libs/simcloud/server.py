@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import signal
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -71,3 +72,44 @@ async def serve(options: Options) -> None:
     async with running(options) as url:
         log.info("simcloud serving on %s (identity: %s/identity)", url, url)
         await stop.wait()
+
+
+class InThread:
+    """The simulator on an event loop of its own thread: for tests and benches that call it synchronously."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.url = ""
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, name="simcloud", daemon=True)
+
+    def start(self, timeout: float = 60.0) -> str:
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the simulator did not start")
+        if self._failure is not None:
+            raise RuntimeError("the simulator did not start") from self._failure
+        return self.url
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(30)
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # reported to start()'s caller
+            self._failure = exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with running(self.options) as url:
+            self.url = url
+            self._ready.set()
+            await self._stop.wait()

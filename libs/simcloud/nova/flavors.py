@@ -91,10 +91,8 @@ async def _list(request: web.Request, details: bool) -> web.Response:
     pages = listing.paging(request)
     async with request.app[STATE].pool.acquire() as conn:
         rows = await listing.page(conn, "simcloud.flavors", where, pages)
-    body: dict[str, Any] = {"flavors": [view(r, request, details) for r in rows]}
-    if links := listing.links(request, [r["id"] for r in rows], pages):
-        body["flavors_links"] = links
-    return jsonweb.reply(body)
+    items = [view(r, request, details) for r in rows]
+    return jsonweb.reply(listing.answer(request, "flavors", items, [r["id"] for r in rows], pages))
 
 
 async def list_flavors(request: web.Request) -> web.Response:

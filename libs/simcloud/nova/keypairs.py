@@ -72,10 +72,8 @@ async def list_keypairs(request: web.Request) -> web.Response:
         pages = listing.Paging(pages.limit, marker_id or pages.marker)
     async with request.app[STATE].pool.acquire() as conn:
         rows = await listing.page(conn, "simcloud.keypairs", where, pages)
-    body: dict[str, Any] = {"keypairs": [{"keypair": view(r, request, details=False)} for r in rows]}
-    if links := listing.links(request, [r["name"] for r in rows], pages):
-        body["keypairs_links"] = links
-    return jsonweb.reply(body)
+    items = [{"keypair": view(r, request, details=False)} for r in rows]
+    return jsonweb.reply(listing.answer(request, "keypairs", items, [r["name"] for r in rows], pages))
 
 
 async def show(request: web.Request) -> web.Response:

@@ -78,10 +78,7 @@ async def _list(request: web.Request, details: bool) -> web.Response:
             items = [views.detail(r, related, ctx) for r in rows]
         else:
             items = [views.brief(r, ctx) for r in rows]
-    body: dict[str, Any] = {"servers": items}
-    if links := listing.links(request, [r["id"] for r in rows], pages):
-        body["servers_links"] = links
-    return jsonweb.reply(body)
+    return jsonweb.reply(listing.answer(request, "servers", items, [r["id"] for r in rows], pages))
 
 
 async def list_servers(request: web.Request) -> web.Response:
