@@ -28,6 +28,7 @@ from typing import Any
 
 import openstack.config
 import openstack.connection
+from keystoneauth1 import session as ksa_session
 from openstack import resource
 from opentelemetry import trace
 
@@ -171,7 +172,18 @@ class SdkCaller:
         auth = region.config.get("auth") or {}
         secrets = tuple(str(auth[name]) for name in _SECRET_OPTIONS if auth.get(name))
         connection = openstack.connection.Connection(config=region)
+        self._size_http_pool(connection)
         return _Cloud(connection, threading.Lock(), secrets)
+
+    def _size_http_pool(self, connection: openstack.connection.Connection) -> None:
+        """One kept HTTP connection per thread: urllib3 keeps 10 per host, and throws the rest away."""
+        http = connection.session.session  # keystoneauth's requests.Session
+        for scheme in ("http://", "https://"):
+            old = http.adapters.get(scheme)
+            http.mount(scheme, ksa_session.TCPKeepAliveAdapter(
+                pool_maxsize=max(self._settings.threads, 10),
+                tls_ciphers=getattr(old, "tls_ciphers", None),
+                tls_min_version=getattr(old, "tls_min_version", None)))
 
     async def close(self) -> None:
         """Wait for running calls, then close every connection."""

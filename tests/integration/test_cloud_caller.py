@@ -230,3 +230,19 @@ async def test_a_call_that_makes_something_is_sent_again_only_when_nothing_was_m
         assert made.ok and made.value["name"] == "k1"
     finally:
         await caller.close()
+
+
+async def test_every_thread_keeps_its_http_connection(sim: Sim, caplog: pytest.LogCaptureFixture) -> None:
+    """More threads than urllib3's default pool (10): no connection is thrown away after use."""
+    caller = SdkCaller(sim.settings(threads=12))
+    try:
+        await _warm(caller)
+        await sim.chaos("POST", "/faults", _fault(delay=0.5, count=12))
+        with caplog.at_level(logging.WARNING):
+            for _ in range(2):
+                answers = await asyncio.gather(*(caller.call(SIM, [_projects()]) for _ in range(12)))
+                assert all(a["projects"].ok for a in answers)
+        assert caller.peak_in_flight == 12
+        assert "Connection pool is full" not in caplog.text
+    finally:
+        await caller.close()
