@@ -18,6 +18,7 @@ token are blotted out of every message the cloud or the sdk wrote.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -82,6 +83,8 @@ class SdkCaller:
         # flight at once (never more than the pool's threads): what the tests observe.
         self.connections_made = 0
         self.peak_in_flight = 0
+        # Every call sent, by ``<service>.<method>`` (retries counted): what a benchmark reports.
+        self.calls_made: collections.Counter[str] = collections.Counter()
         self._in_flight = 0
         self._counts_lock = threading.Lock()
 
@@ -123,6 +126,7 @@ class SdkCaller:
         with self._counts_lock:
             self._in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            self.calls_made[call.describe()] += 1
         try:
             return self._answer(target, call)
         finally:

@@ -104,6 +104,7 @@ async def test_server_errors_are_tried_again_then_handed_back(sim: Sim, caplog: 
         assert conflict is not None and conflict.kind is ErrorKind.CONFLICT
         remaining = (await sim.chaos("GET", "/faults"))["faults"][0]["remaining"]
         assert remaining == 4
+        assert caller.calls_made["identity.projects"] == 1 + 3 + 4 + 1
     finally:
         await caller.close()
     spans = [s for s in exporter.get_finished_spans() if s.name == "identity.projects"]
