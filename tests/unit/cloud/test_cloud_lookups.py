@@ -114,3 +114,17 @@ def test_the_needed_lookups_cross_process_boundaries() -> None:
     copied: Any = pickle.loads(pickle.dumps(raised.value))
     assert copied.lookups == (Lookup("glance.image", "a"), Lookup("glance.image", "b"))
     CloudChecks().raise_if_wanting()  # nothing wanted: quiet
+
+
+def test_every_lookup_names_a_real_proxy_method() -> None:
+    from openstack.block_storage.v3._proxy import Proxy as BlockStorage
+    from openstack.compute.v2._proxy import Proxy as Compute
+    from openstack.image.v2._proxy import Proxy as Image
+    from openstack.network.v2._proxy import Proxy as Network
+
+    from libs.cloud.lookups import CLOUD_CONSTRAINTS
+    proxies: dict[Service, type] = {Service.NETWORK: Network, Service.BLOCK_STORAGE: BlockStorage,
+                                    Service.IMAGE: Image, Service.COMPUTE: Compute}
+    for name, check in CLOUD_CONSTRAINTS.items():
+        for call in check.calls(Lookup(name, UUID)):
+            assert callable(getattr(proxies[call.service], call.method, None)), call.describe()
