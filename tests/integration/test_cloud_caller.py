@@ -155,6 +155,9 @@ async def test_credentials_appear_in_no_log_span_or_answer(sim: Sim, tmp_path: P
     wrong = "wrong-" + sim.password
     clouds["clouds"]["badpass"] = {**clouds["clouds"]["simcloud"],
                                    "auth": {**clouds["clouds"]["simcloud"]["auth"], "password": wrong}}
+    clouds["clouds"]["down"] = {**clouds["clouds"]["simcloud"],
+                                "auth": {**clouds["clouds"]["simcloud"]["auth"],
+                                         "auth_url": "http://127.0.0.1:9/identity"}}
     clouds_yaml = tmp_path / "more-clouds.yaml"
     clouds_yaml.write_text(yaml.safe_dump(clouds))
     exporter = InMemorySpanExporter()
@@ -171,6 +174,7 @@ async def test_credentials_appear_in_no_log_span_or_answer(sim: Sim, tmp_path: P
             await sim.chaos("POST", "/faults", _fault(status=500, count=2))
             answers.append(await caller.call(SIM, [_projects()]))
             answers.append(await caller.call(CloudTarget("badpass"), [_projects()]))
+            answers.append(await caller.call(CloudTarget("down"), [_projects()]))
             token = caller._clouds[SIM].token()
     finally:
         await caller.close()
