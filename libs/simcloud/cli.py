@@ -13,6 +13,12 @@ from libs.telemetry import logs
 DEFAULT_PORT = 8776
 
 
+def _env_float(name: str, default: float) -> float:
+    # `ember dev` passes its environment on: these reach the simulator it starts.
+    raw = os.environ.get(f"EMBER_SIMCLOUD_{name}", "").strip()
+    return float(raw) if raw else default
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     defaults = SimSettings()
     parser.add_argument("--bind", default=os.environ.get("EMBER_SIMCLOUD_BIND", f"127.0.0.1:{DEFAULT_PORT}"),
@@ -21,12 +27,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         or os.environ.get("EMBER_DATABASE_URL"),
                         help="PostgreSQL URL; state goes to its schema simcloud "
                              "(EMBER_SIMCLOUD_DATABASE_URL, else EMBER_DATABASE_URL)")
-    parser.add_argument("--boot-seconds", type=float, default=defaults.boot_seconds,
-                        help="seconds a server stays in BUILD")
-    parser.add_argument("--error-share", type=float, default=defaults.error_share,
-                        help="share of boots (0..1) that end in ERROR")
-    parser.add_argument("--volume-seconds", type=float, default=defaults.volume_seconds,
-                        help="seconds a volume stays creating, attaching or detaching")
+    parser.add_argument("--boot-seconds", type=float,
+                        default=_env_float("BOOT_SECONDS", defaults.boot_seconds),
+                        help="seconds a server stays in BUILD (EMBER_SIMCLOUD_BOOT_SECONDS)")
+    parser.add_argument("--error-share", type=float,
+                        default=_env_float("ERROR_SHARE", defaults.error_share),
+                        help="share of boots (0..1) that end in ERROR (EMBER_SIMCLOUD_ERROR_SHARE)")
+    parser.add_argument("--volume-seconds", type=float,
+                        default=_env_float("VOLUME_SECONDS", defaults.volume_seconds),
+                        help="seconds a volume stays creating, attaching or detaching "
+                             "(EMBER_SIMCLOUD_VOLUME_SECONDS)")
+    parser.add_argument("--delete-seconds", type=float,
+                        default=_env_float("DELETE_SECONDS", defaults.delete_seconds),
+                        help="seconds a deleted server still shows (task_state deleting) "
+                             "(EMBER_SIMCLOUD_DELETE_SECONDS)")
     parser.add_argument("--admin-password", default=os.environ.get("EMBER_SIMCLOUD_ADMIN_PASSWORD", "admin"))
     parser.add_argument("--demo-password", default=os.environ.get("EMBER_SIMCLOUD_DEMO_PASSWORD", "demo"))
 
@@ -36,7 +50,7 @@ def options(args: argparse.Namespace) -> server.Options:
     return server.Options(
         database_url=args.database_url, host=host or "127.0.0.1", port=int(port),
         settings=SimSettings(boot_seconds=args.boot_seconds, error_share=args.error_share,
-                             volume_seconds=args.volume_seconds),
+                             volume_seconds=args.volume_seconds, delete_seconds=args.delete_seconds),
         credentials=seeds.Credentials(admin_password=args.admin_password, demo_password=args.demo_password))
 
 

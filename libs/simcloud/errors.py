@@ -14,10 +14,14 @@ import json
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 
+import asyncpg
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from libs.simcloud import jsonweb
+from libs.telemetry import logs
+
+log = logs.logger("simcloud")
 
 
 class ErrorStyle(enum.Enum):
@@ -94,5 +98,11 @@ def middleware(style: ErrorStyle) -> Middleware:
                 raise
             return response(style, exc.status, exc.reason, None, {
                 k: v for k, v in exc.headers.items() if k.lower() == "allow"})
+        except (ValueError, TypeError, asyncpg.DataError) as exc:
+            # A value the handler could not take (a bad address, a number that is not one).
+            return response(style, 400, f"Invalid input: {exc}", "BadRequest")
+        except Exception:
+            log.exception("simcloud: %s %s failed", request.method, request.path)
+            return response(style, 500, "An unexpected error occurred in the simulated cloud.")
 
     return render

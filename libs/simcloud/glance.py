@@ -15,7 +15,7 @@ import asyncpg
 from aiohttp import web
 
 from libs.db import Conn
-from libs.simcloud import auth, discovery, jsonweb, listing
+from libs.simcloud import auth, discovery, image_members, jsonweb, listing
 from libs.simcloud.app import service_app
 from libs.simcloud.errors import ApiError, ErrorStyle
 from libs.simcloud.state import STATE, SimState
@@ -66,16 +66,20 @@ async def _settle(conn: Conn, now: datetime.datetime) -> None:
                        " WHERE status = 'importing' AND due_at <= $1", now)
 
 
-def _visible(row: asyncpg.Record, caller: auth.Auth) -> bool:
-    shared = row["visibility"] in ("public", "community")
-    return caller.is_admin or shared or row["owner"] == caller.project_id
+# Who sees an image: everyone (public, community), its owner, and the projects it is shared with.
+_VISIBLE = ("(visibility IN ('public', 'community') OR owner = {} OR (visibility = 'shared' AND id IN"
+            " (SELECT image_id FROM simcloud.image_members WHERE member_id = {})))")
 
 
 async def _image(request: web.Request, conn: Conn) -> asyncpg.Record:
     image_id = request.match_info["image_id"]
     await _settle(conn, request.app[STATE].now())
-    row = await conn.fetchrow("SELECT * FROM simcloud.images WHERE id = $1", image_id)
-    if row is None or not _visible(row, auth.auth_of(request)):
+    caller = auth.auth_of(request)
+    where = listing.Where().eq("id", image_id)
+    if not caller.is_admin:
+        where.add(_VISIBLE, caller.project_id, caller.project_id)
+    row = await conn.fetchrow(f"SELECT * FROM simcloud.images {where.sql()}", *where.args)
+    if row is None:
         raise ApiError(404, f"No image found with ID {image_id}")
     return row
 
@@ -91,7 +95,7 @@ async def list_images(request: web.Request) -> web.Response:
     q = request.query
     where = listing.Where()
     if not caller.is_admin:
-        where.add("(visibility IN ('public', 'community') OR owner = {})", caller.project_id)
+        where.add(_VISIBLE, caller.project_id, caller.project_id)
     for column in ("name", "status", "visibility", "owner", "disk_format", "container_format"):
         where.eq(column, q.get(column))
     if tags := q.getall("tag", []):
@@ -144,14 +148,17 @@ async def create(request: web.Request) -> web.Response:
     spec = await jsonweb.body(request)
     state = request.app[STATE]
     caller = auth.auth_of(request)
-    readonly = set(spec) & {"status", "checksum", "size", "virtual_size", "created_at", "updated_at", "owner",
+    readonly = set(spec) & {"status", "checksum", "size", "virtual_size", "created_at", "updated_at",
                             "self", "file", "schema", "os_hash_algo", "os_hash_value"}
     if readonly:
         raise ApiError(403, f"Attribute '{sorted(readonly)[0]}' is read-only.")
     core = _checked(spec)
     extra = {k: v for k, v in spec.items() if k not in CORE}
     image_id = str(spec.get("id") or state.new_id())
-    values = {"id": image_id, "owner": caller.project_id, "properties": extra, **core}
+    owner = spec.get("owner") or caller.project_id
+    if owner != caller.project_id and not caller.is_admin:
+        raise ApiError(403, "You are not permitted to create images owned by another project.")
+    values = {"id": image_id, "owner": owner, "properties": extra, **core}
     columns = list(values)
     marks = ", ".join(f"${i + 1}" for i in range(len(columns)))
     async with state.pool.acquire() as conn:
@@ -284,6 +291,21 @@ async def tag(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+async def activation(request: web.Request) -> web.Response:
+    """``POST .../actions/deactivate`` and ``.../reactivate`` (an admin's)."""
+    if not auth.auth_of(request).is_admin:
+        raise ApiError(403, "You are not authorized to complete this action.")
+    deactivate = request.match_info["action"] == "deactivate"
+    async with request.app[STATE].pool.acquire() as conn:
+        row = await _image(request, conn)
+        if row["status"] not in ("active", "deactivated"):
+            raise ApiError(403, f"Not allowed to {request.match_info['action']} an image in status "
+                                f"{row['status']}")
+        await conn.execute("UPDATE simcloud.images SET status = $2, updated_at = now() WHERE id = $1",
+                           row["id"], "deactivated" if deactivate else "active")
+    return web.Response(status=204)
+
+
 async def import_info(request: web.Request) -> web.Response:
     return jsonweb.reply({"import-methods": {"description": "Import methods available.", "type": "array",
                                              "value": IMPORT_METHODS.split(",")}})
@@ -304,5 +326,7 @@ def make_app(state: SimState) -> web.Application:
     r.add_post("/v2/images/{image_id}/import", import_image)
     r.add_put("/v2/images/{image_id}/tags/{tag}", tag)
     r.add_delete("/v2/images/{image_id}/tags/{tag}", tag)
+    r.add_post("/v2/images/{image_id}/actions/{action:deactivate|reactivate}", activation)
     r.add_get("/v2/info/import", import_info)
+    image_members.add_routes(r, _image)
     return app

@@ -13,9 +13,12 @@ import random
 import secrets
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 from aiohttp import web
+
+from libs.db import Conn
 
 UTC = datetime.UTC
 
@@ -42,8 +45,8 @@ class SimSettings:
     volume_seconds: float = 1.0
     # Seconds an image import (web-download) spends importing.
     import_seconds: float = 1.0
-    # Seconds a deleted server is still shown (status DELETED... then 404); 0: gone at once.
-    delete_seconds: float = 0.0
+    # Seconds a deleted server is still shown (task_state "deleting", then 404); 0: gone at once.
+    delete_seconds: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +83,15 @@ class SimState:
         self.token_secret = token_secret
         self.faults: list[Fault] = []
         self.rng = rng or random.Random()
+        # Lazy transitions one service settles and another reads: a service registers its own in
+        # make_app (e.g. Cinder: settlers["volumes"] = its settle), the reader calls settle("volumes").
+        self.settlers: dict[str, Settler] = {}
+
+    async def settle(self, name: str, conn: Conn) -> None:
+        """Finish the due transitions of ``name``'s objects, if the service that owns them registered."""
+        settler = self.settlers.get(name)
+        if settler is not None:
+            await settler(conn, self.clock())
 
     @staticmethod
     def new_id() -> str:
@@ -111,6 +123,7 @@ class SimState:
 
 
 STATE = web.AppKey("simcloud_state", SimState)
+Settler = Callable[[Conn, float], Awaitable[None]]  # (connection, time.time()) -> None
 
 
 def state_of(request: web.Request) -> SimState:

@@ -48,8 +48,9 @@ def start_sim(servers: Servers, settings: SimSettings,
 
 @pytest.fixture(scope="module")
 def sim(servers: Servers) -> Iterator[Sim]:
-    """One simulator per test module (boots take 0.2 s)."""
-    running, database_url = start_sim(servers, SimSettings(boot_seconds=0.2, import_seconds=0.2))
+    """One simulator per test module (boots and deletes take 0.2 s)."""
+    settings = SimSettings(boot_seconds=0.2, import_seconds=0.2, delete_seconds=0.2)
+    running, database_url = start_sim(servers, settings)
     try:
         yield Sim(running.url, database_url)
     finally:

@@ -9,9 +9,15 @@ import openstack
 import pytest
 import requests
 from openstack.connection import Connection
+from openstack.image.v2._proxy import Proxy as GlanceV2
 
 from tests.simcloud.conftest import Sim
 from tests.support import wait_until
+
+
+def _glance(cloud: Connection) -> GlanceV2:
+    assert isinstance(cloud.image, GlanceV2)
+    return cloud.image
 
 
 def _server_status(cloud: Connection, server_id: str, status: str) -> Any:
@@ -84,6 +90,18 @@ def test_a_server_boots_resizes_and_goes(cloud: Connection) -> None:
         cloud.compute.get_server(server.id)
 
 
+def test_a_delete_shows_deleting_until_the_server_is_gone(cloud: Connection) -> None:
+    server = _boot(cloud, "going", networks="auto")
+    _server_status(cloud, server.id, "ACTIVE")
+    cloud.compute.delete_server(server.id)
+    shown = cloud.compute.get_server(server.id)  # within delete_seconds (0.2 s) of the delete, or 404
+    assert shown.task_state == "deleting"
+    wait_until(lambda: cloud.compute.find_server(server.id) is None, timeout=20, what="server gone")
+    forced = _boot(cloud, "forced", networks="none")
+    cloud.compute.delete_server(forced.id, force=True)
+    assert cloud.compute.find_server(forced.id) is None
+
+
 def test_revert_stop_start_and_reboot(cloud: Connection) -> None:
     server = _boot(cloud, "ops", networks="none")
     _server_status(cloud, server.id, "ACTIVE")
@@ -96,6 +114,10 @@ def test_revert_stop_start_and_reboot(cloud: Connection) -> None:
     cloud.compute.start_server(server.id)
     _server_status(cloud, server.id, "ACTIVE")
     cloud.compute.reboot_server(server.id, "HARD")
+    _server_status(cloud, server.id, "ACTIVE")
+    cloud.compute.suspend_server(server.id)
+    _server_status(cloud, server.id, "SUSPENDED")
+    cloud.compute.resume_server(server.id)
     _server_status(cloud, server.id, "ACTIVE")
     image = cloud.image.find_image("cirros", ignore_missing=False)
     cloud.compute.rebuild_server(server.id, image=image.id, name="rebuilt")
@@ -113,7 +135,7 @@ def test_lists_page_with_markers(cloud: Connection) -> None:
     assert "marker=" in raw["servers_links"][0]["href"]
     for server_id in made:
         cloud.compute.delete_server(server_id)
-    assert list(cloud.compute.servers(name="^paged-")) == []
+    wait_until(lambda: list(cloud.compute.servers(name="^paged-")) == [], timeout=20, what="deletes done")
 
 
 def test_errors_are_novas(cloud: Connection) -> None:
@@ -158,9 +180,28 @@ def test_an_image_imported_from_a_url_becomes_active(cloud: Connection) -> None:
                        timeout=20, what="image active")
     assert ready.properties.get("ember_resource") == "ember-9" or ready.ember_resource == "ember-9"
     assert [i.id for i in cloud.image.images(name="web-image")] == [image.id]
+    _glance(cloud).add_tag(image.id, "gold")
+    assert cloud.image.get_image(image.id).tags == ["gold"]
     cloud.image.delete_image(image.id)
     with pytest.raises(openstack.exceptions.NotFoundException):
         cloud.image.get_image(image.id)
+
+
+def test_images_shared_with_members_and_deactivated(sim: Sim, cloud: Connection,
+                                                     admin_cloud: Connection) -> None:
+    image = admin_cloud.image.create_image(name="shared-image", disk_format="raw", container_format="bare",
+                                           visibility="shared", allow_duplicates=True)
+    assert cloud.image.find_image(image.id) is None
+    _glance(admin_cloud).add_member(image.id, member_id=cloud.current_project_id)
+    assert cloud.image.get_image(image.id).name == "shared-image"
+    cirros = admin_cloud.image.find_image("cirros", ignore_missing=False)
+    _glance(admin_cloud).deactivate_image(cirros.id)
+    try:
+        assert cloud.image.get_image(cirros.id).status == "deactivated"
+    finally:
+        _glance(admin_cloud).reactivate_image(cirros.id)
+    assert cloud.image.get_image(cirros.id).status == "active"
+    admin_cloud.image.delete_image(image.id)
 
 
 def test_boots_take_their_time(cloud: Connection) -> None:

@@ -53,14 +53,20 @@ async def revert_resize(request: web.Request, conn: Conn, row: asyncpg.Record, s
     return web.Response(status=202)
 
 
-async def stop(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
-    await _begin(request, conn, row, Task.STOP)
-    return web.Response(status=202)
+def _plain(task: Task) -> Action:
+    """An action that only starts ``task`` (stop, start, suspend, resume)."""
+
+    async def begin(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
+        await _begin(request, conn, row, task)
+        return web.Response(status=202)
+
+    return begin
 
 
-async def start(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
-    await _begin(request, conn, row, Task.START)
-    return web.Response(status=202)
+async def force_delete(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
+    """No server is ever soft-deleted here: a forced delete is a delete, at once."""
+    await store.remove(conn, row["id"])
+    return web.Response(status=204)
 
 
 async def reboot(request: web.Request, conn: Conn, row: asyncpg.Record, spec: Any) -> web.Response:
@@ -138,14 +144,15 @@ async def change_password(request: web.Request, conn: Conn, row: asyncpg.Record,
 
 ACTIONS: dict[str, Action] = {
     "resize": resize, "confirmResize": confirm_resize, "revertResize": revert_resize,
-    "os-stop": stop, "os-start": start, "reboot": reboot, "rebuild": rebuild,
+    "os-stop": _plain(Task.STOP), "os-start": _plain(Task.START), "suspend": _plain(Task.SUSPEND),
+    "resume": _plain(Task.RESUME), "reboot": reboot, "rebuild": rebuild, "forceDelete": force_delete,
     "os-getConsoleOutput": console_output, "lock": lock, "unlock": unlock,
     "addSecurityGroup": add_security_group, "removeSecurityGroup": remove_security_group,
     "changePassword": change_password,
 }
 # Actions that run whatever the server is doing.
 _ANYTIME = ("os-getConsoleOutput", "lock", "unlock", "addSecurityGroup", "removeSecurityGroup",
-            "changePassword")
+            "changePassword", "forceDelete")
 
 
 async def act(request: web.Request) -> web.Response:

@@ -159,6 +159,16 @@ async def _auto_network(conn: Conn, project_id: str) -> str | None:
 
 
 async def _wire(conn: Conn, state: SimState, request: BootRequest, server_id: str, caller: Auth) -> None:
+    try:
+        await _nics_of(conn, state, request, server_id, caller)
+    except ApiError as exc:
+        # Nova answers a bad network, port or address as a bad request; a port in use is a conflict.
+        if exc.kind == "PortInUse":
+            raise
+        raise ApiError(400, exc.message) from None
+
+
+async def _nics_of(conn: Conn, state: SimState, request: BootRequest, server_id: str, caller: Auth) -> None:
     nics = request.nics
     if nics is None:
         network = await _auto_network(conn, caller.project_id)
@@ -176,6 +186,8 @@ async def _wire(conn: Conn, state: SimState, request: BootRequest, server_id: st
 
 async def _volumes(conn: Conn, state: SimState, request: BootRequest, server_id: str, caller: Auth) -> None:
     letters = iter("abcdefghijklmnopqrstuvwxyz")
+    if any(d.source == "volume" for d in request.disks):
+        await state.settle("volumes", conn)
     for disk in sorted(request.disks, key=lambda d: (d.boot_index is None, d.boot_index or 0)):
         if disk.destination != "volume":
             continue

@@ -19,27 +19,31 @@ class Task(enum.StrEnum):
     REBUILD = "rebuild"
     STOP = "stop"
     START = "start"
+    SUSPEND = "suspend"
+    RESUME = "resume"
     DELETE = "delete"
 
 
 # The status a server shows while the task runs (None: keeps the one it had).
 SHOWN = {Task.BOOT: "BUILD", Task.RESIZE: "RESIZE", Task.REVERT: "REVERT_RESIZE", Task.REBOOT: "REBOOT",
          Task.HARD_REBOOT: "HARD_REBOOT", Task.REBUILD: "REBUILD", Task.STOP: None, Task.START: None,
-         Task.DELETE: None}
+         Task.SUSPEND: None, Task.RESUME: None, Task.DELETE: None}
 
 # The status it settles to (BOOT: ACTIVE, or ERROR for a boot chosen to fail).
 SETTLED = {Task.BOOT: "ACTIVE", Task.RESIZE: "VERIFY_RESIZE", Task.REVERT: "ACTIVE", Task.REBOOT: "ACTIVE",
-           Task.HARD_REBOOT: "ACTIVE", Task.REBUILD: "ACTIVE", Task.STOP: "SHUTOFF", Task.START: "ACTIVE"}
+           Task.HARD_REBOOT: "ACTIVE", Task.REBUILD: "ACTIVE", Task.STOP: "SHUTOFF", Task.START: "ACTIVE",
+           Task.SUSPEND: "SUSPENDED", Task.RESUME: "ACTIVE"}
 
 TASK_STATE = {Task.BOOT: "spawning", Task.RESIZE: "resize_migrating", Task.REVERT: "resize_reverting",
               Task.REBOOT: "rebooting", Task.HARD_REBOOT: "rebooting_hard", Task.REBUILD: "rebuilding",
-              Task.STOP: "powering-off", Task.START: "powering-on", Task.DELETE: "deleting"}
+              Task.STOP: "powering-off", Task.START: "powering-on", Task.SUSPEND: "suspending",
+              Task.RESUME: "resuming", Task.DELETE: "deleting"}
 
 VM_STATE = {"BUILD": "building", "ACTIVE": "active", "ERROR": "error", "RESIZE": "active",
             "VERIFY_RESIZE": "resized", "REVERT_RESIZE": "resized", "REBOOT": "active",
-            "HARD_REBOOT": "active", "REBUILD": "active", "SHUTOFF": "stopped"}
+            "HARD_REBOOT": "active", "REBUILD": "active", "SHUTOFF": "stopped", "SUSPENDED": "suspended"}
 
-NO_STATE, RUNNING, SHUTDOWN = 0, 1, 4
+NO_STATE, RUNNING, SHUTDOWN, SUSPENDED = 0, 1, 4, 7
 
 BOOT_FAULT = "No valid host was found. There are not enough hosts available."
 
@@ -57,6 +61,8 @@ def shown(status: str, task: Task | None) -> Shown:
         power = NO_STATE
     elif status == "SHUTOFF":
         power = SHUTDOWN
+    elif status == "SUSPENDED":
+        power = SUSPENDED
     return Shown(VM_STATE.get(status, "active"), TASK_STATE[task] if task else None, power)
 
 
@@ -69,6 +75,8 @@ ALLOWED = {
     "os-start": ("SHUTOFF",),
     "reboot": ("ACTIVE", "SHUTOFF", "ERROR", "REBOOT", "HARD_REBOOT"),
     "rebuild": ("ACTIVE", "SHUTOFF", "ERROR"),
+    "suspend": ("ACTIVE", "SHUTOFF"),
+    "resume": ("SUSPENDED",),
 }
 
 

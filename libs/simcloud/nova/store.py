@@ -16,7 +16,12 @@ TABLE = "simcloud.servers"
 
 _CASES = " ".join(f"WHEN '{task.value}' THEN '{status}'" for task, status in SETTLED.items()
                   if task is not Task.BOOT)
+# Rows another request is settling are skipped, not waited for (no lock-order deadlock between
+# concurrent reads); they show their old status until that request commits.
 _SETTLE = f"""
+WITH due AS (SELECT id FROM simcloud.servers
+             WHERE task IS NOT NULL AND task <> 'delete' AND due_at <= $1 {{only}}
+             FOR UPDATE SKIP LOCKED)
 UPDATE simcloud.servers SET
   status = CASE WHEN task = 'boot' THEN (CASE WHEN fails THEN 'ERROR' ELSE 'ACTIVE' END)
                 ELSE (CASE task {_CASES} ELSE status END) END,
@@ -24,16 +29,16 @@ UPDATE simcloud.servers SET
           'created', to_char(due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')) ELSE fault END,
   launched_at = CASE WHEN task = 'boot' AND NOT fails THEN due_at ELSE launched_at END,
   updated_at = due_at, task = NULL, due_at = NULL
-WHERE task IS NOT NULL AND task <> 'delete' AND due_at <= $1"""
+FROM due WHERE servers.id = due.id"""
 
 
 async def settle(conn: Conn, now: datetime.datetime, ids: Sequence[str] | None = None) -> None:
     """Finish the transitions that are due (of ``ids``, or of every server); remove the deletes due."""
     if ids is None:
-        await conn.execute(_SETTLE, now, BOOT_FAULT)
+        await conn.execute(_SETTLE.format(only=""), now, BOOT_FAULT)
         gone = await conn.fetch("SELECT id FROM simcloud.servers WHERE task = 'delete' AND due_at <= $1", now)
     else:
-        await conn.execute(_SETTLE + " AND id = ANY($3)", now, BOOT_FAULT, list(ids))
+        await conn.execute(_SETTLE.format(only="AND id = ANY($3)"), now, BOOT_FAULT, list(ids))
         gone = await conn.fetch("SELECT id FROM simcloud.servers WHERE task = 'delete' AND due_at <= $1"
                                 " AND id = ANY($2)", now, list(ids))
     for row in gone:
@@ -41,6 +46,9 @@ async def settle(conn: Conn, now: datetime.datetime, ids: Sequence[str] | None =
 
 
 async def get(conn: Conn, server_id: str, now: datetime.datetime) -> asyncpg.Record | None:
+    row = await conn.fetchrow("SELECT * FROM simcloud.servers WHERE id = $1", server_id)
+    if row is None or row["task"] is None or row["due_at"] > now:
+        return row  # nothing due: one query, the common case of a poll
     await settle(conn, now, [server_id])
     return await conn.fetchrow("SELECT * FROM simcloud.servers WHERE id = $1", server_id)
 

@@ -67,6 +67,7 @@ async def attach(request: web.Request) -> web.Response:
         if row["status"] not in ("ACTIVE", "SHUTOFF") or row["task"]:
             raise ApiError(409, f"Cannot 'attach_volume' instance {row['id']} while it is in vm_state "
                                 f"{row['status'].lower()}")
+        await state.settle("volumes", conn)  # a volume done creating is available now
         volume = await conn.fetchrow("SELECT * FROM simcloud.volumes WHERE id = $1 FOR UPDATE", volume_id)
         if volume is None:
             raise ApiError(404, f"Volume {volume_id} could not be found.")
