@@ -32,7 +32,7 @@ def service_app(state: SimState, style: errors.ErrorStyle) -> web.Application:
     return app
 
 
-def _load(module_name: str) -> ModuleType | None:
+def load_service(module_name: str) -> ModuleType | None:
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -58,7 +58,7 @@ def make_app(state: SimState) -> web.Application:
     app.router.add_get("/", _root)
     acts: dict[str, chaos.Act] = {}
     for service, module_name in SERVICE_MODULES.items():
-        module = _load(module_name)
+        module = load_service(module_name)
         if module is None:
             continue
         app.router.add_get(f"/{service.value}", _to_slash)

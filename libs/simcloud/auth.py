@@ -38,7 +38,7 @@ class Auth:
         return "admin" in self.roles
 
 
-AUTH = "simcloud_auth"  # request[AUTH]: the caller's Auth
+AUTH = web.RequestKey("simcloud_auth", Auth)  # request[AUTH]: the caller's Auth
 
 
 def auth_of(request: web.Request) -> Auth:

@@ -2,9 +2,9 @@
 
 ``GET/PUT /chaos/settings``: boot seconds, error share...; ``POST /chaos/faults``
 ``{"service": "compute", "status": 503, "delay": 0, "seconds": 30, "method": "POST",
-"count": 3}`` makes calls fail or answer late for a while; ``DELETE /chaos/faults``
-ends them. Acts on objects behind Ember's back: ``POST /chaos/servers/{id}/delete``,
-``POST /chaos/servers/{id}/error``, ``POST /chaos/ports/{id}/detach``.
+"count": 3, "share": 0.5}`` makes calls (or a share of them) fail or answer late for a
+while; ``DELETE /chaos/faults`` ends them. Acts on objects behind Ember's back:
+``POST /chaos/servers/{id}/delete``, ``POST /chaos/servers/{id}/error``, ``POST /chaos/ports/{id}/detach``.
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ async def add_fault(request: web.Request) -> web.Response:
         status = int(spec["status"]) if spec.get("status") is not None else None
         fault = Fault(id=state.new_id(), service=service, status=status, delay=float(spec.get("delay", 0)),
                       until=state.clock() + float(spec.get("seconds", 3600)),
-                      method=spec.get("method"), remaining=int(spec["count"]) if spec.get("count") else None)
+                      method=spec.get("method"), remaining=int(spec["count"]) if spec.get("count") else None,
+                      share=float(spec.get("share", 1.0)))
     except (KeyError, TypeError, ValueError) as exc:
         raise errors.bad_request(f"bad fault: {exc}") from None
     state.faults.append(fault)

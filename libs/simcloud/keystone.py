@@ -209,6 +209,3 @@ def make_app(state: SimState) -> web.Application:
     r.add_get("/v3/projects", projects)
     r.add_get("/v3/projects/{project_id}", project)
     return app
-
-
-

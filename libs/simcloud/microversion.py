@@ -15,7 +15,7 @@ from aiohttp.typedefs import Middleware
 from libs.simcloud.errors import ApiError
 
 Version = tuple[int, int]
-MICROVERSION = "simcloud_microversion"
+MICROVERSION = web.RequestKey("simcloud_microversion", tuple[int, int])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -56,45 +56,51 @@ async def identity(conn: Conn, credentials: Credentials) -> None:
         await _role(conn, demo, demo_project, role)
 
 
-async def public_network(conn: Conn) -> None:
-    if await conn.fetchval("SELECT 1 FROM simcloud.networks WHERE name = 'public' AND external"):
-        return
-    admin_project = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'admin'")
-    network_id = str(uuid.uuid4())
-    await conn.execute(
-        "INSERT INTO simcloud.networks (id, project_id, name, external, shared, data) VALUES"
-        " ($1, $2, 'public', true, false, $3)", network_id, admin_project,
-        {"provider:network_type": "flat", "provider:physical_network": "public", "mtu": 1500,
-         "router:external": True, "availability_zones": ["nova"]})
-    await conn.execute(
-        "INSERT INTO simcloud.subnets (id, project_id, network_id, name, cidr, ip_version, gateway_ip, data)"
-        " VALUES ($1, $2, $3, 'public-subnet', '172.24.4.0/24', 4, '172.24.4.1', $4)",
-        str(uuid.uuid4()), admin_project, network_id,
-        {"allocation_pools": [{"start": "172.24.4.2", "end": "172.24.4.254"}], "enable_dhcp": False,
-         "dns_nameservers": [], "host_routes": []})
+@dataclasses.dataclass(frozen=True)
+class SeedNetwork:
+    name: str
+    project: str  # the owning project's name
+    external: bool
+    shared: bool
+    cidr: str
+    gateway: str
+    pool: tuple[str, str]
+    dhcp: bool
+    data: dict[str, object]
 
 
-async def private_network(conn: Conn) -> None:
-    """devstack's ``private`` (10.0.0.0/26), in the demo project and shared, so admin boots on it too."""
-    if await conn.fetchval("SELECT 1 FROM simcloud.networks WHERE name = 'private'"):
+# devstack's: ``public`` for routers' gateways and floating IPs; ``private`` in the demo project and
+# shared, so admin boots on it too.
+NETWORKS = (
+    SeedNetwork("public", "admin", external=True, shared=False, cidr="172.24.4.0/24", gateway="172.24.4.1",
+                pool=("172.24.4.2", "172.24.4.254"), dhcp=False,
+                data={"provider:network_type": "flat", "provider:physical_network": "public", "mtu": 1500}),
+    SeedNetwork("private", "demo", external=False, shared=True, cidr="10.0.0.0/26", gateway="10.0.0.1",
+                pool=("10.0.0.2", "10.0.0.62"), dhcp=True,
+                data={"provider:network_type": "vxlan", "mtu": 1450}),
+)
+
+
+async def network(conn: Conn, spec: SeedNetwork) -> None:
+    if await conn.fetchval("SELECT 1 FROM simcloud.networks WHERE name = $1", spec.name):
         return
-    demo_project = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'demo'")
+    project = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = $1", spec.project)
     network_id = str(uuid.uuid4())
     await conn.execute(
-        "INSERT INTO simcloud.networks (id, project_id, name, external, shared, data) VALUES"
-        " ($1, $2, 'private', false, true, $3)", network_id, demo_project,
-        {"provider:network_type": "vxlan", "mtu": 1450, "router:external": False,
-         "availability_zones": ["nova"]})
+        "INSERT INTO simcloud.networks (id, project_id, name, external, shared, data)"
+        " VALUES ($1, $2, $3, $4, $5, $6)",
+        network_id, project, spec.name, spec.external, spec.shared,
+        {**spec.data, "router:external": spec.external, "availability_zones": ["nova"]})
     await conn.execute(
         "INSERT INTO simcloud.subnets (id, project_id, network_id, name, cidr, ip_version, gateway_ip, data)"
-        " VALUES ($1, $2, $3, 'private-subnet', '10.0.0.0/26', 4, '10.0.0.1', $4)",
-        str(uuid.uuid4()), demo_project, network_id,
-        {"allocation_pools": [{"start": "10.0.0.2", "end": "10.0.0.62"}], "enable_dhcp": True,
+        " VALUES ($1, $2, $3, $4, $5, 4, $6, $7)",
+        str(uuid.uuid4()), project, network_id, f"{spec.name}-subnet", spec.cidr, spec.gateway,
+        {"allocation_pools": [{"start": spec.pool[0], "end": spec.pool[1]}], "enable_dhcp": spec.dhcp,
          "dns_nameservers": [], "host_routes": []})
 
 
 async def seed(conn: Conn, credentials: Credentials) -> None:
     async with conn.transaction():
         await identity(conn, credentials)
-        await public_network(conn)
-        await private_network(conn)
+        for seed_network in NETWORKS:
+            await network(conn, seed_network)

@@ -38,7 +38,7 @@ async def prepare(state: SimState, credentials: seeds.Credentials) -> None:
         await migrate.migrate(conn)
         await seeds.seed(conn, credentials)
         for module_name in sim_app.SERVICE_MODULES.values():
-            module: Any = sim_app._load(module_name)
+            module: Any = sim_app.load_service(module_name)
             if module is not None and hasattr(module, "seed"):
                 await module.seed(conn, state)
         state.token_secret = await auth.load_secret(conn)

@@ -45,6 +45,9 @@ class SimSettings:
     volume_seconds: float = 1.0
     # Seconds an image import (web-download) spends importing.
     import_seconds: float = 1.0
+    # Servers a project may have (Nova's instances quota); 0: no limit. A create past it is Nova's
+    # 403 "Quota exceeded for instances".
+    server_quota: float = 0
     # Seconds a deleted server is still shown (task_state "deleting", then 404); 0: gone at once.
     delete_seconds: float = 1.0
 
@@ -60,6 +63,7 @@ class Fault:
     until: float  # time.time() after which it is over
     method: str | None = None  # only this HTTP method
     remaining: int | None = None  # only this many more calls (None: any number until ``until``)
+    share: float = 1.0  # the share of the calls it matches that it hits
 
     def applies(self, service: ServiceName | None, method: str, now: float) -> bool:
         if now >= self.until or (self.remaining is not None and self.remaining <= 0):
@@ -70,7 +74,7 @@ class Fault:
 
     def as_json(self) -> dict[str, object]:
         return {"id": self.id, "service": self.service, "status": self.status, "delay": self.delay,
-                "until": self.until, "method": self.method, "remaining": self.remaining}
+                "until": self.until, "method": self.method, "remaining": self.remaining, "share": self.share}
 
 
 class SimState:
@@ -112,7 +116,8 @@ class SimState:
     def faults_for(self, service: ServiceName | None, method: str) -> list[Fault]:
         now = self.clock()
         self.faults = [f for f in self.faults if now < f.until and (f.remaining is None or f.remaining > 0)]
-        return [f for f in self.faults if f.applies(service, method, now)]
+        return [f for f in self.faults if f.applies(service, method, now)
+                and (f.share >= 1 or self.rng.random() < f.share)]
 
     def spend(self, fault: Fault) -> None:
         """Count one call against a fault limited to a number of calls."""

@@ -81,6 +81,35 @@ def test_calls_fail_for_a_count_then_answer_again(sim: Sim, cloud: Connection) -
     assert requests.get(f"{sim.url}/chaos/faults", timeout=10).json() == {"faults": []}
 
 
+def test_a_quota_refuses_creates_past_it(sim: Sim, cloud: Connection) -> None:
+    used = len(list(cloud.compute.servers()))
+    _settings(sim, server_quota=used + 1)
+    try:
+        first = _boot(cloud, "within-quota", networks="none")
+        with pytest.raises(openstack.exceptions.ForbiddenException, match="Quota exceeded for instances"):
+            _boot(cloud, "past-quota", networks="none")
+    finally:
+        _settings(sim, server_quota=0)
+    cloud.compute.delete_server(first.id)
+
+
+def test_a_share_of_calls_fail(sim: Sim, cloud: Connection) -> None:
+    made = requests.post(f"{sim.url}/chaos/faults", json={"service": "compute", "status": 500, "share": 0.5,
+                                                          "method": "GET", "seconds": 60}, timeout=10)
+    assert made.status_code == 201
+    try:
+        outcomes = set()
+        for _ in range(60):  # P(all 60 alike) = 2 * 0.5**60
+            try:
+                cloud.compute.get_flavor("1")
+                outcomes.add("ok")
+            except openstack.exceptions.HttpException:
+                outcomes.add("failed")
+        assert outcomes == {"ok", "failed"}
+    finally:
+        requests.delete(f"{sim.url}/chaos/faults", timeout=10)
+
+
 def test_slow_calls_answer_late_but_answer(sim: Sim, cloud: Connection) -> None:
     slow: dict[str, Any] = {"service": "image", "delay": 0.3, "seconds": 60}
     assert requests.post(f"{sim.url}/chaos/faults", json=slow, timeout=10).status_code == 201

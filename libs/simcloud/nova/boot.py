@@ -226,6 +226,13 @@ async def create(conn: Conn, state: SimState, request: BootRequest, caller: Auth
     server_id = state.new_id()
     async with conn.transaction():
         await _check_refs(conn, request, caller)
+        quota = int(state.settings.server_quota)
+        if quota > 0:
+            used = await conn.fetchval("SELECT count(*) FROM simcloud.servers WHERE project_id = $1",
+                                       caller.project_id)
+            if used >= quota:
+                raise ApiError(403, f"Quota exceeded for instances: Requested 1, but already used {used} of "
+                                    f"{quota} instances")
         group_id = request.hints.get("group")
         if group_id:
             joined = await conn.fetchval(
