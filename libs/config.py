@@ -59,6 +59,37 @@ class ApiSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class CloudProject:
+    """Where one Ember project's cloud calls go: a ``clouds.yaml`` entry, optionally one of its projects."""
+
+    project: str
+    cloud: str
+    # The cloud project (name) to scope to instead of the entry's own (None: the entry's).
+    cloud_project: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CloudSettings:
+    """Which clouds Ember drives and how it calls them (openstacksdk's own clouds.yaml lookup)."""
+
+    # The clouds.yaml openstacksdk reads (OS_CLIENT_CONFIG_FILE; None: its default search path).
+    config_file: Path | None = None
+    # The default cloud entry: EMBER_CLOUD, else OS_CLOUD as openstacksdk reads it (None: no cloud
+    # configured, so `ember dev` runs the simulator).
+    default: str | None = None
+    # Ember projects whose calls go to another entry (EMBER_CLOUD_PROJECTS="projA=cloudX,projB=cloudY/p").
+    projects: tuple[CloudProject, ...] = ()
+    # openstacksdk is synchronous: its calls run in a pool of this many threads.
+    threads: int = 16
+    # Quota, 5xx and unreachable answers are tried again this many times, the first after
+    # retry_seconds, each wait twice the one before.
+    retries: int = 4
+    retry_seconds: float = 1.0
+    # How long one HTTP request to the cloud may take (openstacksdk's api_timeout).
+    request_timeout: float = 60.0
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     database_url: str | None
     nats_url: str | None
@@ -100,6 +131,7 @@ class Settings:
     evaluation_memory_mb: int = 2048
     # What one template, environment, file or evaluation may cost (libs/template/budgets.py).
     budgets: Budgets = dataclasses.field(default_factory=Budgets)
+    cloud: CloudSettings = dataclasses.field(default_factory=CloudSettings)
 
     @property
     def api_url(self) -> str:
@@ -262,6 +294,39 @@ def load(env: Mapping[str, str]) -> Settings:
                             if p.strip()),
         hostname=_get(env, "EMBER_HOSTNAME") or socket.gethostname(),
         budgets=_budgets(env),
+        cloud=_cloud(env),
+    )
+
+
+def _cloud_projects(env: Mapping[str, str]) -> tuple[CloudProject, ...]:
+    value = _get(env, "EMBER_CLOUD_PROJECTS")
+    if value is None:
+        return ()
+    mapped: dict[str, CloudProject] = {}
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        project, sep, where = (s.strip() for s in item.partition("="))
+        cloud, slash, cloud_project = (s.strip() for s in where.partition("/"))
+        if not sep or not project or not cloud or (slash and not cloud_project):
+            raise ConfigError("EMBER_CLOUD_PROJECTS", "expected PROJECT=CLOUD[/CLOUD_PROJECT] items separated"
+                                                      f" by commas, got {item!r}")
+        if project in mapped:
+            raise ConfigError("EMBER_CLOUD_PROJECTS", f"project {project!r} is mapped twice")
+        mapped[project] = CloudProject(project, cloud, cloud_project or None)
+    return tuple(mapped.values())
+
+
+def _cloud(env: Mapping[str, str]) -> CloudSettings:
+    config_file = _get(env, "OS_CLIENT_CONFIG_FILE")
+    return CloudSettings(
+        config_file=Path(config_file) if config_file else None,
+        default=_get(env, "EMBER_CLOUD") or _get(env, "OS_CLOUD"),
+        projects=_cloud_projects(env),
+        threads=_integer(env, "EMBER_CLOUD_THREADS", 16, 1, 1024),
+        retries=_integer(env, "EMBER_CLOUD_RETRIES", 4, 0, 100),
+        retry_seconds=_number(env, "EMBER_CLOUD_RETRY_SECONDS", 1.0, 0.0),
+        request_timeout=_number(env, "EMBER_CLOUD_REQUEST_TIMEOUT", 60.0, 0.1),
     )
 
 

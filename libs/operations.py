@@ -15,6 +15,8 @@ from typing import Any
 import asyncpg
 
 from libs import plan_requests
+from libs.cloud.lookups import CloudAnswers
+from libs.cloud.validation import CloudLookup, with_lookups
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
@@ -73,17 +75,19 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        adopt_data: Mapping[str, Any] | None = None,
                        facade: Mapping[str, Any] | None = None,
                        after_commit: list[PlanRequest] | None = None,
-                       evaluation: Evaluator = INLINE) -> stacks.StackRow:
+                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None) -> stacks.StackRow:
     """A new stack (``parent``: the stack it is nested in, one level deeper).
 
     With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
     it lists instead of creating them: the ``ADOPT`` action. The request is
-    checked in ``evaluation``'s processes, under its deadline.
+    checked in ``evaluation``'s processes, under its deadline, with the
+    cloud-checked constraints asked of ``cloud`` (None: they are not checked).
     """
     stack_id = uuid.uuid4()
     how = Checking(project=project, stack_name=name, stack_id=str(stack_id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade, top=parent is None)
-    loaded = await evaluation.run(checked_create, stack_request, how)
+    loaded = await with_lookups(cloud, project, lambda answers: evaluation.run(
+        checked_create, stack_request, dataclasses.replace(how, cloud=answers)))
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
@@ -147,14 +151,24 @@ class Checking:
     facade: Mapping[str, Any] | None = None
     # Nested stacks are checked with the top stack only.
     top: bool = True
+    # Custom constraints checked against the cloud (nova.flavor...): the answers the edge made.
+    cloud: CloudAnswers = dataclasses.field(default_factory=CloudAnswers)
+
+
+def _load(stack_request: request.StackRequest, how: Checking, **options: Any) -> request.LoadedStack:
+    """``request.load`` with the cloud-checked constraints (see :class:`CloudAnswers`)."""
+    with how.cloud.checking() as custom:
+        return request.load(
+            stack_request, stack_name=how.stack_name, stack_id=how.stack_id, project_id=how.project,
+            limits=how.limits, builtin_types=how.builtin_types, facade=how.facade,
+            checks=(plugin_checks(how.registry, custom_constraints=custom)
+                    if how.registry is not None else None),
+            custom_constraints=custom, **options)
 
 
 def checked_create(stack_request: request.StackRequest, how: Checking) -> Checked:
     """Heat's validation of a new stack's request (pure: it runs in the evaluation pool)."""
-    loaded = request.load(stack_request, stack_name=how.stack_name, stack_id=how.stack_id,
-                          project_id=how.project, limits=how.limits, builtin_types=how.builtin_types,
-                          facade=how.facade,
-                          checks=plugin_checks(how.registry) if how.registry is not None else None)
+    loaded = _load(stack_request, how)
     if how.registry is not None and how.top:
         check_nested(loaded, how.registry, project=how.project, stack_name=how.stack_name,
                      limits=how.limits)
@@ -167,11 +181,7 @@ def checked_update(stack_request: request.StackRequest, stored: templates.RawTem
     if existing:
         assert stored is not None
         stack_request = patched(stored, stack_request, clear_parameters)
-    loaded = request.load(stack_request, stack_name=how.stack_name, stack_id=how.stack_id,
-                          project_id=how.project, limits=how.limits, builtin_types=how.builtin_types,
-                          facade=how.facade,
-                          checks=plugin_checks(how.registry) if how.registry is not None else None,
-                          updating=True)
+    loaded = _load(stack_request, how, updating=True)
     if stored is not None:
         # Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter.
         old = desired.load(stored.template, stored.files, stored.environment, stack_name=how.stack_name,
@@ -202,7 +212,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
                        cancel_running: bool = False, after_commit: list[PlanRequest] | None = None,
-                       evaluation: Evaluator = INLINE) -> None:
+                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -218,8 +228,10 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade,
                    top=stack.parent_id is None)
-    loaded = await evaluation.run(checked_update, stack_request, await stored_of(pool, stack), how,
-                                  existing=existing, clear_parameters=clear_parameters)
+    stored = await stored_of(pool, stack)
+    loaded = await with_lookups(cloud, stack.project, lambda answers: evaluation.run(
+        checked_update, stack_request, stored, dataclasses.replace(how, cloud=answers), existing=existing,
+        clear_parameters=clear_parameters))
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
                                              facade)

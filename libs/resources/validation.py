@@ -27,6 +27,7 @@ from libs.resources.implicit import implicit_dependencies
 from libs.resources.properties import Unresolvable
 from libs.resources.registry import Registry
 from libs.template import errors
+from libs.template.constraints import CustomConstraints
 from libs.template.definitions import ResourceDefinition
 from libs.template.environment import Environment
 from libs.template.functions import base
@@ -58,7 +59,7 @@ class NotYetCreated:
 
 def check_properties(definition: ResourceDefinition, plugin: ResourceType, resolver: base.Resolver, *,
                      resource_section: str = "resources", properties_section: str = "properties",
-                     with_values: bool = True) -> None:
+                     with_values: bool = True, custom_constraints: CustomConstraints | None = None) -> None:
     """Heat's ``Properties.validate`` of one resource, raising ``StackValidationFailed``.
 
     ``with_values`` false is ``POST /validate``'s: property names only. Each
@@ -90,7 +91,7 @@ def check_properties(definition: ResourceDefinition, plugin: ResourceType, resol
     try:
         plugin.validate(values, resource_name=definition.name, resource_section=resource_section,
                         properties_section=properties_section, strict_values=with_values,
-                        unchecked=unchecked)
+                        custom_constraints=custom_constraints, unchecked=unchecked)
     except errors.TemplateError:
         raise
     except Exception as exc:  # a plugin's own failure: Heat names its class and the resource
@@ -148,11 +149,13 @@ class PluginChecks:
     """The ``ResourceChecks`` of a stack whose types the plugin ``registry`` implements.
 
     ``environment`` is the stack's; ``with_values`` false checks property
-    names only (``POST /validate``).
+    names only (``POST /validate``); ``custom_constraints``: what properties'
+    ``custom_constraint`` names mean (None: the ones that need no cloud).
     """
 
     def __init__(self, registry: Registry, environment: Environment, *,
-                 with_values: bool = True) -> None:
+                 with_values: bool = True, custom_constraints: CustomConstraints | None = None) -> None:
+        self._custom = custom_constraints
         self._registry = registry
         self._environment = environment
         self._types = environment.registry.with_builtin_types(registry.types())
@@ -189,7 +192,8 @@ class PluginChecks:
             return
         d = stack.template.dialect
         check_properties(definition, plugin, self._resolver(stack), resource_section=d.resources,
-                         properties_section=d.res_properties, with_values=self._with_values)
+                         properties_section=d.res_properties, with_values=self._with_values,
+                         custom_constraints=self._custom)
         if self._with_values:
             self._check_facade(stack, definition)
             plugin.validate_in_stack(name, stack, lambda other: self.class_name(
@@ -223,10 +227,12 @@ class PluginChecks:
                 str(exc), (stack.template.dialect.resources, definition.name), error="KeyError") from None
 
 
-def plugin_checks(registry: Registry, *, with_values: bool = True
+def plugin_checks(registry: Registry, *, with_values: bool = True,
+                  custom_constraints: CustomConstraints | None = None
                   ) -> Callable[[Environment], PluginChecks]:
     """What ``libs.template.request.load`` takes to validate a stack with these plugins."""
     def make(environment: Environment) -> PluginChecks:
-        return PluginChecks(registry, environment, with_values=with_values)
+        return PluginChecks(registry, environment, with_values=with_values,
+                            custom_constraints=custom_constraints)
     return make
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from libs.template import errors, loader
+from libs.template.constraints import CustomConstraints
 from libs.template.environment import Environment, merge_environments
 from libs.template.limits import Limits
 from libs.template.parameter_groups import validate_parameter_groups
@@ -91,13 +92,16 @@ def _check_parameter_sections(environment: Mapping[str, Any]) -> None:
 def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None, project_id: str,
          limits: Limits = DEFAULT_LIMITS, builtin_types: Collection[str] | None = None,
          validate_values: bool = True, facade: Mapping[str, Any] | None = None,
-         checks: ChecksFor | None = None, updating: bool = False) -> LoadedStack:
+         checks: ChecksFor | None = None, updating: bool = False,
+         custom_constraints: CustomConstraints | None = None) -> LoadedStack:
     """Parse, merge and validate everything a stack operation needs (raises TemplateError).
 
     With ``checks``, the resources are validated as Heat's engine does before it
     stores anything (properties, attributes read). ``updating``: the template of
     an update, whose structure errors keep their own type (a new stack's are
     ``StackValidationFailed``, as Heat checks a new template first and wraps them).
+    ``custom_constraints``: what parameters' ``custom_constraint`` names mean (the
+    checks take their own for properties).
     """
     template = Template.load(request.template, request.files, max_size=limits.max_template_size)
     environment = environment_for(request, template, builtin_types=builtin_types or ())
@@ -112,7 +116,7 @@ def load(request: StackRequest, *, stack_name: str | None, stack_id: str | None,
                             user_params=environment.parameters,
                             param_defaults=environment.parameter_defaults,
                             stack_name=stack_name, stack_id=stack_id, project_id=project_id)
-    parameters.validate(validate_value=validate_values)
+    parameters.validate(validate_value=validate_values, custom_constraints=custom_constraints)
     if template.dialect.parameter_groups:
         validate_parameter_groups(template.raw.get(template.dialect.parameter_groups),
                                   parameters.template_names())

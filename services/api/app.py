@@ -8,6 +8,8 @@ import orjson
 from aiohttp import web
 
 from libs import evaluation_pool
+from libs.cloud import sdk
+from libs.cloud.validation import CloudLookups
 from libs.config import Settings
 from libs.resources.registry import default_registry
 from libs.runtime import open_runtime
@@ -24,7 +26,7 @@ from services.api import (
 )
 from services.api.auth import auth_middleware
 from services.api.faults import fault_middleware
-from services.api.keys import EVALUATION, REGISTRY, RUNTIME, SETTINGS
+from services.api.keys import CLOUD_LOOKUPS, EVALUATION, REGISTRY, RUNTIME, SETTINGS
 from services.api.tracing import tracing_middleware
 
 
@@ -48,6 +50,13 @@ async def _evaluation_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
+async def _cloud_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    async with sdk.opened(settings.cloud) as caller:
+        app[CLOUD_LOOKUPS] = CloudLookups(caller, settings.cloud)
+        yield
+
+
 def make_app(settings: Settings) -> web.Application:
     # Tracing outside faults, so the span records the status the client gets;
     # auth inside faults, so its refusals have Heat's body too.
@@ -57,6 +66,7 @@ def make_app(settings: Settings) -> web.Application:
     budgets.configure(settings.budgets)
     app[REGISTRY] = default_registry()
     app.cleanup_ctx.append(_evaluation_ctx)
+    app.cleanup_ctx.append(_cloud_ctx)
     app.cleanup_ctx.append(_runtime_ctx)
     app.cleanup_ctx.append(event_stream.feed_ctx)
     app.cleanup_ctx.append(scale_requests.responder_ctx)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from libs.cloud.validation import CloudLookups
 from libs.config import Settings
 from libs.evaluation_pool import EvaluationPool
 from libs.resources.registry import Registry
@@ -18,3 +19,5 @@ AUTHENTICATOR = web.AppKey("authenticator", Authenticator)
 EVENT_FEED = web.AppKey("event_feed", EventFeed)
 # Where requests' templates are parsed and evaluated, under a deadline (libs/evaluation_pool.py).
 EVALUATION = web.AppKey("evaluation", EvaluationPool)
+# Answers for template validation's cloud-checked custom constraints (nova.flavor...).
+CLOUD_LOOKUPS = web.AppKey("cloud_lookups", CloudLookups)

@@ -12,6 +12,8 @@ from typing import Any, NamedTuple, TypeAlias
 from aiohttp import web
 
 from libs import operations, update_preview
+from libs.cloud.lookups import CloudAnswers
+from libs.cloud.validation import with_lookups
 from libs.db import stacks, templates
 from libs.engine import desired, preview
 from libs.resources import nesting
@@ -44,7 +46,7 @@ from services.api.http import (
     query_marker,
     query_sort_desc,
 )
-from services.api.keys import REGISTRY, RUNTIME, SETTINGS
+from services.api.keys import CLOUD_LOOKUPS, REGISTRY, RUNTIME, SETTINGS
 
 PREFIX = "/v1/{project_id}"
 LIST_PARAMS = frozenset({"limit", "marker", "sort_keys", "sort_dir", "show_deleted", "show_nested",
@@ -130,7 +132,7 @@ async def create(request: web.Request) -> web.Response:
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
         options=bodies.options(body), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt,
-        evaluation=evaluator)
+        evaluation=evaluator, cloud=request.app[CLOUD_LOOKUPS])
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
                          status=201, headers={"Location": href})
@@ -141,19 +143,22 @@ async def preview_create(request: web.Request) -> web.Response:
     body = await json_body(request)
     name = bodies.stack_name(body)
     options = bodies.options(body)
-    stack = await evaluation(request).run(
+    project = context(request).project
+    stack = await with_lookups(request.app[CLOUD_LOOKUPS], project, lambda cloud: evaluation(request).run(
         _previewed, bodies.stack_request(body), limits_of(request), request.app[REGISTRY], name=name,
-        project=context(request).project, options=options, base=lookup.base_url(request))
+        project=project, options=options, base=lookup.base_url(request), cloud=cloud))
     return json_response({"stack": stack})
 
 
 def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
-               project: str, options: operations.Options, base: str) -> dict[str, Any]:
+               project: str, options: operations.Options, base: str, cloud: CloudAnswers) -> dict[str, Any]:
     """The body of a create preview (pure: it runs in the evaluation pool)."""
     stack_request, limits = bodies.parsed(given, limits)
-    loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
-                                    project_id=project, limits=limits, builtin_types=registry.types(),
-                                    checks=plugin_checks(registry))
+    with cloud.checking() as custom:
+        loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
+                                        project_id=project, limits=limits, builtin_types=registry.types(),
+                                        checks=plugin_checks(registry, custom_constraints=custom),
+                                        custom_constraints=custom)
     operations.check_nested(loaded, registry, project=project, stack_name=name, limits=limits)
     planned = preview.create_preview(loaded, nesting.Expansion(registry, project), stack_name=name)
     resolver = StackResolver(loaded.definition, preview.preview_data(loaded, registry))
@@ -275,7 +280,8 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
         rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
         converge=parse_bool("converge", body.get("converge", False)), limits=limits,
-        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator)
+        builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator,
+        cloud=request.app[CLOUD_LOOKUPS])
     return web.Response(status=202)
 
 
