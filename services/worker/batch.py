@@ -11,11 +11,11 @@ asks for cloud calls gives back :class:`~services.worker.outcome.Calls`: the
 executor makes them once the locks are let go and steps the item again.
 
 What the batch does not step it hands back unchanged (:data:`SLOW`) for the
-executor to step alone (:mod:`services.worker.node`): a node already done, a
-stale, timed-out or converging traversal, a replacement, a node that may pause
-at a hook, a resource whose properties are resolved in the evaluation pool or
-fail, a renamed type, a type that reaches beyond its row (nested stacks,
-signals, peers), an update refused, a resource taken over by its external id.
+executor to step alone (:mod:`services.worker.node`): a stale, timed-out or
+converging traversal, a replacement, a node that may pause at a hook, a
+resource whose properties are resolved in the evaluation pool or fail, a
+renamed type, a type that reaches beyond its row (nested stacks, signals,
+peers), an update refused, a resource taken over by its external id.
 Each item still gets its own outcome, so the consumer acks, naks or terminates
 every message as it would alone.
 
@@ -110,6 +110,8 @@ class _Group:
     want: desired.Desired | None
     jobs: list[_Job]
     finish: list[_Job] = dataclasses.field(default_factory=list)
+    # Nodes found done (a redelivery), with their successors to publish again.
+    again: list[tuple[_Job, list[str]]] = dataclasses.field(default_factory=list)
     # The traversal's first failure in this batch: the item that met it, and the stack's reason.
     failure: tuple[_Job, str] | None = None
     # The environments rows were made with, by template id (see rowkit.own_template).
@@ -207,22 +209,29 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
             continue  # each resource is observed first, one at a time
         nodes = await traversals.nodes(conn, trav.id, [j.item.node for j in group_jobs])
         live: list[_Job] = []
+        again: list[tuple[_Job, list[str]]] = []
+        gone: list[_Job] = []
         for job in group_jobs:
             node = nodes.get(job.item.node)
             if node is None:
                 results[job.index] = Permanent(f"no node {job.item.node} in traversal {trav.id}")
-            elif node.waiting_on > 0 and not node.done:
+            elif node.done:  # redelivered: its successors are published again
+                again.append((job, await traversals.ready_successors(conn, trav.id, job.item.node)))
+            elif node.waiting_on > 0:
                 results[job.index] = Retry(0.2, "predecessors not finished")
-            elif not node.done and job.key.resource_id in rows:
-                job.row = rows[job.key.resource_id]
+            else:
                 job.successors = node.successors
-                live.append(job)
+                if job.key.resource_id in rows:
+                    job.row = rows[job.key.resource_id]
+                    live.append(job)
+                else:
+                    gone.append(job)  # forgotten by an earlier delivery: the node finishes
         update_ids = [j.key.resource_id for j in live if j.key.converges]
         replaced = await resources.replacements(conn, update_ids, trav.id) if update_ids else {}
         live = [j for j in live if j.key.resource_id not in replaced
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         entry = await ctx.cache.entry(conn, stack, trav.template_id) if trav.template_id is not None else None
-        group = _Group(stack, trav, entry.desired if entry else None, live,
+        group = _Group(stack, trav, entry.desired if entry else None, live, finish=gone, again=again,
                        heavy=entry.heavy if entry else frozenset(), can_call=ctx.caller is not None)
         # What a row is resolves through the environment it was made with.
         for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
@@ -400,6 +409,10 @@ async def _finish(conn: Conn, groups: list[_Group], results: list[Result],
                                                        for g in groups})
         ended: list[_Group] = []
         for group in groups:
+            for job, nodes in group.again:
+                ready.extend(Ready(str(group.stack.id), str(group.trav.id), n, job.index) for n in nodes)
+                results[job.index] = None
+                released_by.append(job.index)
             if group.trav.id not in outcomes:
                 continue
             finished, now_ready, remaining = outcomes[group.trav.id]

@@ -81,7 +81,12 @@ async def execute(ctx: WorkerContext, arrivals: list[Arrival]) -> Executed:
                 arrivals[i] = dataclasses.replace(arrivals[i], answers=a,
                                                   answered=c.row.version if c.row is not None else None)
                 again.append(i)
-        more = await _round(ctx, [arrivals[i] for i in again])
+        try:
+            more = await _round(ctx, [arrivals[i] for i in again])
+        except Exception as exc:  # theirs alone: the items done in earlier rounds keep their results
+            for i in again:
+                done.results[i] = exc
+            break
         for j, i in enumerate(again):
             done.results[i] = more.results[j]
         done.ready.extend(r._replace(by=again[r.by]) for r in more.ready)
