@@ -104,24 +104,3 @@ def classify(exc: BaseException) -> CloudError:
     # The sdk refused the call itself (an unknown service, a bad query, a duplicate name
     # on lookup) or the call was malformed: nothing to retry.
     return CloudError(ErrorKind.BAD_REQUEST, message, None, name)
-
-
-# Calls that make something each time they are sent: sent twice, they may make it twice.
-_MAKING_PREFIXES = ("create_", "add_", "attach_")
-_MAKING = frozenset({"resize_server", "rebuild_server", "confirm_server_resize", "revert_server_resize",
-                     "extend_volume", "reboot_server"})
-# Refusals after which the cloud surely did nothing: over quota, busy, or never reached.
-_NOT_DONE_STATUSES = frozenset({413, 429, 503})
-_NOT_SENT = frozenset({"ConnectFailure", "ConnectTimeout", "ConnectionError", "ConnectionRefusedError"})
-
-
-def worth_retrying(method: str, error: CloudError) -> bool:
-    """Whether the caller sends a failed call again: the retried kinds, except that a call
-    that makes something is sent again only when the cloud surely did nothing (a 500 or a
-    read timeout on a create may have made the server: the plugin adopts it by its tag)."""
-    if not error.kind.retried:
-        return False
-    if not (method.startswith(_MAKING_PREFIXES) or method in _MAKING):
-        return True
-    return (error.kind is ErrorKind.QUOTA or error.status in _NOT_DONE_STATUSES
-            or (error.status is None and error.exception in _NOT_SENT))

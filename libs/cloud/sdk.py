@@ -9,7 +9,7 @@ attribute access, with no lock, so proxies are fetched under one.
 
 Quota, 5xx and unreachable answers are tried again here, with exponential
 backoff, before the answer is handed back (a call that makes something, only
-when the cloud surely did nothing: :func:`~libs.cloud.errors.worth_retrying`).
+when the cloud surely did nothing: :func:`~libs.cloud.calls.worth_retrying`).
 Each call is one trace span named ``<service>.<method>``; neither spans, logs
 nor answers carry a call's arguments, and the entry's password, secrets and
 token are blotted out of every message the cloud or the sdk wrote.
@@ -34,8 +34,8 @@ from openstack import resource
 from opentelemetry import trace
 
 from libs.cloud.caller import CloudTarget
-from libs.cloud.calls import EXISTING, Answer, CloudCall
-from libs.cloud.errors import classify, worth_retrying
+from libs.cloud.calls import EXISTING, Answer, CloudCall, worth_retrying
+from libs.cloud.errors import classify
 from libs.cloud.values import to_json
 from libs.config import CloudSettings
 from libs.telemetry.logs import logger

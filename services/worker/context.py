@@ -8,6 +8,7 @@ import random
 import asyncpg
 
 from libs.cloud.caller import CloudCaller
+from libs.config import CloudSettings
 from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
@@ -32,8 +33,8 @@ class WorkerContext:
     limits: Limits = DEFAULT_LIMITS
     # Makes plugins' cloud calls; None: no cloud, and a step that asks for calls fails its resource.
     caller: CloudCaller | None = None
-    # The clouds.yaml entry calls go to (per project mapping comes with configuration).
-    cloud: str = "default"
+    # Which clouds.yaml entry each project's calls go to.
+    cloud: CloudSettings = dataclasses.field(default_factory=CloudSettings)
 
     @property
     def outputs(self) -> routing.OutputsOf:

@@ -19,8 +19,8 @@ import asyncio
 import dataclasses
 from typing import cast
 
-from libs.cloud.caller import CloudTarget
-from libs.cloud.calls import Answer
+from libs.cloud.calls import Answer, CloudError, ErrorKind
+from libs.cloud.targets import NoCloudConfigured, target_for
 from libs.db import locks
 from libs.engine.keys import NodeKey
 from libs.errors import Conflict, Retry, describe, is_transient
@@ -155,8 +155,12 @@ async def _step_alone(ctx: WorkerContext, arrival: Arrival) -> _Alone:
 async def _make(ctx: WorkerContext, arrival: Arrival, calls: Calls) -> dict[str, Answer]:
     """The calls made with nothing held (no connection, no lock): a slow cloud holds up no one else."""
     assert ctx.caller is not None  # a Call with no caller failed its resource instead
-    target = CloudTarget(ctx.cloud, calls.project)
     names = [c.describe() for c in calls.calls]  # never their arguments: they may hold secrets
+    try:
+        target = target_for(ctx.cloud, calls.project)
+    except NoCloudConfigured as exc:
+        refused = Answer(error=CloudError(ErrorKind.FORBIDDEN, str(exc), exception="NoCloudConfigured"))
+        return {c.key: refused for c in calls.calls}
     with acting_for(arrival.item, arrival.trace), ctx.bus.tracer.start_as_current_span(
             "cloud calls", attributes={"ember.cloud.calls": names}):
         return await ctx.caller.call(target, calls.calls)

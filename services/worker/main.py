@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 
 from libs import evaluation_pool, lifecycle
+from libs.cloud import sdk
+from libs.cloud.caller import CloudCaller
 from libs.consuming import consuming
 from libs.evaluation_pool import EvaluationPool
 from libs.messaging.consumer import Handler
@@ -18,9 +21,10 @@ from services.worker.hook_sweep import sweeping
 from services.worker.steps import Steps
 
 
-def handlers(rt: Runtime, evaluation: EvaluationPool) -> Handler:
+def handlers(rt: Runtime, evaluation: EvaluationPool, caller: CloudCaller | None) -> Handler:
     steps = Steps(rt, default_registry(), api_url=rt.settings.api_url, evaluation=evaluation,
-                  limits=Limits(max_resources_per_stack=rt.settings.api.max_resources_per_stack))
+                  limits=Limits(max_resources_per_stack=rt.settings.api.max_resources_per_stack),
+                  caller=caller)
     return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle}, give_ups={WorkItem: steps.give_up})
 
 
@@ -28,8 +32,11 @@ def handlers(rt: Runtime, evaluation: EvaluationPool) -> Handler:
 async def body(rt: Runtime) -> AsyncIterator[None]:
     settings = rt.settings
     # Opened first and closed last: a step drained at shutdown may still evaluate.
-    async with evaluation_pool.opened_for(settings) as pool:
-        working = consuming(lambda rt: rt.names.workers, lambda rt: handlers(rt, pool))
+    # The worker retries the cloud's refusals by redelivery (services/worker/pending.py),
+    # never by sleeping in the caller.
+    cloud = dataclasses.replace(settings.cloud, retries=0)
+    async with evaluation_pool.opened_for(settings) as pool, sdk.opened(cloud, rt.tracer) as caller:
+        working = consuming(lambda rt: rt.names.workers, lambda rt: handlers(rt, pool, caller))
         async with working(rt), sweeping(rt):
             yield
 

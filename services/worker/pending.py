@@ -7,8 +7,9 @@ their answers (it finds what a lost call made by ``ctx.cloud_tag``) instead of
 making them again.
 
 A call the cloud answers with a quota, server or unreachable error
-(``ErrorKind.retried``) is made again after a backoff, up to :data:`TRIES`
-times, before the plugin sees the error: the answers already had are kept
+(``ErrorKind.retried``; for a call that makes something, only where the cloud
+surely made nothing: :func:`~libs.cloud.calls.worth_retrying`) is made again
+after a backoff, up to :data:`TRIES` times, before the plugin sees the error: the answers already had are kept
 (``answered``), only the calls that failed so are made again, on the
 redelivery the backoff asks for (no worker sleeps). Pure.
 """
@@ -19,7 +20,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from libs.cloud.calls import Answer, Answers, CloudCall, CloudError, ErrorKind, Service
+from libs.cloud.calls import Answer, Answers, CloudCall, CloudError, ErrorKind, Service, worth_retrying
 
 KEY = "ember_calls"
 # Tries of a call the cloud answers with a retried error, the first included.
@@ -87,7 +88,9 @@ def retrying(data: Mapping[str, Any], answers: Answers) -> tuple[dict[str, Any],
     kept = of(data)
     if kept is None or kept.tries >= TRIES:
         return None
-    failed = {k for k, a in answers.items() if a.error is not None and a.error.kind.retried}
+    methods = {c.key: c.method for c in kept.calls}
+    failed = {k for k, a in answers.items()
+              if a.error is not None and worth_retrying(methods.get(k, ""), a.error)}
     if not failed:
         return None
     again = Pending(kept.calls, attempted=False, tries=kept.tries + 1,

@@ -166,7 +166,7 @@ class Stepping:
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))
         if isinstance(result, Wait | Call):
-            named = plugin.named_steps[0] if first and plugin.named_steps else None
+            named = result.step or (plugin.named_steps[0] if first and plugin.named_steps else None)
             return await self.wait(row, plugin, action, props, result,
                                    step_hook=rules.named_hook(action, named) if named else None)
         if isinstance(result, Failed):

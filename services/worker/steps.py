@@ -45,10 +45,11 @@ class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
                  api_url: str | None = None, evaluation: EvaluationPool = INLINE,
                  limits: Limits = DEFAULT_LIMITS, caller: CloudCaller | None = None) -> None:
+        # A step's calls go to the cloud its stack's project is mapped to (rt.settings.cloud).
         self.rt = rt
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=DesiredCache(),
                                  rng=random.SystemRandom(), evaluation=evaluation, api_url=api_url,
-                                 limits=limits, caller=caller)
+                                 limits=limits, caller=caller, cloud=rt.settings.cloud)
         self.batches: Coalescer[Arrival, executor.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 

@@ -289,6 +289,8 @@ def make_app(state: SimState) -> web.Application:
     app.middlewares.append(microversion.middleware(SPAN))
     discovery.add_routes(app, "/volume", VERSION)
     app.cleanup_ctx.append(_settle_often)
+    # Nova reads a volume's status (attach) through the same lazy transitions.
+    state.settlers["volumes"] = store.settle
     r = app.router
     p = "/v3/{project_id}"
     r.add_get(p, versioned_root)

@@ -10,8 +10,8 @@ import requests
 from keystoneauth1 import exceptions as ksa_exceptions
 from openstack import exceptions as sdk_exceptions
 
-from libs.cloud.calls import CloudError, ErrorKind
-from libs.cloud.errors import classify, worth_retrying
+from libs.cloud.calls import CloudError, ErrorKind, worth_retrying
+from libs.cloud.errors import classify
 
 
 def _response(status: int, body: Any = None, reason: str = "", content_type: str = "application/json"
