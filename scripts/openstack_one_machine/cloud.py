@@ -80,7 +80,8 @@ def _wait(layout: Layout, what: str, probe: Callable[[], bool], watched: list[st
     while not probe():
         dead = [name for name in watched if processes.exited(layout, name)]
         if dead:
-            raise NotReady(f"{', '.join(dead)} exited while waiting for {what}; see {layout.logs}/{dead[0]}.log")
+            log = layout.logs / f"{dead[0]}.log"
+            raise NotReady(f"{', '.join(dead)} exited while waiting for {what}; see {log}")
         if time.monotonic() > deadline:
             raise NotReady(f"{what} not ready after {START_TIMEOUT:.0f}s; logs in {layout.logs}")
         time.sleep(0.5)
@@ -88,8 +89,9 @@ def _wait(layout: Layout, what: str, probe: Callable[[], bool], watched: list[st
 
 def _computes_ready(conn: openstack.connection.Connection) -> bool:
     services = {(s.binary, s.host): s.state for s in conn.compute.services()}
-    wanted = [("nova-conductor", COMPUTE_HOST), ("nova-scheduler", COMPUTE_HOST), ("nova-compute", COMPUTE_HOST)]
-    return all(services.get(key) == "up" for key in wanted) and any(conn.compute.hypervisors())
+    wanted = ("nova-conductor", "nova-scheduler", "nova-compute")
+    up = all(services.get((binary, COMPUTE_HOST)) == "up" for binary in wanted)
+    return up and any(conn.compute.hypervisors())
 
 
 def _volumes_ready(conn: openstack.connection.Connection) -> bool:

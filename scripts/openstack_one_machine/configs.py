@@ -19,7 +19,6 @@ from scripts.openstack_one_machine.layout import (
     Api,
     Layout,
     keystone_url,
-    url,
 )
 
 Value = str | int | bool
@@ -200,7 +199,8 @@ def cinder(layout: Layout, creds: Credentials) -> Ini:
             "state_path": str(state),
             "volumes_dir": str(state / "volumes"),
             "api_paste_config": str(layout.etc / "cinder" / "api-paste.ini"),
-            "osapi_volume_listen": HOST,
+            # Which query filters the API allows (name, status...): without it, none.
+            "resource_query_filters_file": str(layout.etc / "cinder" / "resource_filters.json"),
         },
         "database": {"connection": layout.db_url("cinder")},
         "keystone_authtoken": _authtoken("cinder", creds),
@@ -235,8 +235,6 @@ PASTE_FILES: Mapping[str, str] = {
     "nova/api-paste.ini": "nova/api-paste.ini",
     "neutron/api-paste.ini": "neutron/api-paste.ini",
     "cinder/api-paste.ini": "cinder/api-paste.ini",
+    "cinder/resource_filters.json": "cinder/resource_filters.json",
 }
 
-
-def catalog_url(api: Api) -> str:
-    return url(api)

@@ -69,11 +69,9 @@ def install(layout: Layout) -> bool:
 
 def _python311() -> str:
     """The interpreter the venv is made from: this one when it is 3.11 (and not itself a venv's)."""
-    if sys.version_info[:2] == (3, 11):
-        base = Path(sysconfig.get_config_var("BINDIR") or "") / "python3.11"
-        if base.exists():
-            return str(base)
-        return sys.executable
+    base = Path(sysconfig.get_config_var("BINDIR") or "") / "python3.11"
+    if sys.version_info[:2] == (3, 11) and base.exists():
+        return str(base)
     found = shutil.which("python3.11")
     if not found:
         raise RuntimeError("the OpenStack services need Python 3.11 (python3.11 not found)")

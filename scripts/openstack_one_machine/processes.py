@@ -1,8 +1,8 @@
 """The cloud's processes: what each one runs, and starting and stopping them by their pid files.
 
 Each process is a session leader of its own (its gunicorn workers or oslo.service children
-in its group), logs to ``logs/NAME.log`` and leaves ``run/NAME.pid``. Stopping reads those
-files and signals only a pid whose command line still names this data directory, so a
+in its group), logs to ``logs/NAME.log`` and leaves ``run/NAME.pid`` (pid and start time).
+Stopping reads those files and signals only a pid that still has that start time, so a
 recycled pid is never hit.
 """
 

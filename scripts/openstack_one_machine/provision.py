@@ -108,7 +108,8 @@ def _sync(layout: Layout, creds: Credentials, api: Api) -> None:
     if api is Api.KEYSTONE:
         _sync_keystone(layout, creds)
     elif api is Api.GLANCE:
-        _run(layout, ["glance-manage", "--config-file", _conf(layout, "glance", "glance-api.conf"), "db_sync"])
+        _run(layout, ["glance-manage", "--config-file", _conf(layout, "glance", "glance-api.conf"),
+                      "db_sync"])
     elif api is Api.PLACEMENT:
         _run(layout, ["placement-manage", "--config-file", _conf(layout, "placement", "placement.conf"),
                       "db", "sync"])

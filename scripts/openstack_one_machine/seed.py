@@ -1,25 +1,29 @@
 """What a devstack user expects to find, made through the APIs with openstacksdk (idempotent).
 
 Keystone: projects ``service`` and ``demo``, the service users, the catalog. Then, once
-the services answer: flavors ``m1.tiny`` and ``m1.small``, an image ``cirros`` (4 KB of
-raw zeros: nothing boots it), an external network ``public`` with a subnet.
+the services answer: flavors ``m1.tiny``, ``m1.small`` and ``m1.medium``, an image
+``cirros`` (4 KB of raw zeros: nothing boots it), an external network ``public`` with a
+subnet, and the demo project's network ``private`` (unmodified heat-templates name it).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import openstack.connection
 import yaml
+from openstack.identity.v3._proxy import Proxy as IdentityProxy
 
 from scripts.openstack_one_machine.credentials import SERVICE_USERS, Credentials
 from scripts.openstack_one_machine.layout import CATALOG, REGION, Layout, keystone_url, url
 
 DOMAIN = "default"
 PUBLIC_CIDR = "172.24.4.0/24"
+PRIVATE_CIDR = "10.0.0.0/26"
 FLAVORS: tuple[dict[str, Any], ...] = (
     {"name": "m1.tiny", "id": "1", "ram": 512, "vcpus": 1, "disk": 1},
     {"name": "m1.small", "id": "2", "ram": 2048, "vcpus": 1, "disk": 20},
+    {"name": "m1.medium", "id": "3", "ram": 4096, "vcpus": 2, "disk": 40},
 )
 
 
@@ -59,7 +63,7 @@ def admin_connection(creds: Credentials) -> openstack.connection.Connection:
 
 def identity(conn: openstack.connection.Connection, creds: Credentials) -> None:
     """Projects, users, roles and the catalog (the identity service's own entry is bootstrap's)."""
-    ident = conn.identity
+    ident = cast(IdentityProxy, conn.identity)
     projects = {
         name: ident.find_project(name, domain_id=DOMAIN)
         or ident.create_project(name=name, domain_id=DOMAIN)
@@ -73,9 +77,9 @@ def identity(conn: openstack.connection.Connection, creds: Credentials) -> None:
         else:
             ident.update_user(user, password=creds.password(name))
         if name == "demo":
-            ident.assign_project_role_to_user(projects["demo"], user, ident.find_role("member"))
+            ident.assign_project_role_to_user(projects["demo"], user, ident.find_role("member", False))
         else:
-            for role in (ident.find_role("admin"), service_role):
+            for role in (ident.find_role("admin", False), service_role):
                 ident.assign_project_role_to_user(projects["service"], user, role)
     for api, entry in CATALOG.items():
         found = [s for s in ident.services() if s.type == entry.service_type]
@@ -91,7 +95,7 @@ def identity(conn: openstack.connection.Connection, creds: Credentials) -> None:
 
 
 def resources(conn: openstack.connection.Connection) -> None:
-    """Flavors, the cirros image, the external network ``public``."""
+    """Flavors, the cirros image, the external network ``public``, demo's network ``private``."""
     for flavor in FLAVORS:
         if conn.compute.find_flavor(flavor["name"]) is None:
             conn.compute.create_flavor(
@@ -112,4 +116,13 @@ def resources(conn: openstack.connection.Connection) -> None:
         conn.network.create_subnet(
             name="public-subnet", network_id=network.id, ip_version=4, cidr=PUBLIC_CIDR,
             gateway_ip="172.24.4.1", is_dhcp_enabled=False,
+        )
+    demo = cast(IdentityProxy, conn.identity).find_project("demo", ignore_missing=False, domain_id=DOMAIN)
+    private = conn.network.find_network("private", project_id=demo.id)
+    if private is None:
+        private = conn.network.create_network(name="private", project_id=demo.id)
+    if conn.network.find_subnet("private-subnet", project_id=demo.id) is None:
+        conn.network.create_subnet(
+            name="private-subnet", network_id=private.id, project_id=demo.id, ip_version=4,
+            cidr=PRIVATE_CIDR,
         )
