@@ -1,0 +1,118 @@
+"""What the cloud conformance tests share: the cloud under test, polling, and cleaning up.
+
+The tests call openstacksdk's proxies the way Ember's plugins ask the worker to
+(``conn.<service>.<method>(...)``, answers read through ``to_dict()``), so the same
+test run against the simulator and against real OpenStack shows where they differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import openstack.connection
+from openstack import exceptions
+from openstack.config import loader
+
+T = TypeVar("T")
+GONE = "<404>"  # what a status poll records once the thing answers 404
+
+
+@dataclasses.dataclass(frozen=True)
+class CloudUnderTest:
+    """A cloud the conformance tests drive: a clouds.yaml and its member and admin entries."""
+
+    kind: str  # "sim" or "real"
+    clouds_yaml: Path
+    member: str
+    admin: str
+
+    def connect(self, *, admin: bool = False) -> openstack.connection.Connection:
+        config = loader.OpenStackConfig(config_files=[str(self.clouds_yaml)], load_envvars=False)
+        region = config.get_one(cloud=self.admin if admin else self.member)
+        return openstack.connection.Connection(config=region)
+
+
+def as_cloud_under_test(value: Any, kind: str) -> CloudUnderTest:
+    """The simulator fixture's value as a :class:`CloudUnderTest` (anything with ``clouds_yaml``)."""
+    if isinstance(value, CloudUnderTest):
+        return value
+    member = getattr(value, "member", None) or getattr(value, "cloud", None) or "simcloud"
+    admin = getattr(value, "admin", None) or f"{member}-admin"
+    return CloudUnderTest(kind=kind, clouds_yaml=Path(value.clouds_yaml), member=member, admin=admin)
+
+
+def until(probe: Callable[[], T | None], *, what: str, timeout: float = 120.0, interval: float = 0.25) -> T:
+    """Poll ``probe`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not after {timeout:.0f}s")
+        time.sleep(interval)
+
+
+def statuses(get: Callable[[], Any], *, until_in: set[str], what: str, timeout: float = 120.0) -> list[str]:
+    """The distinct statuses ``get()`` goes through until one of ``until_in`` (``GONE`` for 404)."""
+    seen: list[str] = []
+
+    def step() -> bool:
+        try:
+            status = str(get().status)
+        except exceptions.NotFoundException:
+            status = GONE
+        if not seen or seen[-1] != status:
+            seen.append(status)
+        return status in until_in
+
+    until(step, what=f"{what} (went through {seen})", timeout=timeout)
+    return seen
+
+
+def unique(prefix: str) -> str:
+    return f"conformance-{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+class Cleanup:
+    """Deletes run last-first at the end of a test, each ignoring what is gone already."""
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[str, Callable[[], object]]] = []
+
+    def add(self, what: str, undo: Callable[[], object]) -> None:
+        self._undo.append((what, undo))
+
+    def run(self) -> list[str]:
+        failures = []
+        for what, undo in reversed(self._undo):
+            try:
+                undo()
+            except exceptions.NotFoundException:
+                continue
+            except Exception as exc:
+                failures.append(f"{what}: {type(exc).__name__}: {exc}")
+        self._undo.clear()
+        return failures
+
+
+def cleanup_after() -> Iterator[Cleanup]:
+    """The body of the ``cleanup`` fixture: a test's deletes, and a failure if any did not go."""
+    cleanup = Cleanup()
+    yield cleanup
+    failures = cleanup.run()
+    assert not failures, "could not clean up: " + "; ".join(failures)
+
+
+def error_of(call: Callable[[], object]) -> exceptions.HttpException:
+    """The openstacksdk HTTP error ``call`` raised (fails the test if it raised none)."""
+    try:
+        call()
+    except exceptions.HttpException as exc:
+        return exc
+    raise AssertionError("expected the cloud to refuse the call")
