@@ -56,11 +56,17 @@ def install(layout: Layout) -> bool:
     if not layout.python.exists():
         subprocess.run([_python311(), "-m", "venv", str(layout.venv)], check=True)
     # Every package is pinned in the lock, so pip resolves nothing and only fetches.
-    subprocess.run(
-        [str(layout.python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "-r", str(LOCK), *PINS],
-        check=True,
-    )
+    layout.logs.mkdir(parents=True, exist_ok=True)
+    log_path = layout.logs / "install.log"
+    with log_path.open("ab") as log:
+        result = subprocess.run(
+            [str(layout.python), "-m", "pip", "install", "--disable-pip-version-check", "--no-compile",
+             "-r", str(LOCK), *PINS],
+            stdout=log, stderr=subprocess.STDOUT, check=False,
+        )
+    if result.returncode != 0:
+        tail = log_path.read_text(errors="replace").splitlines()[-20:]
+        raise RuntimeError("pip install failed:\n" + "\n".join(tail))
     install_driver(layout)
     layout.stamps.mkdir(parents=True, exist_ok=True)
     (layout.stamps / "venv").write_text(_fingerprint())

@@ -28,7 +28,8 @@ def _say(config: pytest.Config, line: str) -> None:
         reporter.write_line(line)
 
 
-@pytest.fixture(scope="session")
+# Package scope: the cloud stops (if this run started it) once the cloud tests are done.
+@pytest.fixture(scope="package")
 def real_cloud(pytestconfig: pytest.Config) -> Iterator[CloudUnderTest]:
     layout = one_machine_layout.from_env()
     missing = one_machine.missing_dependencies(layout)
