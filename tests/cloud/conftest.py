@@ -16,7 +16,7 @@ import pytest
 
 from scripts.openstack_one_machine import cloud as one_machine
 from scripts.openstack_one_machine import layout as one_machine_layout
-from tests.cloud.support import Cleanup, CloudUnderTest, as_cloud_under_test, cleanup_after
+from tests.cloud.support import Cleanup, CloudUnderTest, as_cloud_under_test, cleanup_after, sweep
 
 # The first real test also installs (~2 minutes on a fresh machine) and starts the cloud.
 REAL_TIMEOUT = 900
@@ -38,8 +38,12 @@ def real_cloud(pytestconfig: pytest.Config) -> Iterator[CloudUnderTest]:
     was_running = one_machine.running(layout)
     one_machine.up(layout, log=lambda line: _say(pytestconfig, line))
     try:
-        yield CloudUnderTest(kind="real", clouds_yaml=layout.clouds_yaml, member=layout.member_cloud,
-                             admin=layout.admin_cloud)
+        real = CloudUnderTest(kind="real", clouds_yaml=layout.clouds_yaml, member=layout.member_cloud,
+                              admin=layout.admin_cloud)
+        swept = sweep(real.connect())
+        if swept:
+            _say(pytestconfig, f"openstack: deleted {swept} things earlier runs left")
+        yield real
     finally:
         if not was_running and not os.environ.get("EMBER_OPENSTACK_KEEP"):
             one_machine.stop(layout)

@@ -109,6 +109,45 @@ def cleanup_after() -> Iterator[Cleanup]:
     assert not failures, "could not clean up: " + "; ".join(failures)
 
 
+def sweep(conn: openstack.connection.Connection) -> int:
+    """Delete what earlier runs that died left behind (names ``conformance-*``); how many things.
+
+    The real cloud outlives a run, and its quotas (10 servers) would fill up with leftovers.
+    """
+    def ours(thing: Any) -> bool:
+        return str(thing.name or "").startswith("conformance-")
+
+    swept = 0
+    servers = [s for s in conn.compute.servers() if ours(s)]
+    for server in servers:
+        conn.compute.delete_server(server.id, ignore_missing=True)
+    for server in servers:
+        conn.compute.wait_for_delete(server, wait=120)
+    for volume in [v for v in conn.block_storage.volumes() if ours(v)]:
+        conn.block_storage.delete_volume(volume.id, ignore_missing=True)
+        swept += 1
+    for ip in conn.network.ips(project_id=conn.current_project_id):
+        if ip.port_id is None:
+            conn.network.delete_ip(ip.id, ignore_missing=True)
+            swept += 1
+    for router in [r for r in conn.network.routers() if ours(r)]:
+        for port in conn.network.ports(device_id=router.id, device_owner="network:router_interface"):
+            conn.network.remove_interface_from_router(router.id, port=port.id)
+        conn.network.delete_router(router.id, ignore_missing=True)
+    things: list[tuple[Callable[[], Any], Callable[[str], Any]]] = [
+        (conn.network.ports, lambda i: conn.network.delete_port(i, ignore_missing=True)),
+        (conn.network.security_groups, lambda i: conn.network.delete_security_group(i, ignore_missing=True)),
+        (conn.network.networks, lambda i: conn.network.delete_network(i, ignore_missing=True)),
+        (conn.compute.keypairs, lambda i: conn.compute.delete_keypair(i, ignore_missing=True)),
+        (conn.compute.server_groups, lambda i: conn.compute.delete_server_group(i, ignore_missing=True)),
+    ]
+    for listing, delete in things:
+        for thing in [t for t in listing() if ours(t)]:
+            delete(thing.id)
+            swept += 1
+    return swept + len(servers)
+
+
 def error_of(call: Callable[[], object]) -> exceptions.HttpException:
     """The openstacksdk HTTP error ``call`` raised (fails the test if it raised none)."""
     try:
