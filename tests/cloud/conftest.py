@@ -22,6 +22,25 @@ from tests.cloud.support import Cleanup, CloudUnderTest, as_cloud_under_test, cl
 REAL_TIMEOUT = 900
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip a side whose cloud cannot be had, with one line for all its tests (not one per test)."""
+    sides: dict[str, list[pytest.Item]] = {"sim": [], "real": []}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("cloud") in sides:
+            sides[callspec.params["cloud"]].append(item)
+    reasons: dict[str, str] = {}
+    if sides["real"]:
+        missing = one_machine.missing_dependencies(one_machine_layout.from_env())
+        if missing:
+            reasons["real"] = f"real OpenStack: no {' and no '.join(missing)}"
+    if sides["sim"] and not items[0].session._fixturemanager.getfixturedefs("sim_cloud", sides["sim"][0]):
+        reasons["sim"] = "simulated OpenStack: no sim_cloud fixture in this checkout"
+    for side, reason in reasons.items():
+        for item in sides[side]:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 def _say(config: pytest.Config, line: str) -> None:
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
