@@ -9,14 +9,22 @@ The ``real`` side is marked ``slow_ci``: ./test.sh runs the simulator's side, .c
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import importlib.util
 import os
+import uuid
 from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
 
+import asyncpg
 import pytest
 
 from scripts.openstack_one_machine import cloud as one_machine
 from scripts.openstack_one_machine import layout as one_machine_layout
-from tests.cloud.support import Cleanup, CloudUnderTest, as_cloud_under_test, cleanup_after, sweep
+from tests.cloud.support import Cleanup, CloudUnderTest, cleanup_after, sweep
+from tests.support import Servers, database_url_for
 
 # The first real test also installs (~2 minutes on a fresh machine) and starts the cloud.
 REAL_TIMEOUT = 900
@@ -34,8 +42,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         missing = one_machine.missing_dependencies(one_machine_layout.from_env())
         if missing:
             reasons["real"] = f"real OpenStack: no {' and no '.join(missing)}"
-    if sides["sim"] and not items[0].session._fixturemanager.getfixturedefs("sim_cloud", sides["sim"][0]):
-        reasons["sim"] = "simulated OpenStack: no sim_cloud fixture in this checkout"
+    if sides["sim"] and importlib.util.find_spec("libs.simcloud") is None:
+        reasons["sim"] = "simulated OpenStack: no libs.simcloud in this checkout"
     for side, reason in reasons.items():
         for item in sides[side]:
             item.add_marker(pytest.mark.skip(reason=reason))
@@ -68,6 +76,38 @@ def real_cloud(pytestconfig: pytest.Config) -> Iterator[CloudUnderTest]:
             one_machine.stop(layout)
 
 
+async def _drop_database(admin_url: str, name: str) -> None:
+    conn = await asyncpg.connect(admin_url)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="package")
+def sim_cloud(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CloudUnderTest]:
+    """``ember simcloud`` on a thread of its own (the tests call openstacksdk synchronously), on a
+    database of its own, with the clouds.yaml ``ember dev`` would write for it."""
+    # Imported by name: the simulator lands from its own branch (libs/simcloud).
+    sim_server: Any = importlib.import_module("libs.simcloud.server")
+    dev_cloud: Any = importlib.import_module("libs.simcloud.dev_cloud")
+    sim_state: Any = importlib.import_module("libs.simcloud.state")
+    name = f"simcloud_{uuid.uuid4().hex[:10]}"
+    sim = sim_server.InThread(sim_server.Options(
+        database_url=database_url_for(servers.admin_db_url, name), port=0,
+        settings=sim_state.SimSettings(boot_seconds=0.5)))
+    address = urlsplit(sim.start())
+    cloud = dev_cloud.DevCloud(address.hostname, address.port,
+                               tmp_path_factory.mktemp("simcloud") / "clouds.yaml")
+    dev_cloud.write(cloud)
+    try:
+        yield CloudUnderTest(kind="sim", clouds_yaml=cloud.clouds_yaml, member=dev_cloud.CLOUD,
+                             admin=dev_cloud.ADMIN_CLOUD)
+    finally:
+        sim.stop()
+        asyncio.run(_drop_database(servers.admin_db_url, name))
+
+
 @pytest.fixture(params=[
     pytest.param("sim", id="sim"),
     pytest.param("real", id="real", marks=[pytest.mark.slow_ci, pytest.mark.timeout(REAL_TIMEOUT)]),
@@ -77,11 +117,8 @@ def cloud(request: pytest.FixtureRequest) -> CloudUnderTest:
     if request.param == "real":
         real: CloudUnderTest = request.getfixturevalue("real_cloud")
         return real
-    try:
-        sim = request.getfixturevalue("sim_cloud")
-    except pytest.FixtureLookupError:
-        pytest.skip("simulated OpenStack: no sim_cloud fixture in this checkout")
-    return as_cloud_under_test(sim, "sim")
+    sim: CloudUnderTest = request.getfixturevalue("sim_cloud")
+    return sim
 
 
 @pytest.fixture

@@ -37,15 +37,6 @@ class CloudUnderTest:
         return openstack.connection.Connection(config=region)
 
 
-def as_cloud_under_test(value: Any, kind: str) -> CloudUnderTest:
-    """The simulator fixture's value as a :class:`CloudUnderTest` (anything with ``clouds_yaml``)."""
-    if isinstance(value, CloudUnderTest):
-        return value
-    member = getattr(value, "member", None) or getattr(value, "cloud", None) or "simcloud"
-    admin = getattr(value, "admin", None) or f"{member}-admin"
-    return CloudUnderTest(kind=kind, clouds_yaml=Path(value.clouds_yaml), member=member, admin=admin)
-
-
 def until(probe: Callable[[], T | None], *, what: str, timeout: float = 120.0, interval: float = 0.25) -> T:
     """Poll ``probe`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
     deadline = time.monotonic() + timeout
