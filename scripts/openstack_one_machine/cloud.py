@@ -19,7 +19,7 @@ from collections.abc import Callable
 import openstack.connection
 
 from scripts.openstack_one_machine import credentials, install, processes, provision, seed
-from scripts.openstack_one_machine.layout import COMPUTE_HOST, Api, Daemon, Layout, url
+from scripts.openstack_one_machine.layout import COMPUTE_HOST, HOST, PORTS, Api, Daemon, Layout, url
 
 START_TIMEOUT = 240.0
 
@@ -103,7 +103,16 @@ def _placement_ready(conn: openstack.connection.Connection) -> bool:
     return any(conn.placement.resource_providers())
 
 
+def _ports_free(layout: Layout) -> None:
+    """Fail at once, naming it, when another program holds the port of an API we are to start."""
+    for api in Api:
+        name = processes.api_process(layout, api).name
+        if processes.running_pid(layout, name) is None and answers(HOST, PORTS[api]):
+            raise NotReady(f"port {PORTS[api]} ({name}) is taken by another program")
+
+
 def _start_and_wait(layout: Layout, creds: credentials.Credentials) -> None:
+    _ports_free(layout)
     deadline = time.monotonic() + START_TIMEOUT
     keystone = processes.api_process(layout, Api.KEYSTONE)
     processes.start(layout, keystone)
