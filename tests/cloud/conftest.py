@@ -23,7 +23,7 @@ import pytest
 
 from scripts.openstack_one_machine import cloud as one_machine
 from scripts.openstack_one_machine import layout as one_machine_layout
-from tests.cloud.support import Cleanup, CloudUnderTest, cleanup_after, sweep
+from tests.cloud.support import Cleanup, CloudUnderTest, Conn, cleanup_after, sweep
 from tests.support import Servers, database_url_for
 
 # The first real test also installs (~2 minutes on a fresh machine) and starts the cloud.
@@ -119,6 +119,12 @@ def cloud(request: pytest.FixtureRequest) -> CloudUnderTest:
         return real
     sim: CloudUnderTest = request.getfixturevalue("sim_cloud")
     return sim
+
+
+@pytest.fixture
+def conn(cloud: CloudUnderTest) -> Conn:
+    """The member's connection to the cloud under test."""
+    return cloud.connect()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from openstack import exceptions
 from openstack.config import loader
 
 T = TypeVar("T")
+Conn = openstack.connection.Connection
 GONE = "<404>"  # what a status poll records once the thing answers 404
 
 
@@ -98,6 +99,41 @@ def cleanup_after() -> Iterator[Cleanup]:
     yield cleanup
     failures = cleanup.run()
     assert not failures, "could not clean up: " + "; ".join(failures)
+
+
+def make_network(conn: Conn, cleanup: Cleanup, cidr: str) -> tuple[Any, Any]:
+    """A network and its subnet, deleted at the end of the test."""
+    net = conn.network.create_network(name=unique("net"))
+    cleanup.add("network", lambda: conn.network.delete_network(net.id, ignore_missing=True))
+    subnet = conn.network.create_subnet(network_id=net.id, name=unique("subnet"), ip_version=4, cidr=cidr)
+    cleanup.add("subnet", lambda: conn.network.delete_subnet(subnet.id, ignore_missing=True))
+    return net, subnet
+
+
+def make_router(conn: Conn, cleanup: Cleanup) -> Any:
+    """A router with its gateway on ``public``, deleted at the end of the test."""
+    public = conn.network.find_network("public", ignore_missing=False)
+    router = conn.network.create_router(name=unique("router"),
+                                        external_gateway_info={"network_id": public.id})
+    cleanup.add("router", lambda: conn.network.delete_router(router.id, ignore_missing=True))
+    return router
+
+
+def boot(conn: Conn, cleanup: Cleanup, network_id: str, **extra: Any) -> Any:
+    """A server of m1.tiny and cirros on the network, ACTIVE; deleted (and waited for) at the end."""
+    server = conn.compute.create_server(
+        name=unique("server"), flavor_id=conn.compute.find_flavor("m1.tiny", ignore_missing=False).id,
+        image_id=conn.image.find_image("cirros", ignore_missing=False).id, networks=[{"uuid": network_id}],
+        **extra)
+
+    def delete() -> None:
+        conn.compute.delete_server(server.id, ignore_missing=True)
+        conn.compute.wait_for_delete(server, wait=120)
+
+    cleanup.add("server", delete)
+    booted = statuses(lambda: conn.compute.get_server(server.id), until_in={"ACTIVE", "ERROR"}, what="boot")
+    assert booted[-1] == "ACTIVE" and set(booted) <= {"BUILD", "ACTIVE"}
+    return server
 
 
 def sweep(conn: openstack.connection.Connection) -> int:

@@ -14,34 +14,20 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import openstack.connection
-import pytest
 from openstack import exceptions
 
-from tests.cloud.support import GONE, Cleanup, CloudUnderTest, error_of, statuses, unique, until
-
-Conn = openstack.connection.Connection
-
-
-@pytest.fixture
-def conn(cloud: CloudUnderTest) -> Conn:
-    return cloud.connect()
-
-
-def _network(conn: Conn, cleanup: Cleanup, cidr: str) -> tuple[Any, Any]:
-    net = conn.network.create_network(name=unique("net"))
-    cleanup.add("network", lambda: conn.network.delete_network(net.id, ignore_missing=True))
-    subnet = conn.network.create_subnet(network_id=net.id, name=unique("subnet"), ip_version=4, cidr=cidr)
-    cleanup.add("subnet", lambda: conn.network.delete_subnet(subnet.id, ignore_missing=True))
-    return net, subnet
-
-
-def _router(conn: Conn, cleanup: Cleanup) -> Any:
-    public = conn.network.find_network("public", ignore_missing=False)
-    router = conn.network.create_router(name=unique("router"),
-                                        external_gateway_info={"network_id": public.id})
-    cleanup.add("router", lambda: conn.network.delete_router(router.id, ignore_missing=True))
-    return router
+from tests.cloud.support import (
+    GONE,
+    Cleanup,
+    Conn,
+    boot,
+    error_of,
+    make_network,
+    make_router,
+    statuses,
+    unique,
+    until,
+)
 
 
 def _interface(conn: Conn, cleanup: Cleanup, router: Any, subnet: Any) -> dict[str, Any]:
@@ -80,7 +66,7 @@ def test_network_subnet_router_and_interface(conn: Conn, cleanup: Cleanup) -> No
     # Neutron takes no tags in a network's POST: they are set afterwards, and then filter.
     refused = error_of(lambda: conn.network.create_network(name=unique("net"), tags=[tag]))
     assert isinstance(refused, exceptions.BadRequestException) and refused.status_code == 400
-    net, subnet = _network(conn, cleanup, "10.77.0.0/24")
+    net, subnet = make_network(conn, cleanup, "10.77.0.0/24")
     assert net.status == "ACTIVE" and net.is_admin_state_up is True
     conn.network.set_tags(net, [tag])
     assert [n.id for n in conn.network.networks(tags=tag)] == [net.id]
@@ -89,7 +75,7 @@ def test_network_subnet_router_and_interface(conn: Conn, cleanup: Cleanup) -> No
     assert subnet.allocation_pools == [{"start": "10.77.0.2", "end": "10.77.0.254"}]
     assert conn.network.get_network(net.id).subnet_ids == [subnet.id]
 
-    router = _router(conn, cleanup)
+    router = make_router(conn, cleanup)
     public = conn.network.find_network("public", ignore_missing=False)
     gateway = router.external_gateway_info
     assert router.status == "ACTIVE" and gateway["network_id"] == public.id
@@ -145,8 +131,8 @@ def test_security_group_and_rules(conn: Conn, cleanup: Cleanup) -> None:
 
 def test_port_and_floating_ip(conn: Conn, cleanup: Cleanup) -> None:
     cidr = "10.78.0.0/24"
-    net, subnet = _network(conn, cleanup, cidr)
-    router = _router(conn, cleanup)
+    net, subnet = make_network(conn, cleanup, cidr)
+    router = make_router(conn, cleanup)
     port = conn.network.create_port(network_id=net.id, name=unique("port"),
                                     fixed_ips=[{"subnet_id": subnet.id}])
     cleanup.add("port", lambda: conn.network.delete_port(port.id, ignore_missing=True))
@@ -203,7 +189,7 @@ def test_keypair_and_server_group(conn: Conn, cleanup: Cleanup) -> None:
 def _floating_address(conn: Conn, cleanup: Cleanup, subnet: Any, port_id: str,
                       addresses: Callable[[], list[dict[str, Any]]]) -> None:
     """A floating IP on the server's port: Nova's ``addresses`` come to show it as ``floating``."""
-    _interface(conn, cleanup, _router(conn, cleanup), subnet)
+    _interface(conn, cleanup, make_router(conn, cleanup), subnet)
     public = conn.network.find_network("public", ignore_missing=False)
     fip = conn.network.create_ip(floating_network_id=public.id, port_id=port_id)
     cleanup.add("floating ip", lambda: conn.network.delete_ip(fip.id, ignore_missing=True))
@@ -255,31 +241,21 @@ def _attach_and_detach(conn: Conn, cleanup: Cleanup, server_id: str, tag: str) -
 
 def test_server_boots_resizes_attaches_and_goes(conn: Conn, cleanup: Cleanup) -> None:
     cidr = "10.79.0.0/24"
-    net, subnet = _network(conn, cleanup, cidr)
-    tiny = conn.compute.find_flavor("m1.tiny", ignore_missing=False)
+    net, subnet = make_network(conn, cleanup, cidr)
     small = conn.compute.find_flavor("m1.small", ignore_missing=False)
     image = conn.image.find_image("cirros", ignore_missing=False)
-    name, tag = unique("server"), f"ember-{uuid.uuid4()}"
-    server = conn.compute.create_server(name=name, flavor_id=tiny.id, image_id=image.id,
-                                        networks=[{"uuid": net.id}], metadata={"ember_resource": tag})
-
-    def delete_server() -> None:
-        conn.compute.delete_server(server.id, ignore_missing=True)
-        conn.compute.wait_for_delete(server, wait=120)
-
-    cleanup.add("server", delete_server)
+    tag = f"ember-{uuid.uuid4()}"
+    server = boot(conn, cleanup, net.id, metadata={"ember_resource": tag})
 
     def get() -> Any:
         return conn.compute.get_server(server.id)
 
-    booted = statuses(get, until_in={"ACTIVE", "ERROR"}, what="server boot")
-    assert booted[-1] == "ACTIVE" and set(booted) <= {"BUILD", "ACTIVE"}
     shown = get().to_dict()
     assert shown["task_state"] is None and shown["metadata"] == {"ember_resource": tag}
     assert shown["flavor"]["original_name"] == "m1.tiny" and shown["image"]["id"] == image.id
     (address,) = shown["addresses"][net.name]
     assert address["version"] == 4 and address["OS-EXT-IPS:type"] == "fixed" and _in(cidr, address["addr"])
-    listed = [s.to_dict() for s in conn.compute.servers(details=True, name=name)]
+    listed = [s.to_dict() for s in conn.compute.servers(details=True, name=server.name)]
     assert [(s["id"], s["metadata"]["ember_resource"]) for s in listed] == [(server.id, tag)]
     (port,) = conn.network.ports(device_id=server.id)
     assert port.status == "ACTIVE" and port.device_owner.startswith("compute:")
