@@ -178,7 +178,7 @@ def sweep(conn: openstack.connection.Connection) -> int:
 def error_of(call: Callable[[], object]) -> exceptions.HttpException:
     """The openstacksdk HTTP error ``call`` raised (fails the test if it raised none)."""
     try:
-        call()
+        answer = call()
     except exceptions.HttpException as exc:
         return exc
-    raise AssertionError("expected the cloud to refuse the call")
+    raise AssertionError(f"expected the cloud to refuse the call; it answered {answer!r}")
