@@ -50,8 +50,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _say(config: pytest.Config, line: str) -> None:
+    """A line on pytest's terminal even while output is captured (the cloud's figures, in CI's log)."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return
+    if capture is None:
+        reporter.write_line(line)
+        return
+    with capture.global_and_fixture_disabled():
         reporter.write_line(line)
 
 
