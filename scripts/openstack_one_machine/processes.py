@@ -79,8 +79,9 @@ def _stat(pid: int) -> list[str]:
 
 
 def _started_at(pid: int) -> str:
+    """The start time of a live process (none for a zombie: it is gone but for its reaping)."""
     fields = _stat(pid)
-    return fields[19] if len(fields) > 19 else ""
+    return fields[19] if len(fields) > 19 and fields[0] != "Z" else ""
 
 
 def running_pid(layout: Layout, name: str) -> int | None:
@@ -154,7 +155,7 @@ def rss_mib(layout: Layout) -> tuple[int, float]:
     for stat in Path("/proc").glob("[0-9]*/stat"):
         fields = _stat(int(stat.parent.name))
         # fields[3] is the session id; fields[21] the resident set in pages.
-        if len(fields) > 21 and int(fields[3]) in sessions:
+        if len(fields) > 21 and fields[0] != "Z" and int(fields[3]) in sessions:
             count += 1
             pages += int(fields[21])
     return count, pages * os.sysconf("SC_PAGE_SIZE") / 2**20
