@@ -119,12 +119,13 @@ def make_router(conn: Conn, cleanup: Cleanup) -> Any:
     return router
 
 
-def boot(conn: Conn, cleanup: Cleanup, network_id: str, **extra: Any) -> Any:
-    """A server of m1.tiny and cirros on the network, ACTIVE; deleted (and waited for) at the end."""
+def boot(conn: Conn, cleanup: Cleanup, network_id: str, *, port_id: str | None = None, **extra: Any) -> Any:
+    """A server of m1.tiny and cirros on the network (or the port), ACTIVE; deleted (and waited for)
+    at the end."""
     server = conn.compute.create_server(
         name=unique("server"), flavor_id=conn.compute.find_flavor("m1.tiny", ignore_missing=False).id,
-        image_id=conn.image.find_image("cirros", ignore_missing=False).id, networks=[{"uuid": network_id}],
-        **extra)
+        image_id=conn.image.find_image("cirros", ignore_missing=False).id,
+        networks=[{"port": port_id} if port_id else {"uuid": network_id}], **extra)
 
     def delete() -> None:
         conn.compute.delete_server(server.id, ignore_missing=True)

@@ -123,3 +123,15 @@ def test_what_only_the_admin_may(cloud: CloudUnderTest, conn: Conn, cleanup: Cle
     admin.compute.flavor_add_tenant_access(flavor.id, str(conn.current_project_id))
     seen = conn.compute.find_flavor(flavor.name, ignore_missing=False)
     assert seen.id == flavor.id and seen.extra_specs == {"hw:cpu_policy": "shared"}
+
+
+def test_a_port_in_use_is_refused_to_another_server(conn: Conn, cleanup: Cleanup) -> None:
+    """Why Heat frees a server's own ports before it makes its replacement: Nova refuses a taken port."""
+    net, _subnet = make_network(conn, cleanup, "10.83.0.0/24")
+    port = conn.network.create_port(network_id=net.id, name=unique("port"))
+    cleanup.add("port", lambda: conn.network.delete_port(port.id, ignore_missing=True))
+    first = boot(conn, cleanup, net.id, port_id=port.id)
+    held = conn.network.get_port(port.id)
+    assert held.device_id == first.id and held.status == "ACTIVE"
+    taken = error_of(lambda: boot(conn, cleanup, net.id, port_id=port.id))
+    assert isinstance(taken, exceptions.ConflictException) and taken.status_code == 409
