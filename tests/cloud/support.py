@@ -137,13 +137,14 @@ def boot(conn: Conn, cleanup: Cleanup, network_id: str, *, port_id: str | None =
     return server
 
 
-def sweep(conn: openstack.connection.Connection) -> int:
-    """Delete what earlier runs that died left behind (names ``conformance-*``); how many things.
+def sweep(conn: openstack.connection.Connection, prefix: str = "conformance-") -> int:
+    """Delete what earlier runs that died left behind (names ``conformance-*``, stacks' included);
+    how many things.
 
     The real cloud outlives a run, and its quotas (10 servers) would fill up with leftovers.
     """
     def ours(thing: Any) -> bool:
-        return str(thing.name or "").startswith("conformance-")
+        return str(thing.name or "").startswith(prefix)
 
     swept = 0
     servers = [s for s in conn.compute.servers() if ours(s)]
@@ -154,8 +155,9 @@ def sweep(conn: openstack.connection.Connection) -> int:
     for volume in [v for v in conn.block_storage.volumes() if ours(v)]:
         conn.block_storage.delete_volume(volume.id, ignore_missing=True)
         swept += 1
+    our_ports = {p.id for p in conn.network.ports() if ours(p)}
     for ip in conn.network.ips(project_id=conn.current_project_id):
-        if ip.port_id is None:
+        if ip.port_id is None or ip.port_id in our_ports:
             conn.network.delete_ip(ip.id, ignore_missing=True)
             swept += 1
     for router in [r for r in conn.network.routers() if ours(r)]:
