@@ -24,6 +24,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 
 from libs.cloud.caller import CloudCaller
+from libs.config import CloudSettings
 from libs.evaluation_pool import INLINE, EvaluationPool
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import WorkItem
@@ -44,12 +45,13 @@ log = logs.logger("worker")
 class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
                  api_url: str | None = None, evaluation: EvaluationPool = INLINE,
-                 limits: Limits = DEFAULT_LIMITS, caller: CloudCaller | None = None) -> None:
-        # A step's calls go to the cloud its stack's project is mapped to (rt.settings.cloud).
+                 limits: Limits = DEFAULT_LIMITS, caller: CloudCaller | None = None,
+                 cloud: CloudSettings | None = None) -> None:
+        # A step's calls go to the cloud its stack's project is mapped to.
         self.rt = rt
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=DesiredCache(),
                                  rng=random.SystemRandom(), evaluation=evaluation, api_url=api_url,
-                                 limits=limits, caller=caller, cloud=rt.settings.cloud)
+                                 limits=limits, caller=caller, cloud=cloud or CloudSettings())
         self.batches: Coalescer[Arrival, executor.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 

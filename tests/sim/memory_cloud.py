@@ -62,7 +62,7 @@ class MemoryCloud:
         self.calls.append(call.describe())
         if self.fail_next.get(call.method, 0) > 0:
             self.fail_next[call.method] -= 1
-            return _error(ErrorKind.SERVER, "Internal Server Error", 500)
+            return _error(ErrorKind.SERVER, "Service Unavailable", 503)
         if call.service is not Service.COMPUTE:
             return _error(ErrorKind.NOT_FOUND, f"no service {call.service}", 404)
         if call.method == "create_server":

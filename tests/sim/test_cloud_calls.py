@@ -17,7 +17,9 @@ import asyncpg
 import pytest
 
 from libs import operations
+from libs.cloud.caller import CloudTarget
 from libs.cloud.calls import CloudCall, Service
+from libs.config import CloudSettings
 from libs.db import resources, stacks
 from libs.db.pool import create_pool
 from libs.messaging.bus import Bus
@@ -107,7 +109,7 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 
 def _sim(pool: asyncpg.Pool, prefix: str, seed: int, cloud: MemoryCloud | None) -> Simulation:
     sim = Simulation(pool, prefix, seed)
-    sim.steps = Steps(sim.rt, _registry(), batch_size=8, caller=cloud)
+    sim.steps = Steps(sim.rt, _registry(), batch_size=8, caller=cloud, cloud=CloudSettings(default="memory"))
     return sim
 
 
@@ -160,7 +162,8 @@ async def test_servers_are_made_and_deleted_by_the_worker_s_calls(pool: asyncpg.
     assert {s["name"]: s["id"] for s in cloud.servers.values()} == {
         f"ember-{made.id}-{r.id}": r.physical_id for r in rows}
     assert all(pending.KEY not in r.data for r in rows)
-    assert {t.project for t in cloud.targets} == {"sim"}
+    # The stack's project has no entry of its own: the default one, in its own project.
+    assert set(cloud.targets) == {CloudTarget("memory")}
 
     await operations.delete_stack(pool, cast(Bus, sim.bus), stack)
     await sim.run()
@@ -242,7 +245,7 @@ async def test_a_cloud_that_keeps_failing_fails_the_resource_with_its_message(
     stack = await _created(pool, nats_prefix, cloud)
     assert (stack.action, stack.status) == ("CREATE", "FAILED")
     [row] = await _rows(pool, stack.id)
-    assert row.status_reason == "Exception: resources.s0: Internal Server Error"
+    assert row.status_reason == "Exception: resources.s0: Service Unavailable"
     assert cloud.creates == 0
 
 

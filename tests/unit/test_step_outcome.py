@@ -100,7 +100,10 @@ def test_kept_calls_read_back_and_are_hidden_from_plugins() -> None:
 
 PORT = CloudCall("port", Service.NETWORK, "create_port", (), {})
 OK = Answer({"id": "s1"})
-DOWN = Answer(error=CloudError(ErrorKind.SERVER, "Internal Server Error", 500))
+# A 503: the cloud surely made nothing, so even a create is made again.
+DOWN = Answer(error=CloudError(ErrorKind.SERVER, "Service Unavailable", 503))
+# A 500 on a create may have made the server: the plugin sees it at once and adopts by tag.
+BROKEN = Answer(error=CloudError(ErrorKind.SERVER, "Internal Server Error", 500))
 GONE = Answer(error=CloudError(ErrorKind.NOT_FOUND, "No Server found", 404))
 TRIED = pending.attempting(pending.recorded({}, [MADE, PORT], attempted=False))
 
@@ -115,6 +118,10 @@ TRIED = pending.attempting(pending.recorded({}, [MADE, PORT], attempted=False))
 def test_what_the_step_after_a_call_sees(case: str, data: dict[str, Any], answers: dict[str, Answer] | None,
                                           answered: int | None, expected: dict[str, Answer]) -> None:
     assert pending.next_step(data, 3, answers, answered) == expected, case
+
+
+def test_a_500_on_a_create_goes_to_the_plugin_at_once() -> None:
+    assert pending.next_step(TRIED, 3, {"made": BROKEN, "port": OK}, 3) == {"made": BROKEN, "port": OK}
 
 
 def test_a_server_error_is_tried_again_with_the_other_answers_kept() -> None:
