@@ -136,9 +136,10 @@ async def mark_adopting(conn: Conn, stack_id: uuid.UUID, adopt_data: dict[str, A
                        stack_id, adopt_data)
 
 
-async def adopt_data(conn: Conn, stack_id: uuid.UUID) -> Any:
+async def adopt_data(conn: Conn, stack_id: uuid.UUID) -> dict[str, Any] | None:
     """The abandon data an adopted stack was made from (None for any other stack)."""
-    return await conn.fetchval("SELECT adopt_data FROM stacks WHERE id = $1", stack_id)
+    data = await conn.fetchval("SELECT adopt_data FROM stacks WHERE id = $1", stack_id)
+    return data if isinstance(data, dict) else None
 
 
 async def fail_in_place(conn: Conn, stack_id: uuid.UUID, reason: str) -> None:
