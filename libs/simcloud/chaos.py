@@ -2,8 +2,9 @@
 
 ``GET/PUT /chaos/settings``: boot seconds, error share...; ``POST /chaos/faults``
 ``{"service": "compute", "status": 503, "delay": 0, "seconds": 30, "method": "POST",
-"count": 3, "share": 0.5}`` makes calls (or a share of them) fail or answer late for a
-while; ``DELETE /chaos/faults`` ends them. Acts on objects behind Ember's back:
+"count": 3, "share": 0.5, "hold": 0}`` makes calls (or a share of them) fail or answer late for a
+while (``delay``: before the call is carried out; ``hold``: after it, the answer held back);
+``PUT /chaos/settings {"seed": 7}`` fixes which boots fail from then on; ``DELETE /chaos/faults`` ends them. Acts on objects behind Ember's back:
 ``POST /chaos/servers/{id}/delete``, ``POST /chaos/servers/{id}/error``, ``POST /chaos/ports/{id}/detach``.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from libs.simcloud import auth, errors, jsonweb
-from libs.simcloud.state import STATE, Fault, ServiceName, SimSettings, SimState
+from libs.simcloud.state import STATE, Fault, ServiceName, SimSettings, SimState, boot_draws
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # A service's acts on its objects, registered by the service: name -> (state, object id) -> found?
@@ -45,7 +46,12 @@ async def apply_faults(request: web.Request, handler: Handler) -> web.StreamResp
         status = failing[0].status
         assert status is not None
         return errors.response(auth.style_for(service), status, f"Simulated failure ({status}) of {service}")
-    return await handler(request)
+    response = await handler(request)
+    hold = max(f.hold for f in faults)
+    if hold > 0:
+        # The call took effect; its answer comes late (a caller may die before it has it).
+        await asyncio.sleep(hold)
+    return response
 
 
 def _settings_json(settings: SimSettings) -> dict[str, Any]:
@@ -67,6 +73,8 @@ async def put_settings(request: web.Request) -> web.Response:
         state.settings = dataclasses.replace(state.settings, **{k: float(v) for k, v in changes.items()})
     except (TypeError, ValueError) as exc:
         raise errors.bad_request(str(exc)) from None
+    if "seed" in changes:
+        state.boot_rng = boot_draws(state.settings)
     return jsonweb.reply(_settings_json(state.settings))
 
 
@@ -79,7 +87,7 @@ async def add_fault(request: web.Request) -> web.Response:
         fault = Fault(id=state.new_id(), service=service, status=status, delay=float(spec.get("delay", 0)),
                       until=state.clock() + float(spec.get("seconds", 3600)),
                       method=spec.get("method"), remaining=int(spec["count"]) if spec.get("count") else None,
-                      share=float(spec.get("share", 1.0)))
+                      share=float(spec.get("share", 1.0)), hold=float(spec.get("hold", 0)))
     except (KeyError, TypeError, ValueError) as exc:
         raise errors.bad_request(f"bad fault: {exc}") from None
     state.faults.append(fault)

@@ -41,6 +41,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         default=_env_float("DELETE_SECONDS", defaults.delete_seconds),
                         help="seconds a deleted server still shows (task_state deleting) "
                              "(EMBER_SIMCLOUD_DELETE_SECONDS)")
+    parser.add_argument("--seed", type=float, default=_env_float("SEED", defaults.seed),
+                        help="seed of the draws that choose which boots fail; -1: unseeded (EMBER_SIMCLOUD_SEED)")
     parser.add_argument("--admin-password", default=os.environ.get("EMBER_SIMCLOUD_ADMIN_PASSWORD", "admin"))
     parser.add_argument("--demo-password", default=os.environ.get("EMBER_SIMCLOUD_DEMO_PASSWORD", "demo"))
 
@@ -50,7 +52,8 @@ def options(args: argparse.Namespace) -> server.Options:
     return server.Options(
         database_url=args.database_url, host=host or "127.0.0.1", port=int(port),
         settings=SimSettings(boot_seconds=args.boot_seconds, error_share=args.error_share,
-                             volume_seconds=args.volume_seconds, delete_seconds=args.delete_seconds),
+                             volume_seconds=args.volume_seconds, delete_seconds=args.delete_seconds,
+                             seed=args.seed),
         credentials=seeds.Credentials(admin_password=args.admin_password, demo_password=args.demo_password))
 
 

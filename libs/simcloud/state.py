@@ -50,6 +50,8 @@ class SimSettings:
     server_quota: float = 0
     # Seconds a deleted server is still shown (task_state "deleting", then 404); 0: gone at once.
     delete_seconds: float = 1.0
+    # Seed of the draws that choose which boots fail (the n-th boot's fate is fixed by it); -1: unseeded.
+    seed: float = -1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +66,9 @@ class Fault:
     method: str | None = None  # only this HTTP method
     remaining: int | None = None  # only this many more calls (None: any number until ``until``)
     share: float = 1.0  # the share of the calls it matches that it hits
+    # Seconds the answer is held back after the call is carried out (the cloud did it; the caller
+    # does not know yet): a caller that dies meanwhile lost the answer of a call that took effect.
+    hold: float = 0.0
 
     def applies(self, service: ServiceName | None, method: str, now: float) -> bool:
         if now >= self.until or (self.remaining is not None and self.remaining <= 0):
@@ -74,7 +79,8 @@ class Fault:
 
     def as_json(self) -> dict[str, object]:
         return {"id": self.id, "service": self.service, "status": self.status, "delay": self.delay,
-                "until": self.until, "method": self.method, "remaining": self.remaining, "share": self.share}
+                "until": self.until, "method": self.method, "remaining": self.remaining, "share": self.share,
+                "hold": self.hold}
 
 
 class SimState:
@@ -87,6 +93,7 @@ class SimState:
         self.token_secret = token_secret
         self.faults: list[Fault] = []
         self.rng = rng or random.Random()
+        self.boot_rng = boot_draws(settings)
         # Lazy transitions one service settles and another reads: a service registers its own in
         # make_app (e.g. Cinder: settlers["volumes"] = its settle), the reader calls settle("volumes").
         self.settlers: dict[str, Settler] = {}
@@ -111,7 +118,7 @@ class SimState:
 
     def fails(self) -> bool:
         """Whether this boot is one of the ``error_share`` that end in ERROR."""
-        return self.rng.random() < self.settings.error_share
+        return self.boot_rng.random() < self.settings.error_share
 
     def faults_for(self, service: ServiceName | None, method: str) -> list[Fault]:
         now = self.clock()
@@ -125,6 +132,11 @@ class SimState:
             return
         self.faults = [dataclasses.replace(f, remaining=(f.remaining or 0) - 1) if f.id == fault.id else f
                        for f in self.faults]
+
+
+def boot_draws(settings: SimSettings) -> random.Random:
+    """The draws of boots' fates: their own, so that other draws (MACs, faults' shares) leave them be."""
+    return random.Random(int(settings.seed)) if settings.seed >= 0 else random.Random()
 
 
 STATE = web.AppKey("simcloud_state", SimState)
