@@ -3,7 +3,8 @@
 ``GET/PUT /chaos/settings``: boot seconds, error share...; ``POST /chaos/faults``
 ``{"service": "compute", "status": 503, "delay": 0, "seconds": 30, "method": "POST",
 "count": 3, "share": 0.5, "hold": 0}`` makes calls (or a share of them) fail or answer late for a
-while (``delay``: before the call is carried out; ``hold``: after it, the answer held back);
+while (``delay``: before the call is carried out; ``hold``: after it, the answer held back until
+the hold ends or ``DELETE /chaos/faults``);
 ``PUT /chaos/settings {"seed": 7}`` fixes which boots fail from then on; ``DELETE /chaos/faults`` ends them. Acts on objects behind Ember's back:
 ``POST /chaos/servers/{id}/delete``, ``POST /chaos/servers/{id}/error``, ``POST /chaos/ports/{id}/detach``.
 """
@@ -11,6 +12,7 @@ while (``delay``: before the call is carried out; ``hold``: after it, the answer
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -46,11 +48,14 @@ async def apply_faults(request: web.Request, handler: Handler) -> web.StreamResp
         status = failing[0].status
         assert status is not None
         return errors.response(auth.style_for(service), status, f"Simulated failure ({status}) of {service}")
+    released = state.released
     response = await handler(request)
     hold = max(f.hold for f in faults)
     if hold > 0:
-        # The call took effect; its answer comes late (a caller may die before it has it).
-        await asyncio.sleep(hold)
+        # The call took effect; its answer comes late (a caller may die before it has it), or
+        # when the faults are cleared.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(released.wait(), hold)
     return response
 
 
@@ -101,7 +106,10 @@ async def list_faults(request: web.Request) -> web.Response:
 
 
 async def clear_faults(request: web.Request) -> web.Response:
-    request.app[STATE].faults.clear()
+    state = request.app[STATE]
+    state.faults.clear()
+    state.released.set()
+    state.released = asyncio.Event()
     return jsonweb.no_content()
 
 

@@ -6,6 +6,7 @@ handlers reach the state through ``request.app[STATE]`` (sub-apps get it too).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import enum
@@ -92,6 +93,8 @@ class SimState:
         self.settings = settings
         self.token_secret = token_secret
         self.faults: list[Fault] = []
+        # Set (and replaced) when the faults are cleared: the answers held back go out then.
+        self.released = asyncio.Event()
         self.rng = rng or random.Random()
         self.boot_rng = boot_draws(settings)
         # Lazy transitions one service settles and another reads: a service registers its own in

@@ -116,6 +116,7 @@ async def test_a_worker_killed_right_after_nova_made_the_server_leaves_one_serve
             return (await _in_cloud(world, "crash"))["servers"] or None
         first = await eventually(server_made, timeout=60, interval=0.2, what="Nova made the server")
         world.services.kill_9("worker-1")
+        await world.sim.chaos("DELETE", "/faults")  # the held answer goes out, to no one
         world.services.start("worker")
 
         done = await settled(api.pool, made.id, timeout=120)
