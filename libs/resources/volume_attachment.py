@@ -4,8 +4,10 @@ Create: Cinder is asked first whether the volume is already attached to the serv
 (a crash may have lost the answer of an attach already made); if not, Nova attaches
 it, and Cinder is asked until the volume is ``in-use``. Delete: Nova detaches it, then
 Cinder is asked until the server is no longer among the volume's attachments, then
-Nova until it no longer lists the attachment. Any property change detaches the
-volume and attaches the new one (Heat updates it in place that way too).
+Nova until it no longer lists the attachment (with no id, an attach whose answer was
+lost may still have been made: Cinder is asked first whether the volume is on the server).
+Any property change detaches the volume and attaches the new one (Heat updates it in place
+that way too).
 """
 
 from __future__ import annotations
@@ -104,9 +106,31 @@ class VolumeAttachment(ResourceType):
                                                props[VOLUME], ignore_missing=True), delay=delay)
 
     def start_delete(self, ctx: StepContext) -> StepResult:
-        if not ctx.physical_id:
+        props = ctx.properties
+        if ctx.physical_id:
+            return self._detach(props)
+        if not props.get(VOLUME) or not props.get(INSTANCE):
             return Done()
-        return self._detach(ctx.properties)
+        # No id: an attach may still have been made, its answer lost (a crash, or a create cut
+        # short by a newer traversal): Cinder says whether the volume is on the server.
+        return call("unknown", block_storage(VOLUME_KEY, "get_volume", props[VOLUME]))
+
+    def _check_unknown(self, ctx: StepContext) -> StepResult:
+        """A delete with no id: detach the volume if an attach lost to a crash was made, else done."""
+        props = ctx.properties
+        answer = ctx.answers.get(VOLUME_KEY)
+        if answer is None:
+            return self.start_delete(ctx)
+        if answer.not_found:
+            return Done(data={"phase": None})
+        if answer.error is not None:
+            return cloud_failure(answer.error)
+        if answer.value.get("status") in ("attaching", "reserved"):
+            return call("unknown", block_storage(VOLUME_KEY, "get_volume", props[VOLUME]),
+                        delay=poll_delay(ctx))
+        if _attached_to(answer.value, str(props[INSTANCE])):
+            return self._detach(props)
+        return Done(data={"phase": None})
 
     def _check_detach(self, ctx: StepContext, step: str, props: Mapping[str, Any], prefix: str
                       ) -> StepResult | None:
@@ -151,6 +175,8 @@ class VolumeAttachment(ResourceType):
         step = phase(ctx)
         if action is Action.CREATE:
             return self._check_attach(ctx, step)
+        if action is Action.DELETE and step == "unknown":
+            return self._check_unknown(ctx)
         if action is Action.DELETE:
             return self._check_detach(ctx, step, ctx.properties, "") or Done(data={"phase": None})
         if action is Action.UPDATE:

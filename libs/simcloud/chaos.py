@@ -4,8 +4,8 @@
 ``{"service": "compute", "status": 503, "delay": 0, "seconds": 30, "method": "POST",
 "count": 3, "share": 0.5, "hold": 0}`` makes calls (or a share of them) fail or answer late for a
 while (``delay``: before the call is carried out; ``hold``: after it, the answer held back until
-the hold ends or ``DELETE /chaos/faults``);
-``PUT /chaos/settings {"seed": 7}`` fixes which boots fail from then on; ``DELETE /chaos/faults`` ends them. Acts on objects behind Ember's back:
+the hold ends or ``DELETE /chaos/faults``); ``PUT /chaos/settings {"seed": 7}`` fixes which
+boots fail from then on; ``DELETE /chaos/faults`` ends the faults. Acts on objects behind Ember's back:
 ``POST /chaos/servers/{id}/delete``, ``POST /chaos/servers/{id}/error``, ``POST /chaos/ports/{id}/detach``.
 """
 

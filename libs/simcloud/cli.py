@@ -42,7 +42,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="seconds a deleted server still shows (task_state deleting) "
                              "(EMBER_SIMCLOUD_DELETE_SECONDS)")
     parser.add_argument("--seed", type=float, default=_env_float("SEED", defaults.seed),
-                        help="seed of the draws that choose which boots fail; -1: unseeded (EMBER_SIMCLOUD_SEED)")
+                        help="seed of the draws that choose which boots fail; -1: unseeded "
+                             "(EMBER_SIMCLOUD_SEED)")
     parser.add_argument("--admin-password", default=os.environ.get("EMBER_SIMCLOUD_ADMIN_PASSWORD", "admin"))
     parser.add_argument("--demo-password", default=os.environ.get("EMBER_SIMCLOUD_DEMO_PASSWORD", "demo"))
 

@@ -167,12 +167,13 @@ async def test_a_fifth_of_boots_in_error_fail_the_stack_as_heat_does_and_leak_no
                 options=operations.Options(disable_rollback=not rollback))
         for name, status in (("rolled", "ROLLBACK_COMPLETE"), ("kept", "CREATE_FAILED")):
             done = await settled(api.pool, stacks[name].id, timeout=120)
-            assert done.stack_status == status, (name, done.stack_status, done.status_reason)
+            assert done.stack_status == status, (name, done.stack_status, done.status_reason,
+                                                 await event_lines(api.pool, done.id))
             failed = _failures(await event_lines(api.pool, done.id))
             assert failed, f"{name}: no server failed"
             for resource, reason in failed.items():
-                assert reason.startswith(f'ResourceInError: resources.{resource}: Went to status ERROR due to '
-                                         '"Message: '), reason
+                assert reason.startswith(f"ResourceInError: resources.{resource}: "
+                                         'Went to status ERROR due to "Message: '), reason
                 assert reason.endswith(', Code: 500"'), reason
 
         # Rolled back: the cloud holds nothing of it. Kept: its servers (the failed ones in ERROR) stay.
@@ -183,7 +184,7 @@ async def test_a_fifth_of_boots_in_error_fail_the_stack_as_heat_does_and_leak_no
             lambda: {s.status for s in world.conn().compute.servers() if s.id in kept["servers"]})
         assert "ERROR" in statuses
 
-        for name in stacks:
-            await operations.delete_stack(api.pool, api.bus, await settled(api.pool, stacks[name].id))
-            await settled(api.pool, stacks[name].id, status="DELETE_COMPLETE", timeout=120)
+        for name, stack in stacks.items():
+            await operations.delete_stack(api.pool, api.bus, await settled(api.pool, stack.id))
+            await settled(api.pool, stack.id, status="DELETE_COMPLETE", timeout=120)
             assert await _empty(world, name) == {"servers": set(), "ports": set(), "volumes": set()}

@@ -178,6 +178,23 @@ def test_detach_waits_for_cinder_then_nova() -> None:
     assert isinstance(results[-1], Done)
 
 
+@pytest.mark.parametrize(("script", "detached"), [
+    # Never attached (the create was cut short before its attach): nothing to undo.
+    ([{"volume": ok(AVAILABLE)}], False),
+    ([{"volume": NOT_FOUND}], False),
+    # Attached by a call whose answer was lost: detached as with an id.
+    ([{"volume": ok(IN_USE)}, {"detach": ok()}, {"volume": ok(AVAILABLE)}, {"nova": NOT_FOUND}], True),
+    ([{"volume": ok(_vol("attaching"))}, {"volume": ok(IN_USE)}, {"detach": ok()}, {"volume": ok(AVAILABLE)},
+      {"nova": NOT_FOUND}], True),
+])
+def test_delete_without_an_id_detaches_what_a_lost_attach_made(script: list[Any], detached: bool) -> None:
+    results, _ = run(ATTACHMENT, Action.DELETE, ctx_for(ATT), script)
+    assert methods(results[0]) == ["get_volume"]
+    asked = [m for r in results if isinstance(r, Call) for m in methods(r)]
+    assert ("delete_volume_attachment" in asked) is detached
+    assert isinstance(results[-1], Done)
+
+
 def test_attachment_update_detaches_then_attaches() -> None:
     new = ATTACHMENT.validate({"instance_uuid": "s2", "volume_id": "v1"}, resource_name="att")
     assert not ATTACHMENT.needs_replace(ATT, new)
