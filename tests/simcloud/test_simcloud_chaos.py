@@ -4,6 +4,7 @@ and the state kept over a restart."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import asyncpg
@@ -49,6 +50,23 @@ def test_a_share_of_boots_ends_in_error_with_a_fault(sim: Sim, cloud: Connection
     healthy = _boot(cloud, "healthy", networks="none")
     _status(cloud, healthy.id, "ACTIVE")
     cloud.compute.delete_server(healthy.id)
+
+
+def test_a_seed_fixes_which_boots_fail(sim: Sim, cloud: Connection) -> None:
+    def fates() -> list[str]:
+        _settings(sim, error_share=0.5, seed=3)
+        made = [_boot(cloud, f"fated-{i}", networks="none") for i in range(6)]
+        ended = [wait_until(lambda s=s: cloud.compute.get_server(s.id).status in ("ACTIVE", "ERROR")
+                            and cloud.compute.get_server(s.id).status, timeout=20, what="boot ended")
+                 for s in made]
+        for server in made:
+            cloud.compute.delete_server(server.id)
+        return [str(status) for status in ended]
+    try:
+        first = fates()
+        assert fates() == first and set(first) == {"ACTIVE", "ERROR"}
+    finally:
+        _settings(sim, error_share=0.0, seed=-1)
 
 
 def test_servers_deleted_or_broken_behind_the_clients_back(sim: Sim, cloud: Connection) -> None:
@@ -108,6 +126,25 @@ def test_a_share_of_calls_fail(sim: Sim, cloud: Connection) -> None:
         assert outcomes == {"ok", "failed"}
     finally:
         requests.delete(f"{sim.url}/chaos/faults", timeout=10)
+
+
+def test_a_held_answer_comes_once_the_faults_are_cleared(sim: Sim, cloud: Connection) -> None:
+    held: dict[str, Any] = {"service": "compute", "method": "POST", "count": 1, "hold": 60}
+    assert requests.post(f"{sim.url}/chaos/faults", json=held, timeout=10).status_code == 201
+    flavor = cloud.compute.find_flavor("m1.tiny", ignore_missing=False)
+    image = cloud.image.find_image("cirros", ignore_missing=False)
+    body = {"server": {"name": "held", "flavorRef": flavor.id, "imageRef": image.id, "networks": "none"}}
+    token = cloud.session.get_token()
+    url = cloud.compute.get_endpoint().rstrip("/") + "/servers"
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(requests.post, url, json=body, headers={"X-Auth-Token": token}, timeout=30)
+        # The server is made while its answer is held back.
+        made = wait_until(lambda: [s for s in cloud.compute.servers() if s.name == "held"], timeout=20,
+                          what="the server made")
+        assert not answer.done()
+        assert requests.delete(f"{sim.url}/chaos/faults", timeout=10).status_code == 204
+        assert answer.result().json()["server"]["id"] == made[0].id
+    cloud.compute.delete_server(made[0].id)
 
 
 def test_slow_calls_answer_late_but_answer(sim: Sim, cloud: Connection) -> None:
