@@ -56,12 +56,16 @@ def test_a_seed_fixes_which_boots_fail(sim: Sim, cloud: Connection) -> None:
     def fates() -> list[str]:
         _settings(sim, error_share=0.5, seed=3)
         made = [_boot(cloud, f"fated-{i}", networks="none") for i in range(6)]
-        ended = [wait_until(lambda s=s: cloud.compute.get_server(s.id).status in ("ACTIVE", "ERROR")
-                            and cloud.compute.get_server(s.id).status, timeout=20, what="boot ended")
-                 for s in made]
+
+        def ended(server_id: str) -> str:
+            def probe() -> str | None:
+                status = str(cloud.compute.get_server(server_id).status)
+                return status if status in ("ACTIVE", "ERROR") else None
+            return wait_until(probe, timeout=20, what="boot ended")
+        statuses = [ended(server.id) for server in made]
         for server in made:
             cloud.compute.delete_server(server.id)
-        return [str(status) for status in ended]
+        return statuses
     try:
         first = fates()
         assert fates() == first and set(first) == {"ACTIVE", "ERROR"}
@@ -134,8 +138,8 @@ def test_a_held_answer_comes_once_the_faults_are_cleared(sim: Sim, cloud: Connec
     flavor = cloud.compute.find_flavor("m1.tiny", ignore_missing=False)
     image = cloud.image.find_image("cirros", ignore_missing=False)
     body = {"server": {"name": "held", "flavorRef": flavor.id, "imageRef": image.id, "networks": "none"}}
-    token = cloud.session.get_token()
-    url = cloud.compute.get_endpoint().rstrip("/") + "/servers"
+    token = str(cloud.session.get_token())
+    url = str(cloud.compute.get_endpoint()).rstrip("/") + "/servers"
     with ThreadPoolExecutor(1) as pool:
         answer = pool.submit(requests.post, url, json=body, headers={"X-Auth-Token": token}, timeout=30)
         # The server is made while its answer is held back.
