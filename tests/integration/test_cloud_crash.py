@@ -134,7 +134,7 @@ async def test_a_worker_killed_right_after_nova_made_the_server_leaves_one_serve
 
 
 SERVERS = 20
-# With this seed the simulator's boots fail at fixed places among the first twenty (some, not all).
+# With this seed the second, fourth and sixth boots fail (of the first twenty: some, not all).
 FLAKY = SimSettings(boot_seconds=0.3, delete_seconds=0.2, volume_seconds=0.2, error_share=0.2, seed=15)
 
 
@@ -160,12 +160,14 @@ def _failures(lines: list[tuple[str, str, str]]) -> dict[str, str]:
 async def test_a_fifth_of_boots_in_error_fail_the_stack_as_heat_does_and_leak_nothing(world: _World) -> None:
     async with open_runtime(world.settings, "api") as api:
         stacks = {}
-        for name, rollback in (("rolled", True), ("kept", False)):
+        for name, rollback, status in (("rolled", True, "ROLLBACK_COMPLETE"),
+                                       ("kept", False, "CREATE_FAILED")):
+            # Each stack's boots draw their fates from the same seeded start: the same ones fail.
+            await world.sim.chaos("PUT", "/settings", {"seed": FLAKY.seed})
             stacks[name] = await operations.create_stack(
                 api.pool, api.bus, project="demo", name=name, registry=default_registry(),
                 stack_request=StackRequest(template=_many_servers()),
                 options=operations.Options(disable_rollback=not rollback))
-        for name, status in (("rolled", "ROLLBACK_COMPLETE"), ("kept", "CREATE_FAILED")):
             done = await settled(api.pool, stacks[name].id, timeout=120)
             assert done.stack_status == status, (name, done.stack_status, done.status_reason,
                                                  await event_lines(api.pool, done.id))
