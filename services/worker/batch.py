@@ -349,9 +349,12 @@ async def _start(conn: Conn, groups: list[_Group], results: list[Result]) -> Non
         return
     now = rowkit.now()
     async with conn.transaction():
-        written = await writer.write(conn, [
-            _write(g, j, outcome.started(j.row, j.action, g.trav.id, g.trav.template_id, now))
-            for g, j in starting if j.row is not None])
+        writes: list[writer.Write] = []
+        for group in groups:
+            writes += await writer.with_requires(conn, group.stack.id, group.want, [
+                _write(g, j, outcome.started(j.row, j.action, g.trav.id, g.trav.template_id, now))
+                for g, j in starting if g is group and j.row is not None])
+        written = await writer.write(conn, writes)
         for _, job in starting:
             fresh = written.get(job.key.resource_id)
             if fresh is None:

@@ -112,7 +112,7 @@ class Stepping:
                         await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
                                                     state=status.FAILED,
                                                     reason=status.resource_failed(preempts, reason))
-                row = await self._apply(row, action, outcome.started(
+                row = await self._begin(row, action, outcome.started(
                     row, action, self.traversal_id, self.trav.template_id, rows.now(),
                     data=pending.without(rows.merged(row.data, {NAMED_STEP_KEY: None})),
                     **taken, **(renamed or {})))
@@ -401,6 +401,12 @@ class Stepping:
     async def _apply(self, row: resources.ResourceRow, action: str, out: Outcome) -> resources.ResourceRow:
         """``out`` written by the one writer; the row as written."""
         return await self._carry(self._write_of(row, action, out))
+
+    async def _begin(self, row: resources.ResourceRow, action: str, out: Outcome) -> resources.ResourceRow:
+        """An action's first write, with the rows it needs recorded (:func:`writer.with_requires`)."""
+        first = self._write_of(row, action, out)
+        [write] = await writer.with_requires(self.conn, self.stack_id, self.want, [first])
+        return await self._carry(write)
 
     async def _carry(self, write: writer.Write) -> resources.ResourceRow:
         written = (await writer.write(self.conn, [write]))[write.row.id]

@@ -65,13 +65,17 @@ async def write(conn: Conn, writes: Sequence[Write]) -> dict[int, resources.Reso
 
 async def with_requires(conn: Conn, stack_id: uuid.UUID, want: desired.Desired | None,
                         writes: Sequence[Write]) -> list[Write]:
-    """Completed resources record the rows they needed (the cleanup order of later traversals)."""
+    """Resources record the rows they need (the cleanup order of later traversals), as Heat does:
+    a create or update under way adds the rows it needs to those it had (a traversal that takes
+    over mid-way deletes it before them), one completed needs just those."""
     wanted = want.definition.resources if want is not None else {}
     completing = {i for i, w in enumerate(writes) if w.outcome.finished and "properties" in w.outcome.changes}
-    if not completing:
+    starting = {i for i, w in enumerate(writes) if "action_started" in w.outcome.changes
+                and w.outcome.changes.get("action") in ("CREATE", "UPDATE") and w.row.name in wanted}
+    if not completing and not starting:
         return list(writes)
     needed: set[str] = set()
-    for i in completing:
+    for i in completing | starting:
         if want is not None and writes[i].row.name in wanted:
             needed |= want.definition.required(writes[i].row.name)
     ids: dict[str, int] = {}
@@ -79,11 +83,14 @@ async def with_requires(conn: Conn, stack_id: uuid.UUID, want: desired.Desired |
         ids = {n: r.id for n, r in (await resources.current_by_names(conn, stack_id, needed)).items()}
     out = []
     for i, w in enumerate(writes):
-        if i not in completing:
+        if i not in completing and i not in starting:
             out.append(w)
             continue
         names = want.definition.required(w.row.name) if want is not None and w.row.name in wanted else set()
-        changes = {**w.outcome.changes, "requires": sorted(ids[n] for n in names if n in ids)}
+        requires = {ids[n] for n in names if n in ids}
+        if i in starting:
+            requires |= set(w.row.requires)
+        changes = {**w.outcome.changes, "requires": sorted(requires)}
         out.append(dataclasses.replace(w, outcome=dataclasses.replace(w.outcome, changes=changes)))
     return out
 
