@@ -326,3 +326,27 @@ async def test_an_update_request_planned_late_does_not_undo_a_delete(settings: S
         await settled(api.pool, stack_id, status="DELETE_COMPLETE", timeout=30)
         async with api.pool.acquire() as conn:
             assert await traversals.by_request(conn, stack_id, late.request_id) is None
+
+
+async def test_a_rollback_during_a_create_under_way_deletes_it_before_what_it_needs(
+        settings: Settings) -> None:
+    # Heat records what a resource needs when its create starts: a rollback that begins while
+    # ``slow``'s create is under way deletes it (once that create ends) before ``base``, which it needs.
+    template = hot({
+        "base": {"type": "OS::Heat::TestResource"},
+        "slow": {"type": "OS::Heat::TestResource",
+                 "properties": {"value": {"get_attr": ["base", "output"]},
+                                "action_wait_secs": {"create": 3}}},
+        "bad": {"type": "OS::Heat::TestResource", "depends_on": "base", "properties": {"fail": True}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="dl-takeover", registry=default_registry(),
+            stack_request=StackRequest(template=template), options=operations.Options(disable_rollback=False))
+        await _under_way(api, made.id, "slow", "CREATE")
+        rows = await resource_rows(api.pool, made.id)
+        assert rows["slow"].requires == [rows["base"].id]
+        await settled(api.pool, made.id, status="ROLLBACK_COMPLETE", timeout=60)
+        lines = await _events(api, made.id, since="Stack ROLLBACK started")
+        slow_gone = lines.index(("slow", "DELETE_COMPLETE", "state changed"))
+        base_going = lines.index(("base", "DELETE_IN_PROGRESS", "state changed"))
+        assert slow_gone < base_going, lines
