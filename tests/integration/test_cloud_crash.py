@@ -133,6 +133,17 @@ async def test_a_worker_killed_right_after_nova_made_the_server_leaves_one_serve
         assert await _empty(world, "crash") == {"servers": set(), "ports": set(), "volumes": set()}
 
 
+async def _settled(pool: Any, stack_id: Any, status: str | None = None) -> Any:
+    """The stack once it settles; else a failure naming what is still under way, and the events."""
+    try:
+        return await settled(pool, stack_id, timeout=120, status=status)
+    except AssertionError as exc:
+        rows = await resource_rows(pool, stack_id)
+        under_way = {n: (r.action, r.status, r.data) for n, r in rows.items() if r.status == "IN_PROGRESS"}
+        raise AssertionError(f"{exc}; under way: {under_way}; events: {await event_lines(pool, stack_id)}"
+                             ) from None
+
+
 SERVERS = 20
 # With this seed the second, fourth and sixth boots fail (of the first twenty: some, not all).
 FLAKY = SimSettings(boot_seconds=0.3, delete_seconds=0.2, volume_seconds=0.2, error_share=0.2, seed=15)
@@ -168,7 +179,7 @@ async def test_a_fifth_of_boots_in_error_fail_the_stack_as_heat_does_and_leak_no
                 api.pool, api.bus, project="demo", name=name, registry=default_registry(),
                 stack_request=StackRequest(template=_many_servers()),
                 options=operations.Options(disable_rollback=not rollback))
-            done = await settled(api.pool, stacks[name].id, timeout=120)
+            done = await _settled(api.pool, stacks[name].id)
             assert done.stack_status == status, (name, done.stack_status, done.status_reason,
                                                  await event_lines(api.pool, done.id))
             failed = _failures(await event_lines(api.pool, done.id))
@@ -187,6 +198,6 @@ async def test_a_fifth_of_boots_in_error_fail_the_stack_as_heat_does_and_leak_no
         assert "ERROR" in statuses
 
         for name, stack in stacks.items():
-            await operations.delete_stack(api.pool, api.bus, await settled(api.pool, stack.id))
-            await settled(api.pool, stack.id, status="DELETE_COMPLETE", timeout=120)
+            await operations.delete_stack(api.pool, api.bus, await _settled(api.pool, stack.id))
+            await _settled(api.pool, stack.id, "DELETE_COMPLETE")
             assert await _empty(world, name) == {"servers": set(), "ports": set(), "volumes": set()}
