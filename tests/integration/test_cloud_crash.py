@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import functools
 import os
 import signal
 import subprocess
@@ -144,6 +145,10 @@ async def _settled(pool: Any, stack_id: Any, status: str | None = None) -> Any:
                              ) from None
 
 
+async def _nothing_under_way(pool: Any, stack_id: Any) -> bool:
+    return all(r.status != "IN_PROGRESS" for r in (await resource_rows(pool, stack_id)).values())
+
+
 SERVERS = 20
 # With this seed the second, fourth and sixth boots fail (of the first twenty: some, not all).
 FLAKY = SimSettings(boot_seconds=0.3, delete_seconds=0.2, volume_seconds=0.2, error_share=0.2, seed=15)
@@ -198,6 +203,11 @@ async def test_a_fifth_of_boots_in_error_fail_the_stack_as_heat_does_and_leak_no
         assert "ERROR" in statuses
 
         for name, stack in stacks.items():
+            # Heat's stack fails at the first failure, while others are under way; the delete comes
+            # once they end (a delete that cuts short an attach in flight is another matter: see
+            # the issue's report).
+            await eventually(functools.partial(_nothing_under_way, api.pool, stack.id), timeout=60,
+                             interval=0.2, what=f"{name}'s resources done")
             await operations.delete_stack(api.pool, api.bus, await _settled(api.pool, stack.id))
             await _settled(api.pool, stack.id, "DELETE_COMPLETE")
             assert await _empty(world, name) == {"servers": set(), "ports": set(), "volumes": set()}
