@@ -13,7 +13,7 @@ from libs.db import Conn
 from libs.simcloud import auth, discovery, errors, jsonweb
 from libs.simcloud.app import service_app
 from libs.simcloud.errors import ApiError, bad_request
-from libs.simcloud.neutron import listing, networks, ports, routers, security, store
+from libs.simcloud.neutron import listing, networks, policy, ports, routers, security, store
 from libs.simcloud.neutron.bodies import BY_PATH, Body, Kind, for_caller
 from libs.simcloud.neutron.context import Op
 from libs.simcloud.state import STATE, SimState
@@ -97,6 +97,8 @@ async def create(request: web.Request) -> web.Response:
     data = await jsonweb.body(request)
     many = data.get(kind.info.collection)
     if isinstance(many, list):  # the bulk create: {"networks": [{...}, ...]}, all or nothing
+        for one in many:
+            policy.check(kind, policy.Action.CREATE, one if isinstance(one, dict) else {}, admin=auth.auth_of(request).is_admin)
         async with _op(request) as op:
             made = [await _OPS[kind][0](op, dict(one)) for one in many]
         return jsonweb.reply({kind.info.collection: [_seen(request, kind, b) for b in made]}, status=201)
@@ -104,6 +106,7 @@ async def create(request: web.Request) -> web.Response:
     if not isinstance(wanted, dict):
         raise bad_request(f"Failed to parse request. Resource body required; '{kind.info.member}' "
                           "not found")
+    policy.check(kind, policy.Action.CREATE, wanted, admin=auth.auth_of(request).is_admin)
     async with _op(request) as op:
         body = await _OPS[kind][0](op, wanted)
     return jsonweb.reply({kind.info.member: _seen(request, kind, body)}, status=201)
@@ -114,6 +117,7 @@ async def update(request: web.Request) -> web.Response:
     wanted = await _request_body(request, kind)
     async with _op(request) as op:
         current = await store.one(op.conn, kind, request.match_info["id"], op.scope, lock=True)
+        policy.check(kind, policy.Action.UPDATE, wanted, admin=op.auth.is_admin)
         body = await _OPS[kind][1](op, current, wanted)
     return jsonweb.reply({kind.info.member: _seen(request, kind, body)})
 
