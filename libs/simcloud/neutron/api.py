@@ -97,8 +97,9 @@ async def create(request: web.Request) -> web.Response:
     data = await jsonweb.body(request)
     many = data.get(kind.info.collection)
     if isinstance(many, list):  # the bulk create: {"networks": [{...}, ...]}, all or nothing
+        admin = auth.auth_of(request).is_admin
         for one in many:
-            policy.check(kind, policy.Action.CREATE, one if isinstance(one, dict) else {}, admin=auth.auth_of(request).is_admin)
+            policy.check(kind, policy.Action.CREATE, one if isinstance(one, dict) else {}, admin=admin)
         async with _op(request) as op:
             made = [await _OPS[kind][0](op, dict(one)) for one in many]
         return jsonweb.reply({kind.info.collection: [_seen(request, kind, b) for b in made]}, status=201)

@@ -43,7 +43,7 @@ GATEWAY_ADMIN_ONLY = ("enable_snat", "external_fixed_ips")
 def _asked(action: Action, value: object, harmless: object) -> bool:
     if action is Action.UPDATE or harmless is ANY:
         return True
-    return value is not None and value != harmless and value != {}
+    return value is not None and value not in (harmless, {})
 
 
 def refused(kind: Kind, action: Action, request: Mapping[str, Any]) -> str | None:
@@ -54,7 +54,8 @@ def refused(kind: Kind, action: Action, request: Mapping[str, Any]) -> str | Non
              if name in wanted and _asked(action, value, wanted[name])]
     gateway = request.get("external_gateway_info")
     if kind is Kind.ROUTER and isinstance(gateway, dict):
-        inner = [f"rule:{verb}:external_gateway_info:{name}" for name in GATEWAY_ADMIN_ONLY if name in gateway]
+        inner = [f"rule:{verb}:external_gateway_info:{name}"
+                 for name in GATEWAY_ADMIN_ONLY if name in gateway]
         if inner:
             given = [f"rule:{verb}:external_gateway_info:network_id"] if "network_id" in gateway else []
             rules.append(f"(rule:{verb}:external_gateway_info and ({' and '.join(given + inner)}))")
