@@ -45,6 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if sides["sim"] and importlib.util.find_spec("libs.simcloud") is None:
         reasons["sim"] = "simulated OpenStack: no libs.simcloud in this checkout"
     for side, reason in reasons.items():
+        _say(config, f"{reason}: its {len(sides[side])} tests skip")
         for item in sides[side]:
             item.add_marker(pytest.mark.skip(reason=reason))
 
