@@ -282,9 +282,11 @@ def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fini
     resized = {flavor.get("original_name"), flavor.get("id")} & wanted
     if status == "ACTIVE" and resized:
         return _next_stage(ctx, todo, finish)  # a cloud that confirms resizes itself
-    if status in ("RESIZE", "ACTIVE"):
-        # The resize may not have begun yet (Heat waits through ACTIVE too).
+    if status == "RESIZE" or (status == "ACTIVE" and answer.value.get("task_state")):
         return call("resize-wait", get, delay=poll_delay(ctx))
+    # ACTIVE on the old flavor with no task under way: Nova gave the resize up (it sets a task before
+    # it answers the resize call, and a scheduling or placement failure only puts the server back to
+    # ACTIVE, with the fault among its instance actions). Heat waits there until the stack times out.
     if status == "VERIFY_RESIZE":
         # The named step: a breakpoint on update:resize holds the server here, before the confirm.
         return Wait(delay=0.0, data={"phase": "confirm"}, step=RESIZE_STEP)
