@@ -55,6 +55,7 @@ class RouterInterface(ResourceType):
     """Joins a router to a subnet (Neutron makes the port) or to an existing port."""
 
     type_name: ClassVar[str] = "OS::Neutron::RouterInterface"
+    renamed_properties: ClassVar[Mapping[str, str]] = _OLD_NAMES
     description: ClassVar[str] = (
         "An interface of a router on a subnet, or on an existing port: what joins a subnet's "
         "hosts to the router.")
@@ -69,13 +70,6 @@ class RouterInterface(ResourceType):
         PORT: PropSchema("string", "The port, by name or id; either it or subnet.",
                          constraints=(CustomConstraint("neutron.port"),)),
     }
-
-    def validate(self, values: Mapping[str, Any] | None, **kwargs: Any) -> dict[str, Any]:
-        given = dict(values or {})
-        for old, new in _OLD_NAMES.items():
-            if given.get(old) is not None and given.get(new) is None:
-                given[new] = given.pop(old)
-        return super().validate(given, **kwargs)
 
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         has_subnet, has_port = properties.get(SUBNET) is not None, properties.get(PORT) is not None
