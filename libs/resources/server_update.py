@@ -270,14 +270,22 @@ def _resize(ctx: StepContext, flavor_id: str | None = None) -> StepResult:
                 data={"flavor_id": flavor})
 
 
-def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
+def _server_or_poll(ctx: StepContext, step: str, get: CloudCall) -> Mapping[str, Any] | StepResult:
+    """The server the last ``get`` answered, else what to do: ask again (not there yet) or fail."""
     answer = ctx.answers.get(SERVER_KEY)
     if answer is None or answer.not_found:
-        return call("resize-wait", get, delay=poll_delay(ctx))
+        return call(step, get, delay=poll_delay(ctx))
     if answer.error is not None:
         return cloud_failure(answer.error)
-    status = answer.value.get("status")
-    flavor = answer.value.get("flavor") or {}
+    return dict(answer.value)
+
+
+def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
+    server = _server_or_poll(ctx, "resize-wait", get)
+    if not isinstance(server, Mapping):
+        return server
+    status = server.get("status")
+    flavor = server.get("flavor") or {}
     wanted = {ctx.properties[s.FLAVOR], ctx.data.get("flavor_id")} - {None, ""}
     resized = {flavor.get("original_name"), flavor.get("id")} & wanted
     if status == "ACTIVE" and resized:
@@ -292,12 +300,9 @@ def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fini
 
 
 def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    answer = ctx.answers.get(SERVER_KEY)
-    if answer is None or answer.not_found:
-        return call("confirm-wait", get, delay=poll_delay(ctx))
-    if answer.error is not None:
-        return cloud_failure(answer.error)
-    server = answer.value
+    server = _server_or_poll(ctx, "confirm-wait", get)
+    if not isinstance(server, Mapping):
+        return server
     status = str(server.get("status") or "").split("(")[0]
     if status == "ACTIVE":
         return _next_stage(ctx, todo, finish)
@@ -309,12 +314,10 @@ def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fin
 
 
 def _rebuild_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    answer = ctx.answers.get(SERVER_KEY)
-    if answer is None or answer.not_found:
-        return call("rebuild-wait", get, delay=poll_delay(ctx))
-    if answer.error is not None:
-        return cloud_failure(answer.error)
-    status = answer.value.get("status")
+    server = _server_or_poll(ctx, "rebuild-wait", get)
+    if not isinstance(server, Mapping):
+        return server
+    status = server.get("status")
     if status == "REBUILD":
         return call("rebuild-wait", get, delay=poll_delay(ctx))
     if status == "ERROR":

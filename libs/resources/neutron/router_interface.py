@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, Service
 from libs.resources.base import ResourceType
+from libs.resources.cloud_steps import loads
 from libs.resources.neutron import wire
 from libs.resources.neutron.base import PHASE
 from libs.resources.neutron.errors import PropertyConflict, PropertyUnspecified
@@ -148,7 +149,7 @@ class RouterInterface(ResourceType):
                 return Done(data={PHASE: None, IDS: None})
             if key == SUBNET_ID and any(ip.get("subnet_id") == value for ip in view.get("fixed_ips") or ()):
                 return Done(data={PHASE: None, IDS: None})
-        return self._add(ctx, wire.loads(ctx.data.get(IDS), {}))
+        return self._add(ctx, loads(ctx.data, IDS, {}))
 
     def start_delete(self, ctx: StepContext) -> StepResult:
         if not ctx.physical_id:
