@@ -42,6 +42,7 @@ from libs.resources.cloud_steps import (
     network,
     phase,
     poll_delay,
+    polled,
     retrying,
     tagged,
     value,
@@ -224,19 +225,17 @@ class Server(ResourceType):
 
     def _after_build(self, ctx: StepContext) -> StepResult:
         server_id = str(ctx.physical_id)
-        answer = ctx.answers.get(SERVER_KEY)
-        if answer is None or answer.not_found:
-            # Lost answer, or Nova does not list it yet: Heat keeps waiting too.
-            return call("build", sc.get_server(server_id), delay=poll_delay(ctx))
-        if answer.error is not None:
-            return cloud_failure(answer.error)
-        status = sc.server_status(answer.value)
+        # A lost answer, or Nova not listing it yet: Heat keeps waiting too.
+        server = polled(ctx, SERVER_KEY, "build", sc.get_server(server_id), until_found=True)
+        if not isinstance(server, Mapping):
+            return server
+        status = sc.server_status(server)
         if status == "ACTIVE":
             return call("finish", sc.get_server(server_id), list_ports(server_id))
         if status in sc.DEFERRED:
             return call("build", sc.get_server(server_id), delay=poll_delay(ctx))
         if status == "ERROR":
-            return sc.in_error(answer.value)
+            return sc.in_error(server)
         return Failed(f'Server is not active - Unknown status {status} due to "Unknown"',
                       error="ResourceUnknownStatus")
 

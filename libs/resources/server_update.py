@@ -34,6 +34,7 @@ from libs.resources.cloud_steps import (
     network,
     phase,
     poll_delay,
+    polled,
 )
 from libs.resources.steps import Call, Failed, StepContext, StepResult, Wait
 from libs.resources.user_data import encoded
@@ -270,18 +271,8 @@ def _resize(ctx: StepContext, flavor_id: str | None = None) -> StepResult:
                 data={"flavor_id": flavor})
 
 
-def _server_or_poll(ctx: StepContext, step: str, get: CloudCall) -> Mapping[str, Any] | StepResult:
-    """The server the last ``get`` answered, else what to do: ask again (not there yet) or fail."""
-    answer = ctx.answers.get(SERVER_KEY)
-    if answer is None or answer.not_found:
-        return call(step, get, delay=poll_delay(ctx))
-    if answer.error is not None:
-        return cloud_failure(answer.error)
-    return dict(answer.value)
-
-
 def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    server = _server_or_poll(ctx, "resize-wait", get)
+    server = polled(ctx, SERVER_KEY, "resize-wait", get, until_found=True)
     if not isinstance(server, Mapping):
         return server
     status = server.get("status")
@@ -300,7 +291,7 @@ def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fini
 
 
 def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    server = _server_or_poll(ctx, "confirm-wait", get)
+    server = polled(ctx, SERVER_KEY, "confirm-wait", get, until_found=True)
     if not isinstance(server, Mapping):
         return server
     status = str(server.get("status") or "").split("(")[0]
@@ -314,7 +305,7 @@ def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fin
 
 
 def _rebuild_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    server = _server_or_poll(ctx, "rebuild-wait", get)
+    server = polled(ctx, SERVER_KEY, "rebuild-wait", get, until_found=True)
     if not isinstance(server, Mapping):
         return server
     status = server.get("status")
