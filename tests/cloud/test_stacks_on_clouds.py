@@ -197,7 +197,7 @@ def test_stack_of_servers_ports_floating_ips_and_volumes(
                 ("server0", "CREATE_COMPLETE", "state changed"),
                 ("server0", "UPDATE_COMPLETE", "state changed")} <= reasons, sorted(reasons)
         secrets = _secrets(cloud, conn)
-        shown = [osc.run("stack", "event", "list", "--long", STACK).stdout,
+        shown = [osc.run("stack", "event", "list", "-f", "yaml", STACK).stdout,
                  osc.run("stack", "show", STACK).stdout]
         for name in ("server0", f"server{REPLACED}", "solo", "volume0", "attachment0", "fip0", "router"):
             shown.append(osc.run("stack", "resource", "show", STACK, name).stdout)
