@@ -205,4 +205,6 @@ def test_stack_of_servers_ports_floating_ips_and_volumes(
 
         osc.run("stack", "delete", "--yes", "--wait", STACK)
         until(lambda: what_the_project_holds(conn) == before, what="the cloud as it was", timeout=60)
-    _assert_no_secret("the services' logs", (workdir / "dev.log").read_text(errors="replace"), secrets)
+    # The services' logs and spans: dev's own log, and what each service wrote under its data directory.
+    for log in [workdir / "dev.log", *sorted((workdir / "data" / "logs").glob("*"))]:
+        _assert_no_secret(f"the log {log.name}", log.read_text(errors="replace"), secrets)
