@@ -171,6 +171,9 @@ class ResourceType(abc.ABC):
     # True for types that answer a ``get_attr`` read as a whole, path included (groups, template
     # resources): what the template reads of them is answered when they complete (see :meth:`read`).
     answers_reads: ClassVar[bool] = False
+    # True: the first step of a replacement's create is given the old resource (``ctx.replaces``)
+    # and prepares it, as Heat's ``prepare_for_replace`` does (a server frees its ports).
+    prepares_replace: ClassVar[bool] = False
 
     def heat_class_name(self) -> str:
         return self.heat_class or type(self).__name__

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
-from libs.resources import server_delete, server_power, server_validation
+from libs.resources import server_delete, server_power, server_replace, server_validation
 from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
 from libs.resources import server_update as su
@@ -70,7 +70,8 @@ def finished(ctx: StepContext, reason: str = "") -> StepResult:
         return call("finish", sc.get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
     return Done(data={SERVER_KEY: dumps(sc.kept_server(server)), PORTS_KEY: dumps(sc.kept_ports(ports)),
                       "phase": None, su.TODO: None, "net_keys": None, "quick_keys": None,
-                      "flavor_id": None, LISTED: None}, reason=reason)
+                      "flavor_id": None, LISTED: None,
+                      **dict.fromkeys(server_replace.DATA_KEYS)}, reason=reason)
 
 
 class Server(ResourceType):
@@ -87,6 +88,7 @@ class Server(ResourceType):
     named_steps: ClassVar[tuple[str, ...]] = (su.RESIZE_STEP,)
     physical_name_limit: ClassVar[int | None] = 53  # Heat keeps server names short (hostnames)
     has_check: ClassVar[bool] = True
+    prepares_replace: ClassVar[bool] = True  # the old server frees its ports first
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any
@@ -111,6 +113,9 @@ class Server(ResourceType):
         return compute(EXISTING, "servers", details=True, name=self.server_name(ctx))
 
     def start_create(self, ctx: StepContext) -> StepResult:
+        replaced = server_replace.to_free(ctx)
+        if replaced is not None:
+            return server_replace.start(replaced)
         listed = retrying(ctx)
         found = [self._find_existing(ctx)] if listed else []
         return call("lookup", *sc.lookups(ctx.properties), *found, data={LISTED: "1" if listed else None})
@@ -135,6 +140,8 @@ class Server(ResourceType):
 
     def _check_create(self, ctx: StepContext) -> StepResult:
         step = phase(ctx)
+        if step in server_replace.PHASES:
+            return server_replace.check(ctx, step, self.start_create)
         if step == "lookup":
             return self._after_lookup(ctx)
         if step == "create":
