@@ -190,8 +190,11 @@ class SdkCaller:
                 tls_min_version=getattr(old, "tls_min_version", None)))
 
     async def close(self) -> None:
-        """Wait for running calls, then close every connection."""
+        """Wait for running calls, then close every connection; log the calls made, by service.method."""
         await asyncio.get_running_loop().run_in_executor(None, self._close)
+        log.info("cloud calls made: %d in all", sum(self.calls_made.values()),
+                 extra={"calls_made": dict(sorted(self.calls_made.items())),
+                        "connections_made": self.connections_made, "peak_in_flight": self.peak_in_flight})
 
     def _close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
