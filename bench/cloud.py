@@ -30,6 +30,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -47,6 +48,7 @@ from openstack.config.loader import OpenStackConfig
 from opentelemetry import trace
 
 from bench import engine
+from bench.cloud_report import Phase, calls_logged, tables
 from libs.embedded import process
 from libs.messaging.bus import Bus
 from libs.messaging.subjects import Names
@@ -55,6 +57,7 @@ from libs.simcloud import dev_cloud
 PROJECT = "demo"
 PHASES = ("create", "update-same", "delete")
 STARTUP_TIMEOUT = 120.0
+_JSON = {"Content-Type": "application/json"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +68,7 @@ class Options:
     workers: int
     poll: float
     phase_timeout: float
+    keep: bool
 
 
 def parse_args(argv: Sequence[str] | None) -> Options:
@@ -76,15 +80,17 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--poll", type=float, default=0.5, help="seconds between polls of the stack")
     parser.add_argument("--phase-timeout", type=float, default=3600.0)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (the services' logs)")
     parser.add_argument("--smoke", action="store_true",
-                        help="20 servers, 4 networks, 0.2 s boots, 0.1 s polls; non-zero exit on failure (CI)")
+                        help="20 servers, 4 networks, 0.2 s boots, 0.1 s polls (CI)")
     args = parser.parse_args(argv)
     if args.smoke:
         return Options(servers=20, networks=4, boot_seconds=0.2, workers=args.workers, poll=0.1,
-                       phase_timeout=120.0)
+                       phase_timeout=120.0, keep=args.keep)
     if args.servers < 1 or not 1 <= args.networks <= 250 * 250:
         parser.error("--servers must be at least 1, --networks 1..62500")
-    return Options(args.servers, args.networks, args.boot_seconds, args.workers, args.poll, args.phase_timeout)
+    return Options(servers=args.servers, networks=args.networks, boot_seconds=args.boot_seconds,
+                   workers=args.workers, poll=args.poll, phase_timeout=args.phase_timeout, keep=args.keep)
 
 
 def template(servers: int, networks: int) -> dict[str, Any]:
@@ -130,7 +136,8 @@ def wait_simulator(cloud: dev_cloud.DevCloud, proc: subprocess.Popen[bytes], log
 def lift_quotas(cloud: dev_cloud.DevCloud) -> None:
     """As the simulator's admin: no limit on the demo project's networks, subnets, ports and volumes."""
     admin = _connection(cloud, dev_cloud.ADMIN_CLOUD)
-    project = admin.identity.find_project(PROJECT, ignore_missing=False)
+    identity: Any = admin.identity  # v3 (the simulator's Keystone)
+    project = identity.find_project(PROJECT, ignore_missing=False)
     admin.network.update_quota(project.id, networks=-1, subnets=-1, ports=-1)
     answer = admin.block_storage.put(f"/os-quota-sets/{project.id}",
                                      json={"quota_set": {"volumes": -1, "gigabytes": -1}})
@@ -167,13 +174,13 @@ class Api:
         return answer
 
     def create(self, name: str, tmpl: Mapping[str, Any]) -> str:
-        answer = self.http.post(f"{self.base}/stacks", data=orjson.dumps({"stack_name": name, "template": tmpl}),
-                                headers={"Content-Type": "application/json"}, timeout=600)
+        body = orjson.dumps({"stack_name": name, "template": tmpl})
+        answer = self.http.post(f"{self.base}/stacks", data=body, headers=_JSON, timeout=600)
         return str(self._expect(answer, 201).json()["stack"]["id"])
 
     def update(self, name: str, stack_id: str, tmpl: Mapping[str, Any]) -> None:
         answer = self.http.put(f"{self.base}/stacks/{name}/{stack_id}", data=orjson.dumps({"template": tmpl}),
-                               headers={"Content-Type": "application/json"}, timeout=600)
+                               headers=_JSON, timeout=600)
         self._expect(answer, 202)
 
     def delete(self, name: str, stack_id: str) -> None:
@@ -189,23 +196,12 @@ class Api:
 
 
 # ---- one run -------------------------------------------------------------------------------
-@dataclasses.dataclass
-class Phase:
+@dataclasses.dataclass(frozen=True)
+class Target:
+    api: Api
     name: str
-    seconds: float
-    calls: collections.Counter[str]
-    peak_mb: dict[str, float | None]
-
-
-def calls_logged(log: Path) -> collections.Counter[str]:
-    """The ``calls_made`` of the worker's ``cloud calls made`` line (logged when it stops)."""
-    found: collections.Counter[str] = collections.Counter()
-    with contextlib.suppress(OSError), log.open("rb") as lines:
-        for line in lines:
-            if b'"calls_made"' in line:
-                with contextlib.suppress(ValueError):
-                    found.update(orjson.loads(line)["calls_made"])
-    return found
+    stack_id: str
+    template: Mapping[str, Any]
 
 
 class Run:
@@ -217,10 +213,13 @@ class Run:
     def execute(self) -> None:
         scratch = process.scratch_dir(f"ember-bench-cloud-{self.run_id}-")
         with contextlib.ExitStack() as stack:
-            stack.callback(engine._remove_scratch, scratch, False)
+            if self.options.keep:
+                stack.callback(print, f"kept: {scratch}")
+            else:
+                stack.callback(shutil.rmtree, scratch, True)
             servers = engine.start_servers(scratch, stack, self.run_id, pg_stats=False)
             asyncio.run(engine.prepare(servers, pg_stats=False))
-            if not (servers.own_postgres and servers.own_nats):
+            if not (servers.own_postgres and servers.own_nats) and not self.options.keep:
                 stack.callback(lambda: asyncio.run(engine.drop(servers)))
             logs = scratch / "logs"
             logs.mkdir()
@@ -252,36 +251,49 @@ class Run:
                 if time.monotonic() > deadline:
                     raise engine.BenchError("the api did not answer in time")
                 time.sleep(0.2)
+            fixed = [engine.Watched("api", api_proc.pid), engine.Watched("simcloud", sim.pid)]
             tmpl = template(self.options.servers, self.options.networks)
-            name = f"bench-cloud-{self.run_id}"
             stack_id = ""
-            fixed = {"api": engine.Watched("api", api_proc.pid), "simcloud": engine.Watched("simcloud", sim.pid)}
             for phase in PHASES:
                 services = engine.Services(env, logs / phase, self.options.workers, 10.0)
                 (logs / phase).mkdir()
-                try:
-                    services.start()
-                    asyncio.run(_ready(servers, services))
-                    for watched in fixed.values():
-                        watched.reset_peak()
-                    started = time.perf_counter()
-                    if phase == "create":
-                        stack_id = api.create(name, tmpl)
-                    elif phase == "update-same":
-                        api.update(name, stack_id, tmpl)
-                    else:
-                        api.delete(name, stack_id)
-                    self._settle(api, name, stack_id, phase, services)
-                    seconds = time.perf_counter() - started
-                    peaks = {w.label: w.peak_rss_mb() for w in [*fixed.values(), *services.watched()]}
-                finally:
-                    services.stop()
-                calls: collections.Counter[str] = collections.Counter()
-                for label in services.labels[1:]:
-                    calls.update(calls_logged(services.log_path(label)))
-                self.phases.append(Phase(phase, seconds, calls, peaks))
-                print(f"{phase}: {seconds:.1f} s, {sum(calls.values())} openstacksdk calls", flush=True)
+                stack_id = self._phase(phase, Target(api, f"bench-cloud-{self.run_id}", stack_id, tmpl),
+                                       servers, services, fixed)
                 self._check(cloud, phase)
+
+    def _phase(self, phase: str, target: Target, servers: engine.Servers, services: engine.Services,
+               fixed: Sequence[engine.Watched]) -> str:
+        """One phase with a fresh planner and workers; the stack's id."""
+        api, name, stack_id = target.api, target.name, target.stack_id
+        try:
+            services.start()
+            asyncio.run(_ready(servers, services))
+            watched = [*fixed, *services.watched()]
+            for each in fixed:
+                each.reset_peak()
+            cpu = {w.label: w.cpu_seconds() for w in watched}
+            started = time.perf_counter()
+            if phase == "create":
+                stack_id = api.create(name, target.template)
+            elif phase == "update-same":
+                api.update(name, stack_id, target.template)
+            else:
+                api.delete(name, stack_id)
+            self._settle(api, name, stack_id, phase, services)
+            seconds = time.perf_counter() - started
+            peaks = {w.label: w.peak_rss_mb() for w in watched}
+            spent = {w.label: _minus(w.cpu_seconds(), cpu[w.label]) for w in watched}
+        except BaseException:
+            print("\n".join(services.problems()), file=sys.stderr)
+            raise
+        finally:
+            services.stop()
+        calls: collections.Counter[str] = collections.Counter()
+        for label in services.labels[1:]:
+            calls.update(calls_logged(services.log_path(label)))
+        self.phases.append(Phase(phase, seconds, calls, peaks, spent))
+        print(f"{phase}: {seconds:.1f} s, {sum(calls.values())} openstacksdk calls", flush=True)
+        return stack_id
 
     def _settle(self, api: Api, name: str, stack_id: str, phase: str, services: engine.Services) -> None:
         action = {"create": "CREATE", "update-same": "UPDATE", "delete": "DELETE"}[phase]
@@ -304,29 +316,15 @@ class Run:
             raise engine.BenchError(f"after {phase} the simulator holds {servers} servers ({active} ACTIVE) "
                                     f"and {ports} ports; {want} of each expected")
 
-    def report(self) -> str:
-        n = self.options.servers
-        lines = ["", f"{'phase':<12} {'wall s':>8} {'servers/s':>9} {'sdk calls':>9} {'per server':>10}"]
-        for p in self.phases:
-            total = sum(p.calls.values())
-            lines.append(f"{p.name:<12} {p.seconds:8.1f} {n / p.seconds:9.1f} {total:9d} {total / n:10.2f}")
-        lines += ["", "openstacksdk calls per server, by service.method (counted by the workers' SdkCaller):",
-                  f"{'call':<34}" + "".join(f"{p.name:>12}" for p in self.phases)]
-        methods = sorted({m for p in self.phases for m in p.calls})
-        for method in methods:
-            lines.append(f"{method:<34}" + "".join(f"{p.calls[method] / n:12.2f}" for p in self.phases))
-        lines += ["", "peak RSS MiB (VmHWM during the phase):",
-                  f"{'process':<12}" + "".join(f"{p.name:>12}" for p in self.phases)]
-        labels = list(dict.fromkeys(label for p in self.phases for label in p.peak_mb))
-        for label in labels:
-            lines.append(f"{label:<12}" + "".join(f"{engine._mb(p.peak_mb.get(label)):>12}" for p in self.phases))
-        return "\n".join(lines)
-
 
 async def _ready(servers: engine.Servers, services: engine.Services) -> None:
     names = Names(servers.prefix)
-    async with Bus.connect(servers.nats_url, names, trace.NoOpTracer(), client_name="ember-bench-cloud") as bus:
+    async with Bus.connect(servers.nats_url, names, trace.NoOpTracer(), client_name="bench-cloud") as bus:
         await engine.wait_ready(bus, services)
+
+
+def _minus(end: float | None, start: float | None) -> float | None:
+    return None if end is None or start is None else end - start
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -345,8 +343,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(sig, signal.default_int_handler)
     load = os.getloadavg()
     print(f"bench.cloud: {options.servers} servers on {options.networks} networks (a port each), "
-          f"{options.boot_seconds:g} s boots; api, planner, {options.workers} worker(s), simcloud as processes; "
-          f"{os.cpu_count()} CPU(s), load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
+          f"{options.boot_seconds:g} s boots; api, planner, {options.workers} worker(s), simcloud as "
+          f"processes; {os.cpu_count()} CPU(s), load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
     bench = Run(options)
     code = 0
     try:
@@ -359,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception:
         print(f"bench.cloud: FAILED:\n{traceback.format_exc()}", file=sys.stderr)
         code = 1
-    print(bench.report())
+    print(tables(bench.phases, options.servers))
     load = os.getloadavg()
     print(f"\nload at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return code
