@@ -48,7 +48,7 @@ from openstack.config.loader import OpenStackConfig
 from opentelemetry import trace
 
 from bench import engine
-from bench.cloud_report import Phase, calls_logged, tables
+from bench.cloud_report import Phase, Tree, calls_logged, tables
 from libs.embedded import process
 from libs.messaging.bus import Bus
 from libs.messaging.subjects import Names
@@ -209,6 +209,7 @@ class Run:
         self.options = options
         self.run_id = uuid.uuid4().hex[:8]
         self.phases: list[Phase] = []
+        self.api_calls: collections.Counter[str] = collections.Counter()
 
     def execute(self) -> None:
         scratch = process.scratch_dir(f"ember-bench-cloud-{self.run_id}-")
@@ -251,7 +252,8 @@ class Run:
                 if time.monotonic() > deadline:
                     raise engine.BenchError("the api did not answer in time")
                 time.sleep(0.2)
-            fixed = [engine.Watched("api", api_proc.pid), engine.Watched("simcloud", sim.pid)]
+            fixed = [Tree("api", api_proc.pid), Tree("simcloud", sim.pid),
+                     *(Tree(w.label, w.pid, own_memory=False) for w in servers.watched)]
             tmpl = template(self.options.servers, self.options.networks)
             stack_id = ""
             for phase in PHASES:
@@ -260,15 +262,17 @@ class Run:
                 stack_id = self._phase(phase, Target(api, f"bench-cloud-{self.run_id}", stack_id, tmpl),
                                        servers, services, fixed)
                 self._check(cloud, phase)
+            _stop(api_proc)
+            self.api_calls = calls_logged(api_log)
 
     def _phase(self, phase: str, target: Target, servers: engine.Servers, services: engine.Services,
-               fixed: Sequence[engine.Watched]) -> str:
+               fixed: Sequence[Tree]) -> str:
         """One phase with a fresh planner and workers; the stack's id."""
         api, name, stack_id = target.api, target.name, target.stack_id
         try:
             services.start()
             asyncio.run(_ready(servers, services))
-            watched = [*fixed, *services.watched()]
+            watched = [*fixed, *(Tree(w.label, w.pid) for w in services.watched())]
             for each in fixed:
                 each.reset_peak()
             cpu = {w.label: w.cpu_seconds() for w in watched}
@@ -279,6 +283,7 @@ class Run:
                 api.update(name, stack_id, target.template)
             else:
                 api.delete(name, stack_id)
+            answered = time.perf_counter() - started
             self._settle(api, name, stack_id, phase, services)
             seconds = time.perf_counter() - started
             peaks = {w.label: w.peak_rss_mb() for w in watched}
@@ -291,7 +296,7 @@ class Run:
         calls: collections.Counter[str] = collections.Counter()
         for label in services.labels[1:]:
             calls.update(calls_logged(services.log_path(label)))
-        self.phases.append(Phase(phase, seconds, calls, peaks, spent))
+        self.phases.append(Phase(phase, seconds, answered, calls, peaks, spent))
         print(f"{phase}: {seconds:.1f} s, {sum(calls.values())} openstacksdk calls", flush=True)
         return stack_id
 
@@ -358,6 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"bench.cloud: FAILED:\n{traceback.format_exc()}", file=sys.stderr)
         code = 1
     print(tables(bench.phases, options.servers))
+    if bench.api_calls:
+        print(f"\nthe api's own openstacksdk calls (validating the templates, all phases): "
+              f"{dict(bench.api_calls)}")
     load = os.getloadavg()
     print(f"\nload at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return code

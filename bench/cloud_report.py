@@ -10,11 +10,53 @@ from pathlib import Path
 
 import orjson
 
+from bench import engine
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    """A process and its descendants (a service's evaluation processes, a postmaster's backends)."""
+
+    label: str
+    pid: int
+    # Whether its peak RSS is reported (not for the database and NATS servers).
+    own_memory: bool = True
+
+    def pids(self) -> list[int]:
+        found, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            todo += engine._children(pid)  # bench.engine's /proc reading
+        return found
+
+    def cpu_seconds(self) -> float | None:
+        """User + system CPU of the tree's live processes and of the children the root reaped."""
+        root = engine._stat(self.pid)
+        if root is None:
+            return None
+        ticks = int(root[13]) + int(root[14])  # cutime, cstime
+        for pid in self.pids():
+            fields = engine._stat(pid)
+            if fields is not None:
+                ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / engine._CLOCK_TICKS
+
+    def peak_rss_mb(self) -> float | None:
+        """The process's own peak (VmHWM), not its descendants'."""
+        return engine.Watched(self.label, self.pid).peak_rss_mb() if self.own_memory else None
+
+    def reset_peak(self) -> None:
+        for pid in self.pids():
+            engine.Watched(self.label, pid).reset_peak()
+
 
 @dataclasses.dataclass(frozen=True)
 class Phase:
     name: str
     seconds: float
+    # Until the api answered the request (create, update or delete).
+    answered: float
     # openstacksdk calls by service.method, as the workers' SdkCaller counted them.
     calls: collections.Counter[str]
     # By process: peak RSS (VmHWM) during the phase, and CPU seconds (user + system) spent in it.
@@ -38,17 +80,20 @@ def _figure(value: float | None, digits: int) -> str:
 
 
 def tables(phases: Sequence[Phase], servers: int) -> str:
-    lines = ["", f"{'phase':<12} {'wall s':>8} {'servers/s':>9} {'sdk calls':>9} {'per server':>10}"]
+    lines = ["", f"{'phase':<12} {'wall s':>8} {'answer s':>8} {'servers/s':>9} {'sdk calls':>9}"
+                 f" {'per server':>10}"]
     for p in phases:
         total = sum(p.calls.values())
         rate = servers / p.seconds
-        lines.append(f"{p.name:<12} {p.seconds:8.1f} {rate:9.1f} {total:9d} {total / servers:10.2f}")
+        lines.append(f"{p.name:<12} {p.seconds:8.1f} {p.answered:8.1f} {rate:9.1f} {total:9d}"
+                     f" {total / servers:10.2f}")
     lines += ["", "openstacksdk calls per server, by service.method (counted by the workers' SdkCaller):",
               f"{'call':<34}" + "".join(f"{p.name:>12}" for p in phases)]
     for method in sorted({m for p in phases for m in p.calls}):
         lines.append(f"{method:<34}" + "".join(f"{p.calls[method] / servers:12.2f}" for p in phases))
     labels = list(dict.fromkeys(label for p in phases for label in p.peak_mb))
-    lines += ["", "peak RSS MiB (VmHWM during the phase) / CPU s spent in the phase:",
+    lines += ["", "peak RSS MiB (the process's own VmHWM during the phase) / CPU s spent in the phase"
+                  " (with its descendants: evaluation processes, PostgreSQL's backends):",
               f"{'process':<12}" + "".join(f"{p.name:>16}" for p in phases)]
     for label in labels:
         lines.append(f"{label:<12}" + "".join(
