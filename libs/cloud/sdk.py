@@ -182,9 +182,10 @@ class SdkCaller:
     def _size_http_pool(self, connection: openstack.connection.Connection) -> None:
         """One kept HTTP connection per thread: urllib3 keeps 10 per host, and throws the rest away.
 
-        And no ``~/.netrc`` lookup: requests looks for the file on every request of a session
-        without auth of its own (a fifth of a busy worker's time in bench.cloud); keystoneauth
-        sends its token as a header, so the session's auth is one that adds nothing.
+        And no ``~/.netrc`` lookup: requests looks for the file (two ``stat`` calls) on every
+        request of a session without auth of its own, where py-spy caught bench.cloud's busy
+        workers in a fifth of their samples; keystoneauth sends its token as a header, so the
+        session's auth is one that adds nothing.
         """
         http = connection.session.session  # keystoneauth's requests.Session
         http.auth = _no_auth
