@@ -284,7 +284,23 @@ def make_app(state: SimState) -> web.Application:
 
 
 async def seed(conn: Conn, state: SimState) -> None:
-    """Each existing project's ``default`` security group (others get theirs on first use)."""
+    """Each existing project's ``default`` security group (others get theirs on first use), and
+    devstack's ``router1``: demo's, its gateway on ``public``, an interface on ``private-subnet``."""
     for row in await conn.fetch("SELECT id FROM simcloud.projects"):
         op = Op(conn, state, auth.Auth("simcloud", row["id"], ("admin",), 0.0, "seed"))
         await security.ensure_default(op, row["id"])
+    await _router1(conn, state)
+
+
+async def _router1(conn: Conn, state: SimState) -> None:
+    if await conn.fetchval("SELECT 1 FROM simcloud.routers WHERE name = 'router1'"):
+        return
+    demo = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'demo'")
+    public = await conn.fetchval("SELECT id FROM simcloud.networks WHERE name = 'public'")
+    subnet = await conn.fetchval("SELECT id FROM simcloud.subnets WHERE name = 'private-subnet'")
+    if demo is None or public is None or subnet is None:
+        return
+    op = Op(conn, state, auth.Auth("simcloud", demo, ("admin",), 0.0, "seed"))
+    router = await routers.create_router(op, {"name": "router1", "project_id": demo,
+                                              "external_gateway_info": {"network_id": public}})
+    await routers.add_interface(op, router, {"subnet_id": subnet})
