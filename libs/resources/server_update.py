@@ -281,7 +281,7 @@ def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fini
     resized = {flavor.get("original_name"), flavor.get("id")} & wanted
     if status == "ACTIVE" and resized:
         return _next_stage(ctx, todo, finish)  # a cloud that confirms resizes itself
-    if status == "RESIZE" or (status == "ACTIVE" and answer.value.get("task_state")):
+    if status == "RESIZE" or (status == "ACTIVE" and server.get("task_state")):
         return call("resize-wait", get, delay=poll_delay(ctx))
     # ACTIVE on the old flavor with no task under way: Nova gave the resize up (it sets a task before
     # it answers the resize call, and a scheduling or placement failure only puts the server back to
