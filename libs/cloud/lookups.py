@@ -81,8 +81,11 @@ class _Getter:
         if answer.ok:
             return None
         if answer.not_found:
-            return f"The {self.entity} ({lookup.value}) could not be found."
+            return self.missing(lookup.value)
         return _cloud_failure(answer)
+
+    def missing(self, value: str) -> str:
+        return f"The {self.entity} ({value}) could not be found."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,14 +141,16 @@ class _Flavor:
 
     def reason(self, lookup: Lookup, answers: Answers) -> str | None:
         answer = answers[lookup.key("find")]
-        matching = _by_name(lookup.value)
         if answer.ok:
             return None
         if answer.not_found:
-            return f"No Flavor matching {matching}. (HTTP 404)"
+            return self.missing(lookup.value)
         if answer.error is not None and answer.error.exception == "DuplicateResource":
-            return f"Multiple Flavor matches found for {matching}."
+            return f"Multiple Flavor matches found for {_by_name(lookup.value)}."
         return _cloud_failure(answer)
+
+    def missing(self, value: str) -> str:
+        return f"No Flavor matching {_by_name(value)}. (HTTP 404)"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,7 +166,10 @@ class _VolumeType:
             return _cloud_failure(answer)
         if any(lookup.value in (t.get("name"), t.get("id")) for t in answer.value or ()):
             return None
-        return f"The VolumeType ({lookup.value}) could not be found."
+        return self.missing(lookup.value)
+
+    def missing(self, value: str) -> str:
+        return f"The VolumeType ({value}) could not be found."
 
 
 def _by_name(value: str) -> str:
@@ -202,6 +210,20 @@ CLOUD_CONSTRAINTS: Mapping[str, _Check] = {
     "cinder.snapshot": _Getter(Service.BLOCK_STORAGE, "get_snapshot", "VolumeSnapshot"),
     "cinder.vtype": _VolumeType(),
 }
+
+
+# Constraints validation lets pass but whose plugins look their values up: only their words.
+_LOOKED_UP_BY_PLUGINS_ONLY: Mapping[str, _Check] = {
+    "cinder.backup": _Getter(Service.BLOCK_STORAGE, "get_backup", "Volume backup"),
+    "neutron.subnetpool": _neutron("subnetpool", "get_subnet_pool", "subnet_pools"),
+    "neutron.address_scope": _neutron("address_scope", "get_address_scope", "address_scopes"),
+}
+
+
+def missing(constraint: str, value: Any) -> str:
+    """Heat's reason for a value of ``constraint`` the cloud does not know (validation's and the plugins')."""
+    check = CLOUD_CONSTRAINTS.get(constraint) or _LOOKED_UP_BY_PLUGINS_ONLY.get(constraint)
+    return check.missing(str(value)) if check is not None else f"{value} could not be found"
 
 
 def calls_for(lookups: Iterable[Lookup]) -> list[CloudCall]:

@@ -180,8 +180,15 @@ class SdkCaller:
         return _Cloud(connection, threading.Lock(), secrets)
 
     def _size_http_pool(self, connection: openstack.connection.Connection) -> None:
-        """One kept HTTP connection per thread: urllib3 keeps 10 per host, and throws the rest away."""
+        """One kept HTTP connection per thread: urllib3 keeps 10 per host, and throws the rest away.
+
+        And no ``~/.netrc`` lookup: requests looks for the file (two ``stat`` calls) on every
+        request of a session without auth of its own, where py-spy caught bench.cloud's busy
+        workers in a fifth of their samples; keystoneauth sends its token as a header, so the
+        session's auth is one that adds nothing.
+        """
         http = connection.session.session  # keystoneauth's requests.Session
+        http.auth = _no_auth
         for scheme in ("http://", "https://"):
             old = http.adapters.get(scheme)
             http.mount(scheme, ksa_session.TCPKeepAliveAdapter(
@@ -190,8 +197,11 @@ class SdkCaller:
                 tls_min_version=getattr(old, "tls_min_version", None)))
 
     async def close(self) -> None:
-        """Wait for running calls, then close every connection."""
+        """Wait for running calls, then close every connection; log the calls made, by service.method."""
         await asyncio.get_running_loop().run_in_executor(None, self._close)
+        log.info("cloud calls made: %d in all", sum(self.calls_made.values()),
+                 extra={"calls_made": dict(sorted(self.calls_made.items())),
+                        "connections_made": self.connections_made, "peak_in_flight": self.peak_in_flight})
 
     def _close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -199,6 +209,11 @@ class SdkCaller:
             for cloud in self._clouds.values():
                 cloud.connection.close()
             self._clouds.clear()
+
+
+def _no_auth(request: Any) -> Any:
+    """A requests auth that leaves the request as it is."""
+    return request
 
 
 def _argument(value: Any) -> Any:

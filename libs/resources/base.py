@@ -113,6 +113,19 @@ def physical_name(stack_name: str, resource_name: str, short: str,
     return name[:2] + "-" + name[-(limit - 3):]
 
 
+def renamed(renames: Mapping[str, str], values: Mapping[str, Any] | None, unchecked: Collection[str]
+            ) -> tuple[dict[str, Any], frozenset[str]]:
+    """The values with each deprecated name given in place of its successor moved to it."""
+    given, left = dict(values or {}), set(unchecked)
+    for old, new in renames.items():
+        if given.get(old) is not None and given.get(new) is None:
+            given[new] = given.pop(old)
+            if old in left:
+                left.discard(old)
+                left.add(new)
+    return given, frozenset(left)
+
+
 class ResourceType(abc.ABC):
     """One resource type. Subclasses set the class attributes and override the steps they need."""
 
@@ -147,6 +160,9 @@ class ResourceType(abc.ABC):
     accepts_signals: ClassVar[bool] = False
     # The name of Heat's class for the type, where Ember's differs (Heat prints it in messages).
     heat_class: ClassVar[str | None] = None
+    # Heat's translations of deprecated names (old: new): the old one's value stands for the new
+    # one's when that is not given, and is checked (or left unchecked) as it would have been.
+    renamed_properties: ClassVar[Mapping[str, str]] = {}
     # True: ``get_attr`` may name any attribute before the resource exists (Heat's plugins
     # that compute their attributes themselves: groups, provider templates, OS::Heat::None).
     attributes_open: ClassVar[bool] = False
@@ -155,6 +171,9 @@ class ResourceType(abc.ABC):
     # True for types that answer a ``get_attr`` read as a whole, path included (groups, template
     # resources): what the template reads of them is answered when they complete (see :meth:`read`).
     answers_reads: ClassVar[bool] = False
+    # True: the first step of a replacement's create is given the old resource (``ctx.replaces``)
+    # and prepares it, as Heat's ``prepare_for_replace`` does (a server frees its ports).
+    prepares_replace: ClassVar[bool] = False
 
     def heat_class_name(self) -> str:
         return self.heat_class or type(self).__name__
@@ -177,6 +196,7 @@ class ResourceType(abc.ABC):
         Values may hold :data:`~libs.resources.properties.UNKNOWN` while the
         stack is only being validated; they pass unchecked.
         """
+        values, unchecked = renamed(self.renamed_properties, values, unchecked)
         typed = validate_properties(
             self.properties_schema, values, resource_name=resource_name,
             resource_section=resource_section, properties_section=properties_section,

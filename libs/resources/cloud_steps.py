@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from libs.cloud.calls import Answer, CloudCall, CloudError, Service
 from libs.resources import cloud_constraints
-from libs.resources.steps import KEEP, Call, DataChanges, Failed, KeepType, StepContext
+from libs.resources.steps import KEEP, Call, DataChanges, Failed, KeepType, StepContext, StepResult
 
 PHASE: Final = "phase"
 # The metadata key (Nova, Cinder, Glance) that carries ``ctx.cloud_tag`` on what Ember makes.
@@ -117,6 +117,18 @@ def loads(ctx_data: Mapping[str, str], key: str, default: Any = None) -> Any:
         return json.loads(text)
     except ValueError:
         return default
+
+
+def polled(ctx: StepContext, key: str, phase: str, get: CloudCall, *, until_found: bool = False
+           ) -> Mapping[str, Any] | StepResult:
+    """The object ``get`` (answered under ``key``) read, else what to do: ask again (no answer yet,
+    or none found while ``until_found``) in ``phase``, or fail with the cloud's error."""
+    answer = ctx.answers.get(key)
+    if answer is None or (until_found and answer.not_found):
+        return call(phase, get, delay=poll_delay(ctx))
+    if answer.error is not None:
+        return cloud_failure(answer.error)
+    return dict(answer.value)
 
 
 def not_found_failure(constraint: str, name: Any, path: tuple[str | int, ...]) -> Failed:

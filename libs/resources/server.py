@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
-from libs.resources import server_delete, server_power, server_validation
+from libs.resources import server_delete, server_power, server_replace, server_validation
 from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
 from libs.resources import server_update as su
@@ -42,6 +42,7 @@ from libs.resources.cloud_steps import (
     network,
     phase,
     poll_delay,
+    polled,
     retrying,
     tagged,
     value,
@@ -69,7 +70,8 @@ def finished(ctx: StepContext, reason: str = "") -> StepResult:
         return call("finish", sc.get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
     return Done(data={SERVER_KEY: dumps(sc.kept_server(server)), PORTS_KEY: dumps(sc.kept_ports(ports)),
                       "phase": None, su.TODO: None, "net_keys": None, "quick_keys": None,
-                      "flavor_id": None, LISTED: None}, reason=reason)
+                      "flavor_id": None, LISTED: None,
+                      **dict.fromkeys(server_replace.DATA_KEYS)}, reason=reason)
 
 
 class Server(ResourceType):
@@ -86,6 +88,7 @@ class Server(ResourceType):
     named_steps: ClassVar[tuple[str, ...]] = (su.RESIZE_STEP,)
     physical_name_limit: ClassVar[int | None] = 53  # Heat keeps server names short (hostnames)
     has_check: ClassVar[bool] = True
+    prepares_replace: ClassVar[bool] = True  # the old server frees its ports first
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any
@@ -110,6 +113,9 @@ class Server(ResourceType):
         return compute(EXISTING, "servers", details=True, name=self.server_name(ctx))
 
     def start_create(self, ctx: StepContext) -> StepResult:
+        replaced = server_replace.to_free(ctx)
+        if replaced is not None:
+            return server_replace.start(replaced)
         listed = retrying(ctx)
         found = [self._find_existing(ctx)] if listed else []
         return call("lookup", *sc.lookups(ctx.properties), *found, data={LISTED: "1" if listed else None})
@@ -134,6 +140,8 @@ class Server(ResourceType):
 
     def _check_create(self, ctx: StepContext) -> StepResult:
         step = phase(ctx)
+        if step in server_replace.PHASES:
+            return server_replace.check(ctx, step, self.start_create)
         if step == "lookup":
             return self._after_lookup(ctx)
         if step == "create":
@@ -224,19 +232,17 @@ class Server(ResourceType):
 
     def _after_build(self, ctx: StepContext) -> StepResult:
         server_id = str(ctx.physical_id)
-        answer = ctx.answers.get(SERVER_KEY)
-        if answer is None or answer.not_found:
-            # Lost answer, or Nova does not list it yet: Heat keeps waiting too.
-            return call("build", sc.get_server(server_id), delay=poll_delay(ctx))
-        if answer.error is not None:
-            return cloud_failure(answer.error)
-        status = sc.server_status(answer.value)
+        # A lost answer, or Nova not listing it yet: Heat keeps waiting too.
+        server = polled(ctx, SERVER_KEY, "build", sc.get_server(server_id), until_found=True)
+        if not isinstance(server, Mapping):
+            return server
+        status = sc.server_status(server)
         if status == "ACTIVE":
             return call("finish", sc.get_server(server_id), list_ports(server_id))
         if status in sc.DEFERRED:
             return call("build", sc.get_server(server_id), delay=poll_delay(ctx))
         if status == "ERROR":
-            return sc.in_error(answer.value)
+            return sc.in_error(server)
         return Failed(f'Server is not active - Unknown status {status} due to "Unknown"',
                       error="ResourceUnknownStatus")
 

@@ -34,6 +34,7 @@ from libs.resources.cloud_steps import (
     network,
     phase,
     poll_delay,
+    polled,
 )
 from libs.resources.steps import Call, Failed, StepContext, StepResult, Wait
 from libs.resources.user_data import encoded
@@ -271,20 +272,20 @@ def _resize(ctx: StepContext, flavor_id: str | None = None) -> StepResult:
 
 
 def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    answer = ctx.answers.get(SERVER_KEY)
-    if answer is None or answer.not_found:
-        return call("resize-wait", get, delay=poll_delay(ctx))
-    if answer.error is not None:
-        return cloud_failure(answer.error)
-    status = answer.value.get("status")
-    flavor = answer.value.get("flavor") or {}
+    server = polled(ctx, SERVER_KEY, "resize-wait", get, until_found=True)
+    if not isinstance(server, Mapping):
+        return server
+    status = server.get("status")
+    flavor = server.get("flavor") or {}
     wanted = {ctx.properties[s.FLAVOR], ctx.data.get("flavor_id")} - {None, ""}
     resized = {flavor.get("original_name"), flavor.get("id")} & wanted
     if status == "ACTIVE" and resized:
         return _next_stage(ctx, todo, finish)  # a cloud that confirms resizes itself
-    if status in ("RESIZE", "ACTIVE"):
-        # The resize may not have begun yet (Heat waits through ACTIVE too).
+    if status == "RESIZE" or (status == "ACTIVE" and server.get("task_state")):
         return call("resize-wait", get, delay=poll_delay(ctx))
+    # ACTIVE on the old flavor with no task under way: Nova gave the resize up (it sets a task before
+    # it answers the resize call, and a scheduling or placement failure only puts the server back to
+    # ACTIVE, with the fault among its instance actions). Heat waits there until the stack times out.
     if status == "VERIFY_RESIZE":
         # The named step: a breakpoint on update:resize holds the server here, before the confirm.
         return Wait(delay=0.0, data={"phase": "confirm"}, step=RESIZE_STEP)
@@ -292,12 +293,9 @@ def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fini
 
 
 def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    answer = ctx.answers.get(SERVER_KEY)
-    if answer is None or answer.not_found:
-        return call("confirm-wait", get, delay=poll_delay(ctx))
-    if answer.error is not None:
-        return cloud_failure(answer.error)
-    server = answer.value
+    server = polled(ctx, SERVER_KEY, "confirm-wait", get, until_found=True)
+    if not isinstance(server, Mapping):
+        return server
     status = str(server.get("status") or "").split("(")[0]
     if status == "ACTIVE":
         return _next_stage(ctx, todo, finish)
@@ -309,12 +307,10 @@ def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fin
 
 
 def _rebuild_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    answer = ctx.answers.get(SERVER_KEY)
-    if answer is None or answer.not_found:
-        return call("rebuild-wait", get, delay=poll_delay(ctx))
-    if answer.error is not None:
-        return cloud_failure(answer.error)
-    status = answer.value.get("status")
+    server = polled(ctx, SERVER_KEY, "rebuild-wait", get, until_found=True)
+    if not isinstance(server, Mapping):
+        return server
+    status = server.get("status")
     if status == "REBUILD":
         return call("rebuild-wait", get, delay=poll_delay(ctx))
     if status == "ERROR":

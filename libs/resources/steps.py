@@ -45,6 +45,16 @@ DataChanges = Mapping[str, str | None]
 
 
 @dataclasses.dataclass(frozen=True)
+class Replaced:
+    """The resource a replacement is made for, as the first step of its create sees it
+    (types with ``prepares_replace``: Heat's ``prepare_for_replace`` on the old resource)."""
+
+    physical_id: str | None
+    properties: Mapping[str, Any]
+    data: Mapping[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
 class StepContext:
     """Everything a step may look at.
 
@@ -86,6 +96,9 @@ class StepContext:
     # A name Ember sets on (or tags) everything it makes for this resource, so a thing
     # made by a call whose answer was lost (a crash) is found and adopted, never made twice.
     cloud_tag: str = ""
+    # In the first step of a replacement's create, for types with ``prepares_replace``: the
+    # resource it replaces (Heat frees what the new one will take from it first).
+    replaces: Replaced | None = None
 
     @property
     def elapsed(self) -> float:

@@ -29,6 +29,7 @@ from libs.resources.cloud_steps import (
     not_found_failure,
     phase,
     poll_delay,
+    polled,
     retrying,
     tagged,
     value,
@@ -179,12 +180,10 @@ class Volume(ResourceType):
         return self._finished(ctx)
 
     def _wait_available(self, ctx: StepContext) -> StepResult:
-        answer = ctx.answers.get(VOLUME_KEY)
-        if answer is None:
-            return call("build", get_volume(str(ctx.physical_id)), delay=poll_delay(ctx))
-        if answer.error is not None:
-            return cloud_failure(answer.error)
-        status = answer.value.get("status")
+        volume = polled(ctx, VOLUME_KEY, "build", get_volume(str(ctx.physical_id)))
+        if not isinstance(volume, Mapping):
+            return volume
+        status = volume.get("status")
         if status == "available" and ctx.properties.get(READ_ONLY) is not None:
             # Cinder takes the flag only once the volume is available (Heat sets it then too).
             return call("finish", block_storage("read_only", "set_volume_readonly", str(ctx.physical_id),
@@ -295,18 +294,16 @@ class Volume(ResourceType):
                     return cloud_failure(error)
             return call("extending", get_volume(str(ctx.physical_id)), delay=poll_delay(ctx))
         if step == "extending":
-            answer = ctx.answers.get(VOLUME_KEY)
-            if answer is None:
-                return call("extending", get_volume(str(ctx.physical_id)), delay=poll_delay(ctx))
-            if answer.error is not None:
-                return cloud_failure(answer.error)
-            status = answer.value.get("status")
+            volume = polled(ctx, VOLUME_KEY, "extending", get_volume(str(ctx.physical_id)))
+            if not isinstance(volume, Mapping):
+                return volume
+            status = volume.get("status")
             if status in ("extending", "retyping", "restoring-backup"):
                 return call("extending", get_volume(str(ctx.physical_id)), delay=poll_delay(ctx))
             if status not in ("available", "in-use"):
                 return Failed(f'Volume resize failed - Unknown status {status} due to "Unknown"',
                               error="ResourceUnknownStatus")
-            return Done(data={VOLUME_KEY: dumps(dict(answer.value)), "phase": None, "extend": None,
+            return Done(data={VOLUME_KEY: dumps(dict(volume)), "phase": None, "extend": None,
                               "update_keys": None})
         return self._finished(ctx)
 

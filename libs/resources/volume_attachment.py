@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
-from libs.resources.cloud_steps import block_storage, call, cloud_failure, compute, phase, poll_delay
+from libs.resources.cloud_steps import block_storage, call, cloud_failure, compute, phase, poll_delay, polled
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
 from libs.template.constraints import CustomConstraint
@@ -87,12 +87,10 @@ class VolumeAttachment(ResourceType):
                               f"{answer.error.message}", error="Error")
             attachment_id = str((answer.value or {}).get("id") or volume_id)
             return call("attaching", get, delay=poll_delay(ctx), physical_id=attachment_id)
-        answer = ctx.answers.get(VOLUME_KEY)
-        if answer is None:
-            return call("attaching", get, delay=poll_delay(ctx))
-        if answer.error is not None:
-            return cloud_failure(answer.error)
-        status = answer.value.get("status")
+        volume = polled(ctx, VOLUME_KEY, "attaching", get)
+        if not isinstance(volume, Mapping):
+            return volume
+        status = volume.get("status")
         if status in ("available", "attaching", "reserved"):
             return call("attaching", get, delay=poll_delay(ctx))
         if status != "in-use":

@@ -15,7 +15,17 @@ from typing import Any, ClassVar, Final
 from libs.cloud.calls import CloudCall
 from libs.resources.base import SupportStatus
 from libs.resources.cloud_object import CREATED, DELETED, FOUND, CloudObject
-from libs.resources.cloud_steps import TAG_KEY, call, cloud_failure, dumps, image, loads, poll_delay, tagged
+from libs.resources.cloud_steps import (
+    TAG_KEY,
+    call,
+    cloud_failure,
+    dumps,
+    image,
+    loads,
+    poll_delay,
+    polled,
+    tagged,
+)
 from libs.resources.properties import PropSchema, PropType
 from libs.resources.steps import Action, Done, Failed, StepContext, StepResult
 from libs.template.constraints import AllowedPattern, AllowedValues, Range
@@ -137,17 +147,15 @@ class WebImage(CloudObject):
             return call("importing", get, delay=poll_delay(ctx))
         if step == "deactivate":
             return call("importing", get, delay=poll_delay(ctx))
-        answer = ctx.answers.get(IMAGE_KEY)
-        if answer is None:
-            return call("importing", get, delay=poll_delay(ctx))
-        if answer.error is not None:
-            return cloud_failure(answer.error)
-        status = answer.value.get("status")
+        found = polled(ctx, IMAGE_KEY, "importing", get)
+        if not isinstance(found, Mapping):
+            return found
+        status = found.get("status")
         if status == "killed":
             return Failed('Went to status killed due to "Unknown"', error="ResourceInError")
         wanted = "active" if ctx.properties[ACTIVE] else "deactivated"
         if status == wanted:
-            return Done(data={"phase": None, IMAGE_KEY: dumps(dict(answer.value))})
+            return Done(data={"phase": None, IMAGE_KEY: dumps(dict(found))})
         if status == "active":  # and it should not be
             return call("deactivate", image("deactivate", "deactivate_image", image_id))
         return call("importing", get, delay=poll_delay(ctx))

@@ -4,7 +4,8 @@ Projects ``admin`` and ``demo``; users ``admin`` (admin of both) and ``demo``
 (member of demo), password auth; the external network ``public`` with subnet
 ``public-subnet`` (172.24.4.0/24, devstack's) and ``private`` with ``private-subnet``
 (10.0.0.0/26, shared). Flavors and the ``cirros`` image
-are Nova's and Glance's own seeds.
+are Nova's and Glance's own seeds; devstack's ``router1`` (``private-subnet`` to ``public``)
+is Neutron's.
 """
 
 from __future__ import annotations

@@ -127,17 +127,19 @@ def _start_and_wait(layout: Layout, creds: credentials.Credentials) -> None:
     for api in Api:
         _wait(layout, api.value, lambda api=api: _http_answers(api), names, deadline)  # type: ignore[misc]
     compute = processes.daemon_process(layout, Daemon.NOVA_COMPUTE)
+    compute_ran = processes.running_pid(layout, compute.name) is not None
     processes.start(layout, compute)
     names.append(compute.name)
 
     conn = seed.admin_connection(creds)
     _wait(layout, "nova services and the compute node", lambda: _computes_ready(conn), names, deadline)
-    # Map the compute host into cell1 now rather than at the scheduler's next periodic look.
-    subprocess.run(
-        [str(layout.bin / "nova-manage"), "--config-file", str(layout.etc / "nova" / "nova.conf"),
-         "cell_v2", "discover_hosts"],
-        check=True, capture_output=True,
-    )
+    if not compute_ran:  # (a running one was mapped when it started; nova-manage takes seconds to load)
+        # Map the compute host into cell1 now rather than at the scheduler's next periodic look.
+        subprocess.run(
+            [str(layout.bin / "nova-manage"), "--config-file", str(layout.etc / "nova" / "nova.conf"),
+             "cell_v2", "discover_hosts"],
+            check=True, capture_output=True,
+        )
     _wait(layout, "placement's resource provider", lambda: _placement_ready(conn), names, deadline)
     _wait(layout, "cinder-scheduler and cinder-volume", lambda: _volumes_ready(conn), names, deadline)
 

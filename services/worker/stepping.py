@@ -25,7 +25,7 @@ from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
-from libs.resources.steps import Action, Call, Done, Failed, Nest, StepContext, Wait
+from libs.resources.steps import Action, Call, Done, Failed, Nest, Replaced, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
@@ -131,7 +131,8 @@ class Stepping:
             # Nothing is made: the given id becomes the resource's own (Heat's handle_adopt).
             return await self.completed(row, plugin, action, props=props,
                                         result=Done(physical_id=row.external_id), propagate=propagate)
-        ctx = self._context(row, props)
+        ctx = await self._with_replaced(row, self._context(row, props)) if (
+            first and action == "CREATE" and plugin.prepares_replace) else self._context(row, props)
         if plugin.nests:
             reads = plugin.nested_reads(self._reads(row.name)) if isinstance(plugin, NestedStackType) else ()
             child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads)
@@ -249,6 +250,14 @@ class Stepping:
     def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
         """Whether an older traversal's action on ``row`` is under way."""
         return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
+
+    async def _with_replaced(self, row: resources.ResourceRow, ctx: StepContext) -> StepContext:
+        """A replacement's first step, given the row it replaces (its type ``prepares_replace``)."""
+        old = await resources.get(self.conn, row.replaces) if row.replaces is not None else None
+        if old is None:
+            return ctx
+        return dataclasses.replace(ctx, replaces=Replaced(
+            physical_id=old.physical_id, properties=old.properties or {}, data=rows.plugin_data(old.data)))
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
         return rows.step_context(self.stack, row, props, self.s.rng)

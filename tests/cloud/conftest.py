@@ -13,6 +13,7 @@ import asyncio
 import importlib
 import importlib.util
 import os
+import secrets
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -45,6 +46,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if sides["sim"] and importlib.util.find_spec("libs.simcloud") is None:
         reasons["sim"] = "simulated OpenStack: no libs.simcloud in this checkout"
     for side, reason in reasons.items():
+        _say(config, f"{reason}: its {len(sides[side])} tests skip")
         for item in sides[side]:
             item.add_marker(pytest.mark.skip(reason=reason))
 
@@ -99,13 +101,17 @@ def sim_cloud(servers: Servers, tmp_path_factory: pytest.TempPathFactory) -> Ite
     sim_server: Any = importlib.import_module("libs.simcloud.server")
     dev_cloud: Any = importlib.import_module("libs.simcloud.dev_cloud")
     sim_state: Any = importlib.import_module("libs.simcloud.state")
+    sim_seeds: Any = importlib.import_module("libs.simcloud.seeds")
     name = f"simcloud_{uuid.uuid4().hex[:10]}"
+    # Passwords no log or answer could hold by chance (the tests look for them there).
+    credentials = sim_seeds.Credentials(admin_password=secrets.token_urlsafe(16),
+                                        demo_password=secrets.token_urlsafe(16))
     sim = sim_server.InThread(sim_server.Options(
         database_url=database_url_for(servers.admin_db_url, name), port=0,
-        settings=sim_state.SimSettings(boot_seconds=0.5)))
+        settings=sim_state.SimSettings(boot_seconds=0.5), credentials=credentials))
     address = urlsplit(sim.start())
     cloud = dev_cloud.DevCloud(address.hostname, address.port,
-                               tmp_path_factory.mktemp("simcloud") / "clouds.yaml")
+                               tmp_path_factory.mktemp("simcloud") / "clouds.yaml", credentials)
     dev_cloud.write(cloud)
     try:
         yield CloudUnderTest(kind="sim", clouds_yaml=cloud.clouds_yaml, member=dev_cloud.CLOUD,

@@ -19,12 +19,14 @@ OPENSTACK = str(Path(sys.executable).with_name("openstack"))
 
 
 @contextlib.contextmanager
-def ember_dev(env: Mapping[str, str], log_dir: Path) -> Iterator[str]:
-    """``ember dev`` on the test's servers; yields the api's base URL once every service is live."""
+def ember_dev(env: Mapping[str, str], log_dir: Path, *, log_level: str = "WARNING") -> Iterator[str]:
+    """``ember dev`` on the test's servers; yields the api's base URL once every service is live.
+
+    Its services log at ``log_level`` to ``<log_dir>/dev.log``."""
     port = free_port()
     data = log_dir / "data"
     proc = ember(["dev"], {**env, "EMBER_API_BIND": f"127.0.0.1:{port}", "EMBER_DATA_DIR": str(data),
-                           "EMBER_LOG_LEVEL": "WARNING"}, log_dir / "dev.log")
+                           "EMBER_LOG_LEVEL": log_level}, log_dir / "dev.log")
     url = f"http://127.0.0.1:{port}"
 
     def healthy() -> bool | None:

@@ -220,6 +220,27 @@ async def test_cloud_resource_type_schema(api: Client) -> None:
     assert "first_address" not in schema["attributes"] and "networks" in schema["attributes"]
 
 
+CLOUD_TYPES = [
+    "OS::Cinder::Volume", "OS::Cinder::VolumeAttachment", "OS::Glance::WebImage", "OS::Neutron::FloatingIP",
+    "OS::Neutron::FloatingIPAssociation", "OS::Neutron::Net", "OS::Neutron::Port", "OS::Neutron::Router",
+    "OS::Neutron::RouterInterface", "OS::Neutron::SecurityGroup", "OS::Neutron::SecurityGroupRule",
+    "OS::Neutron::Subnet", "OS::Nova::Flavor", "OS::Nova::KeyPair", "OS::Nova::Server",
+    "OS::Nova::ServerGroup"]
+
+
+async def test_every_cloud_type_is_listed_shown_and_generated(api: Client) -> None:
+    listed = (await _get(api, f"{P}/resource_types"))["resource_types"]
+    assert [t for t in listed if not t.startswith("OS::Heat::")] == CLOUD_TYPES
+    for type_name in CLOUD_TYPES:
+        schema = await _get(api, f"{P}/resource_types/{type_name}")
+        _conforms("ResourceTypeSchema", schema)
+        assert list(schema) == ["resource_type", "properties", "attributes", "support_status"]
+        assert schema["resource_type"] == type_name and schema["properties"]
+        assert "show" in schema["attributes"]
+        hot = await _get(api, f"{P}/resource_types/{type_name}/template?template_type=hot")
+        assert [r["type"] for r in hot["resources"].values()] == [type_name]
+
+
 async def test_resource_type_schema(api: Client) -> None:
     # heatclient quotes the type name into the path.
     schema = await _get(api, f"{P}/resource_types/OS%3A%3AHeat%3A%3ARandomString")

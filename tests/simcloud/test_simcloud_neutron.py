@@ -181,8 +181,9 @@ def test_server_ports_and_floating_ip(demo: Connection) -> None:
     public = demo.network.find_network("public", ignore_missing=False)
     private = demo.network.find_network("private", ignore_missing=False)
     subnet = demo.network.find_subnet("private-subnet", ignore_missing=False)
-    router = demo.network.create_router(name="r-srv", external_gateway_info={"network_id": public.id})
-    demo.network.add_interface_to_router(router, subnet=subnet.id)
+    # devstack's router1 joins private-subnet to public (seeded).
+    router = demo.network.find_router("router1", ignore_missing=False)
+    assert router.external_gateway_info["network_id"] == public.id
     flavor = demo.compute.find_flavor("m1.tiny", ignore_missing=False)
     image = demo.image.find_image("cirros", ignore_missing=False)
     server = demo.compute.create_server(name="vm", flavor_id=flavor.id, image_id=image.id,
@@ -201,8 +202,6 @@ def test_server_ports_and_floating_ip(demo: Connection) -> None:
     assert list(demo.network.ports(device_id=server.id)) == []
     assert demo.network.get_ip(fip.id).port_id is None
     demo.network.delete_ip(fip)
-    demo.network.remove_interface_from_router(router, subnet=subnet.id)
-    demo.network.delete_router(router)
 
 
 def test_port_fixed_ips_update_and_subnet_without_gateway(demo: Connection) -> None:

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, Service, existing
 from libs.resources.base import OBSERVE_KEY, ResourceType
+from libs.resources.cloud_steps import loads
 from libs.resources.neutron import adoption, wire
 from libs.resources.neutron.errors import not_built
 from libs.resources.neutron.wire import Kind, Ref, Resolver
@@ -161,7 +162,7 @@ class NeutronResource(ResourceType):
 
     @staticmethod
     def _ids(ctx: StepContext) -> Resolver:
-        return Resolver(wire.loads(ctx.data.get(IDS), {}))
+        return Resolver(loads(ctx.data, IDS, {}))
 
     # ---- create -------------------------------------------------------------------------------
     def start_create(self, ctx: StepContext) -> StepResult:
@@ -259,13 +260,13 @@ class NeutronResource(ResourceType):
         if isinstance(found, Failed):
             return found
         if found.obj is None:
-            return self._create(ctx, wire.loads(ctx.data.get(IDS), {}))
+            return self._create(ctx, loads(ctx.data, IDS, {}))
         if found.untagged:
             return self._tag(ctx, wire.neutron_view(found.obj))
         return self._settle(action, ctx, found.obj)
 
     def _after_tag(self, action: Action, ctx: StepContext) -> StepResult:
-        view = wire.loads(ctx.data.get(SHOW), {})
+        view = loads(ctx.data, SHOW, {})
         answer = ctx.answers.get(TAGS_KEY)
         if answer is None:
             return self._tag(ctx, view)
@@ -322,11 +323,11 @@ class NeutronResource(ResourceType):
         if isinstance(calls, Failed):
             return calls
         if not calls:
-            return self.finish(Action.UPDATE, ctx, wire.loads(ctx.data.get(SHOW), {"id": ctx.physical_id}))
+            return self.finish(Action.UPDATE, ctx, loads(ctx.data, SHOW, {"id": ctx.physical_id}))
         return Call(calls, data={PHASE: Phase.UPDATE, IDS: wire.dumps(ids)})
 
     def _after_update(self, action: Action, ctx: StepContext) -> StepResult:
-        calls = self.update_calls(ctx, wire.loads(ctx.data.get(IDS), {}))
+        calls = self.update_calls(ctx, loads(ctx.data, IDS, {}))
         if isinstance(calls, Failed):
             return calls
         if any(c.key not in ctx.answers for c in calls):
@@ -410,11 +411,11 @@ class NeutronResource(ResourceType):
         return physical_id  # Heat's Neutron types give their id, None before there is one
 
     def show(self, physical_id: str, data: Mapping[str, str]) -> Any:
-        return wire.loads(data.get(SHOW))
+        return loads(data, SHOW)
 
     def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],
                           properties: Mapping[str, Any]) -> Any:
         if physical_id is None:
             return None
-        shown = wire.loads(data.get(SHOW), {})
+        shown = loads(data, SHOW, {})
         return shown.get(self.attribute_fields.get(name, name))

@@ -28,6 +28,7 @@ class FloatingIP(NeutronResource):
     """A floating IP: a public address that can follow an instance from port to port."""
 
     type_name: ClassVar[str] = "OS::Neutron::FloatingIP"
+    renamed_properties: ClassVar[Mapping[str, str]] = {FLOATING_NETWORK_ID: FLOATING_NETWORK}
     description: ClassVar[str] = (
         "A floating IP: an address of an external network that can be moved between ports, so an "
         "instance keeps a public address across replacements.")
@@ -65,12 +66,6 @@ class FloatingIP(NeutronResource):
         PORT_ID: "port_id", FIXED_IP_ADDRESS: "fixed_ip_address", DNS_NAME: "dns_name",
         DNS_DOMAIN: "dns_domain",
     }
-
-    def validate(self, values: Mapping[str, Any] | None, **kwargs: Any) -> dict[str, Any]:
-        given_values = dict(values or {})
-        if given_values.get(FLOATING_NETWORK_ID) is not None and given_values.get(FLOATING_NETWORK) is None:
-            given_values[FLOATING_NETWORK] = given_values.pop(FLOATING_NETWORK_ID)
-        return super().validate(given_values, **kwargs)
 
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         super().validate_typed(properties)

@@ -45,6 +45,7 @@ class Port(NeutronResource):
     """A Neutron port: where an interface plugs into a network, with its MAC and fixed IPs."""
 
     type_name: ClassVar[str] = "OS::Neutron::Port"
+    renamed_properties: ClassVar[Mapping[str, str]] = {NETWORK_ID: NETWORK}
     description: ClassVar[str] = (
         "A Neutron port: a virtual switch port on a network, with the MAC address and the fixed IP "
         "addresses an interface plugged into it gets.")
@@ -133,11 +134,8 @@ class Port(NeutronResource):
     }
 
     def validate(self, values: Mapping[str, Any] | None, **kwargs: Any) -> dict[str, Any]:
-        # Heat's translations: network_id stands for network, subnet_id for a fixed IP's subnet.
-        given_values = dict(values or {})
-        if given_values.get(NETWORK_ID) is not None and given_values.get(NETWORK) is None:
-            given_values[NETWORK] = given_values.pop(NETWORK_ID)
-        typed = super().validate(given_values, **kwargs)
+        # Heat's other translation (network_id is renamed_properties'): subnet_id for a fixed IP's subnet.
+        typed = super().validate(values, **kwargs)
         for fixed_ip in _fixed_ips(typed.get(FIXED_IPS)):
             if fixed_ip.get(SUBNET) is None and fixed_ip.get(SUBNET_ID) is not None:
                 fixed_ip[SUBNET] = fixed_ip.pop(SUBNET_ID)

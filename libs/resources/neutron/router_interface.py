@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, Service
 from libs.resources.base import ResourceType
+from libs.resources.cloud_steps import loads
 from libs.resources.neutron import wire
 from libs.resources.neutron.base import PHASE
 from libs.resources.neutron.errors import PropertyConflict, PropertyUnspecified
@@ -55,6 +56,7 @@ class RouterInterface(ResourceType):
     """Joins a router to a subnet (Neutron makes the port) or to an existing port."""
 
     type_name: ClassVar[str] = "OS::Neutron::RouterInterface"
+    renamed_properties: ClassVar[Mapping[str, str]] = _OLD_NAMES
     description: ClassVar[str] = (
         "An interface of a router on a subnet, or on an existing port: what joins a subnet's "
         "hosts to the router.")
@@ -69,13 +71,6 @@ class RouterInterface(ResourceType):
         PORT: PropSchema("string", "The port, by name or id; either it or subnet.",
                          constraints=(CustomConstraint("neutron.port"),)),
     }
-
-    def validate(self, values: Mapping[str, Any] | None, **kwargs: Any) -> dict[str, Any]:
-        given = dict(values or {})
-        for old, new in _OLD_NAMES.items():
-            if given.get(old) is not None and given.get(new) is None:
-                given[new] = given.pop(old)
-        return super().validate(given, **kwargs)
 
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         has_subnet, has_port = properties.get(SUBNET) is not None, properties.get(PORT) is not None
@@ -154,7 +149,7 @@ class RouterInterface(ResourceType):
                 return Done(data={PHASE: None, IDS: None})
             if key == SUBNET_ID and any(ip.get("subnet_id") == value for ip in view.get("fixed_ips") or ()):
                 return Done(data={PHASE: None, IDS: None})
-        return self._add(ctx, wire.loads(ctx.data.get(IDS), {}))
+        return self._add(ctx, loads(ctx.data, IDS, {}))
 
     def start_delete(self, ctx: StepContext) -> StepResult:
         if not ctx.physical_id:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final
 from libs.cloud.calls import CloudCall, Service
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
+from libs.resources.cloud_steps import loads
 from libs.resources.neutron import wire
 from libs.resources.neutron.base import GET_KEY, PHASE, SHOW, Entity, NeutronResource
 from libs.resources.neutron.wire import Kind, Ref, Resolver
@@ -207,5 +208,5 @@ class SecurityGroup(NeutronResource):
             for answer in ctx.answers.values():
                 if answer.error is not None and not answer.not_found:
                     return wire.failed(answer.error)
-            return Done(data=self.settled(wire.loads(ctx.data.get(SHOW), {})))
+            return Done(data=self.settled(loads(ctx.data, SHOW, {})))
         return None

@@ -48,6 +48,7 @@ class Subnet(NeutronResource):
     """A Neutron subnet: a CIDR of a network from which its ports take addresses."""
 
     type_name: ClassVar[str] = "OS::Neutron::Subnet"
+    renamed_properties: ClassVar[Mapping[str, str]] = {NETWORK_ID: NETWORK}
     description: ClassVar[str] = (
         "A Neutron subnet: an address block of a network, from which the network's ports take "
         "their addresses, the whole CIDR or given allocation pools.")
@@ -115,13 +116,6 @@ class Subnet(NeutronResource):
         NAME: "name", DNS_NAMESERVERS: "dns_nameservers", ENABLE_DHCP: "enable_dhcp",
         GATEWAY_IP: "gateway_ip", ALLOCATION_POOLS: "allocation_pools", HOST_ROUTES: "host_routes",
     }
-
-    def validate(self, values: Mapping[str, Any] | None, **kwargs: Any) -> dict[str, Any]:
-        # Heat's translation: the hidden network_id stands for network.
-        given_values = dict(values or {})
-        if given_values.get(NETWORK_ID) is not None and given_values.get(NETWORK) is None:
-            given_values[NETWORK] = given_values.pop(NETWORK_ID)
-        return super().validate(given_values, **kwargs)
 
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         super().validate_typed(properties)

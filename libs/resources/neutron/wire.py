@@ -77,15 +77,6 @@ def dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def loads(text: str | None, default: Any = None) -> Any:
-    if not text:
-        return default
-    try:
-        return json.loads(text)
-    except ValueError:
-        return default
-
-
 def is_uuid(value: Any) -> bool:
     return isinstance(value, str) and _UUID.match(value) is not None
 

@@ -8,6 +8,7 @@ from typing import Any
 import asyncpg
 
 from libs.db import Conn
+from libs.simcloud.quota_store import QuotaTable
 
 DEFAULT_QUOTAS = {"volumes": 10, "gigabytes": 1000, "snapshots": 10, "per_volume_gigabytes": -1,
                   "backups": 10, "backup_gigabytes": 1000, "groups": 10}
@@ -78,19 +79,15 @@ async def snapshots_of(conn: Conn, volume_id: str) -> int:
     return int(found or 0)
 
 
+QUOTAS = QuotaTable("simcloud.volume_quotas", DEFAULT_QUOTAS)
+
+
 async def quotas(conn: Conn, project_id: str) -> dict[str, int]:
-    limits = dict(DEFAULT_QUOTAS)
-    for r in await conn.fetch("SELECT resource, quota FROM simcloud.volume_quotas WHERE project_id = $1",
-                              project_id):
-        limits[r["resource"]] = r["quota"]
-    return limits
+    return await QUOTAS.limits(conn, project_id)
 
 
 async def set_quotas(conn: Conn, project_id: str, limits: Mapping[str, int]) -> None:
-    for resource, quota in limits.items():
-        await conn.execute("INSERT INTO simcloud.volume_quotas (project_id, resource, quota)"
-                           " VALUES ($1, $2, $3) ON CONFLICT (project_id, resource) DO UPDATE"
-                           " SET quota = excluded.quota", project_id, resource, int(quota))
+    await QUOTAS.set(conn, project_id, limits)
 
 
 async def usage(conn: Conn, project_id: str) -> dict[str, int]:

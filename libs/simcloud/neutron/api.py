@@ -13,7 +13,7 @@ from libs.db import Conn
 from libs.simcloud import auth, discovery, errors, jsonweb
 from libs.simcloud.app import service_app
 from libs.simcloud.errors import ApiError, bad_request
-from libs.simcloud.neutron import listing, networks, ports, routers, security, store
+from libs.simcloud.neutron import listing, networks, policy, ports, routers, security, store
 from libs.simcloud.neutron.bodies import BY_PATH, Body, Kind, for_caller
 from libs.simcloud.neutron.context import Op
 from libs.simcloud.state import STATE, SimState
@@ -97,6 +97,9 @@ async def create(request: web.Request) -> web.Response:
     data = await jsonweb.body(request)
     many = data.get(kind.info.collection)
     if isinstance(many, list):  # the bulk create: {"networks": [{...}, ...]}, all or nothing
+        admin = auth.auth_of(request).is_admin
+        for one in many:
+            policy.check(kind, policy.Action.CREATE, one if isinstance(one, dict) else {}, admin=admin)
         async with _op(request) as op:
             made = [await _OPS[kind][0](op, dict(one)) for one in many]
         return jsonweb.reply({kind.info.collection: [_seen(request, kind, b) for b in made]}, status=201)
@@ -104,6 +107,7 @@ async def create(request: web.Request) -> web.Response:
     if not isinstance(wanted, dict):
         raise bad_request(f"Failed to parse request. Resource body required; '{kind.info.member}' "
                           "not found")
+    policy.check(kind, policy.Action.CREATE, wanted, admin=auth.auth_of(request).is_admin)
     async with _op(request) as op:
         body = await _OPS[kind][0](op, wanted)
     return jsonweb.reply({kind.info.member: _seen(request, kind, body)}, status=201)
@@ -114,6 +118,7 @@ async def update(request: web.Request) -> web.Response:
     wanted = await _request_body(request, kind)
     async with _op(request) as op:
         current = await store.one(op.conn, kind, request.match_info["id"], op.scope, lock=True)
+        policy.check(kind, policy.Action.UPDATE, wanted, admin=op.auth.is_admin)
         body = await _OPS[kind][1](op, current, wanted)
     return jsonweb.reply({kind.info.member: _seen(request, kind, body)})
 
@@ -279,7 +284,23 @@ def make_app(state: SimState) -> web.Application:
 
 
 async def seed(conn: Conn, state: SimState) -> None:
-    """Each existing project's ``default`` security group (others get theirs on first use)."""
+    """Each existing project's ``default`` security group (others get theirs on first use), and
+    devstack's ``router1``: demo's, its gateway on ``public``, an interface on ``private-subnet``."""
     for row in await conn.fetch("SELECT id FROM simcloud.projects"):
         op = Op(conn, state, auth.Auth("simcloud", row["id"], ("admin",), 0.0, "seed"))
         await security.ensure_default(op, row["id"])
+    await _router1(conn, state)
+
+
+async def _router1(conn: Conn, state: SimState) -> None:
+    if await conn.fetchval("SELECT 1 FROM simcloud.routers WHERE name = 'router1'"):
+        return
+    demo = await conn.fetchval("SELECT id FROM simcloud.projects WHERE name = 'demo'")
+    public = await conn.fetchval("SELECT id FROM simcloud.networks WHERE name = 'public'")
+    subnet = await conn.fetchval("SELECT id FROM simcloud.subnets WHERE name = 'private-subnet'")
+    if demo is None or public is None or subnet is None:
+        return
+    op = Op(conn, state, auth.Auth("simcloud", demo, ("admin",), 0.0, "seed"))
+    router = await routers.create_router(op, {"name": "router1", "project_id": demo,
+                                              "external_gateway_info": {"network_id": public}})
+    await routers.add_interface(op, router, {"subnet_id": subnet})

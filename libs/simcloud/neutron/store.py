@@ -10,6 +10,7 @@ import asyncpg
 from libs.db import Conn
 from libs.simcloud.listing import Where
 from libs.simcloud.neutron.bodies import Body, Kind, columns_of, data_of, from_row, not_found
+from libs.simcloud.quota_store import QuotaTable
 
 # Neutron's default per-project limits (neutron.conf [quotas]).
 DEFAULT_QUOTAS = {"network": 100, "subnet": 100, "port": 500, "router": 10, "floatingip": 50,
@@ -150,23 +151,19 @@ async def count(conn: Conn, kind: Kind, project_id: str) -> int:
     return int(found or 0)
 
 
+QUOTAS = QuotaTable("simcloud.network_quotas", DEFAULT_QUOTAS)
+
+
 async def quotas(conn: Conn, project_id: str) -> dict[str, int]:
-    limits = dict(DEFAULT_QUOTAS)
-    for r in await conn.fetch("SELECT resource, quota FROM simcloud.network_quotas WHERE project_id = $1",
-                              project_id):
-        limits[r["resource"]] = r["quota"]
-    return limits
+    return await QUOTAS.limits(conn, project_id)
 
 
 async def set_quotas(conn: Conn, project_id: str, limits: Mapping[str, int]) -> None:
-    for resource, quota in limits.items():
-        await conn.execute("INSERT INTO simcloud.network_quotas (project_id, resource, quota)"
-                           " VALUES ($1, $2, $3) ON CONFLICT (project_id, resource) DO UPDATE"
-                           " SET quota = excluded.quota", project_id, resource, int(quota))
+    await QUOTAS.set(conn, project_id, limits)
 
 
 async def reset_quotas(conn: Conn, project_id: str) -> None:
-    await conn.execute("DELETE FROM simcloud.network_quotas WHERE project_id = $1", project_id)
+    await QUOTAS.reset(conn, project_id)
 
 
 async def used_addresses(conn: Conn, subnet_id: str) -> list[str]:

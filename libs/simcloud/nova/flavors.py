@@ -104,8 +104,14 @@ async def list_details(request: web.Request) -> web.Response:
 
 
 async def show(request: web.Request) -> web.Response:
+    caller = auth.auth_of(request)
     async with request.app[STATE].pool.acquire() as conn:
         row = await _flavor(conn, request.match_info["flavor_id"])
+        # A private flavor is not there for a member whose project was not given access (Nova: 404).
+        if not (row["is_public"] or caller.is_admin or await conn.fetchval(
+                "SELECT 1 FROM simcloud.flavor_access WHERE flavor_id = $1 AND project_id = $2",
+                row["id"], caller.project_id)):
+            raise ApiError(404, f"Flavor {row['id']} could not be found.")
     return jsonweb.reply({"flavor": view(row, request)})
 
 

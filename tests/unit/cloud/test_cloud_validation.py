@@ -88,3 +88,13 @@ def test_without_lookups_cloud_values_pass() -> None:
 
 def test_a_template_without_cloud_constraints_asks_nothing() -> None:
     operations.checked_create(StackRequest(template=_template()), HOW)
+
+
+@pytest.mark.parametrize("network_key", ["network", "network_id"])
+def test_a_reference_to_a_resource_not_yet_made_asks_the_cloud_nothing(network_key: str) -> None:
+    # The deprecated name (Heat's translation to ``network``) reads the resource as the new one does.
+    template = {"heat_template_version": "2018-08-31", "resources": {
+        "net": {"type": "OS::Neutron::Net"},
+        "subnet": {"type": "OS::Neutron::Subnet",
+                   "properties": {network_key: {"get_resource": "net"}, "cidr": "10.9.0.0/24"}}}}
+    operations.checked_create(StackRequest(template=template), HOW)

@@ -386,13 +386,22 @@ def test_own_ports_take_the_servers_security_groups() -> None:
 
 
 def test_a_resize_the_cloud_confirmed_itself_goes_on() -> None:
-    old_flavor = _server("ACTIVE", flavor={"original_name": "m1.small"})
+    old_flavor = _server("ACTIVE", flavor={"original_name": "m1.small"}, task_state="resize_prep")
     new_flavor = _server("ACTIVE", flavor={"original_name": "m1.medium"})
     results, _ = run(SERVER, Action.UPDATE, _update_ctx(flavor="m1.medium"), [
         {"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": ok(old_flavor)},
         {"server": ok(new_flavor)}])
     assert methods(results[3]) == ["get_server"]  # not begun yet: wait
     assert methods(results[4]) == ["get_server", "ports"]  # resized and confirmed: finish
+
+
+def test_a_resize_nova_gave_up_fails() -> None:
+    """Nova puts the server back to ACTIVE on its old flavor when the resize fails before it began."""
+    given_up = _server("ACTIVE", flavor={"original_name": "m1.small"}, task_state=None)
+    results, _ = run(SERVER, Action.UPDATE, _update_ctx(flavor="m1.medium"), [
+        {"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": ok(given_up)}])
+    assert isinstance(results[-1], Failed)
+    assert results[-1].message == "Resizing to 'm1.medium' failed, status 'ACTIVE'"
 
 
 @pytest.mark.parametrize(("props", "message"), [

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from libs.simcloud.errors import ApiError
-from libs.simcloud.neutron import ipam, listing, secgroups
+from libs.simcloud.neutron import ipam, listing, policy, secgroups
+from libs.simcloud.neutron.bodies import Kind
 
 NETS: list[dict[str, Any]] = [
     {"id": "c", "name": "b-net", "admin_state_up": True, "mtu": 1500, "tags": ["x", "blue"],
@@ -146,3 +147,38 @@ def test_duplicate_rules(new: dict[str, Any], duplicate: bool) -> None:
         assert refused.value.status == 409
     else:
         secgroups.check_duplicate(secgroups.normalise(new), [existing])
+
+
+# Neutron's answers, as a member of the one-machine cloud got them (scripts/openstack_one_machine).
+_REFUSED = "is disallowed by policy"
+
+
+@pytest.mark.parametrize(("kind", "action", "request_body", "message"), [
+    (Kind.NETWORK, policy.Action.CREATE, {"name": "n", "router:external": True},
+     "(rule:create_network and rule:create_network:router:external) " + _REFUSED),
+    (Kind.NETWORK, policy.Action.CREATE, {"shared": True},
+     "(rule:create_network and rule:create_network:shared) " + _REFUSED),
+    (Kind.NETWORK, policy.Action.CREATE, {"provider:network_type": "vxlan"},
+     "(rule:create_network and rule:create_network:provider:network_type) " + _REFUSED),
+    (Kind.NETWORK, policy.Action.CREATE, {"router:external": False, "shared": False}, None),
+    (Kind.NETWORK, policy.Action.UPDATE, {"shared": False},
+     "(rule:update_network and rule:update_network:shared) " + _REFUSED),
+    (Kind.NETWORK, policy.Action.UPDATE, {"name": "x"}, None),
+    (Kind.ROUTER, policy.Action.CREATE, {"ha": False},
+     "(rule:create_router and rule:create_router:ha) " + _REFUSED),
+    (Kind.ROUTER, policy.Action.CREATE, {"external_gateway_info": {"network_id": "p", "enable_snat": True}},
+     "(rule:create_router and (rule:create_router:external_gateway_info and "
+     "(rule:create_router:external_gateway_info:network_id and "
+     "rule:create_router:external_gateway_info:enable_snat))) " + _REFUSED),
+    (Kind.ROUTER, policy.Action.CREATE, {"external_gateway_info": {"network_id": "p"}}, None),
+    (Kind.PORT, policy.Action.CREATE, {"network_id": "n", "binding:host_id": "h"},
+     "(rule:create_port and rule:create_port:binding:host_id) " + _REFUSED),
+])
+def test_what_only_an_admin_may_set(kind: Kind, action: policy.Action, request_body: dict[str, Any],
+                                    message: str | None) -> None:
+    assert policy.refused(kind, action, request_body) == message
+    if message is not None:
+        with pytest.raises(ApiError) as refused:
+            policy.check(kind, action, request_body, admin=False)
+        assert refused.value.status == 403 and refused.value.kind == "PolicyNotAuthorized"
+    policy.check(kind, action, request_body, admin=True)
