@@ -49,6 +49,7 @@ def workdir() -> Iterator[Path]:
         yield base
 
 
+@pytest.mark.slow_ci  # about 70 s of `openstack` processes; tests/cloud's stack runs the CLI in ./test.sh
 def test_openstack_stack_commands_in_noauth_mode(ember_env: dict[str, str], workdir: Path) -> None:
     with ember_dev(ember_env, workdir) as url:
         osc = Osc({"OS_AUTH_TYPE": "none", "OS_ENDPOINT": f"{url}/v1/demo"}, workdir)

@@ -167,6 +167,7 @@ async def api(settings: Settings, aiohttp_client: Callable[[web.Application], Aw
     yield await aiohttp_client(make_app(settings))
 
 
+@pytest.mark.slow_ci  # about 50 s of bodies; .ci/run runs it beside the fuzzers
 async def test_hostile_bodies_get_4xx_never_5xx(api: Client) -> None:
     base = "/v1/demo"
     target = _template(_spec("heat_template_version.2016-10-14"))
