@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import signal
 import threading
 from collections.abc import AsyncIterator
@@ -54,7 +55,8 @@ async def running(options: Options) -> AsyncIterator[str]:
         await prepare(state, options.credentials)
         runner = web.AppRunner(sim_app.make_app(state), access_log=None)
         await runner.setup()
-        site = web.TCPSite(runner, options.host, options.port)
+        # A simulator drains nothing: kept-alive clients must not hold its exit for a minute.
+        site = web.TCPSite(runner, options.host, options.port, shutdown_timeout=1.0)
         await site.start()
         try:
             sockets = runner.addresses
@@ -67,8 +69,15 @@ async def running(options: Options) -> AsyncIterator[str]:
 async def serve(options: Options) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def stopping() -> None:
+        stop.set()
+        # Its database may be gone already (`ember dev` killed as a whole): the clean-up is
+        # given a few seconds, then the process goes anyway.
+        loop.call_later(5.0, os._exit, 0)
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, stopping)
     async with running(options) as url:
         log.info("simcloud serving on %s (identity: %s/identity)", url, url)
         await stop.wait()

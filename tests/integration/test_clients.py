@@ -194,6 +194,7 @@ resources:
 """
 
 
+@pytest.mark.slow_ci  # about 35 s of `openstack` processes
 def test_openstack_nested_snapshot_and_adopt_commands(ember_env: dict[str, str], workdir: Path) -> None:
     (workdir / "nested.yaml").write_text(NESTED)
     (workdir / "inner.yaml").write_text(INNER)
@@ -265,6 +266,7 @@ outputs:
 """
 
 
+@pytest.mark.slow_ci  # about 35 s of `openstack` processes
 def test_openstack_stack_resource_signal_scales_a_group(ember_env: dict[str, str], workdir: Path) -> None:
     (workdir / "scaled.yaml").write_text(SCALED)
     with ember_dev(ember_env, workdir) as url:

@@ -29,6 +29,7 @@ def _urls(data_dir: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in (data_dir / "dev.env").read_text().splitlines())
 
 
+@pytest.mark.slow_ci  # about 35 s of a whole `ember dev` twice
 async def test_the_whole_of_dev_restarted_during_a_create(data_dir: Path, tmp_path: Path) -> None:
     port = free_port()
     first = ember(["dev"], _env(data_dir, port), tmp_path / "dev-1.log")

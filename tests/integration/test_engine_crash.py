@@ -118,6 +118,7 @@ async def test_kill_9_of_a_worker_during_a_group_and_a_nested_stack(
                 assert terminate(proc) == 0, name
 
 
+@pytest.mark.slow_ci  # about 30 s; the other kill -9 tests run in ./test.sh
 async def test_kill_9_during_a_rolling_update_a_scale_a_restore_and_an_adopt(
         settings: Settings, ember_env: dict[str, str], tmp_path: Path) -> None:
     """Each of issue 6's operations with a worker killed while it runs: it still ends as it should."""
