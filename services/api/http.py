@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import orjson
 from aiohttp import web
@@ -14,10 +16,26 @@ from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api.context import context
 from services.api.keys import EVALUATION, SETTINGS
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class _RequestWork:
+    inner: Evaluator
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await self.inner.run(fn, *args, **kwargs)
+        except (TypeError, ValueError) as exc:
+            # The pure template core raises these for a value of the wrong kind, as Heat's
+            # functions do; from a request's own template that is the template's fault: a 400.
+            raise errors.StackValidationFailed(str(exc)) from exc
+
 
 def evaluation(request: web.Request) -> Evaluator:
     """Where this request's templates are evaluated: the api's pool, as the caller's project's share."""
-    return request.app[EVALUATION].on_behalf_of(context(request).project)
+    return _RequestWork(request.app[EVALUATION].on_behalf_of(context(request).project))
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
