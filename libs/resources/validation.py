@@ -195,6 +195,9 @@ class PluginChecks:
                          properties_section=d.res_properties, with_values=self._with_values,
                          custom_constraints=self._custom)
         if self._with_values:
+            # Heat resolves the update_policy as it validates; a function that fails there
+            # is the template's error now, not the worker's on every delivery later.
+            self._resolver(stack).update_policy(name)
             self._check_facade(stack, definition)
             plugin.validate_in_stack(name, stack, lambda other: self.class_name(
                 stack.resources[other].type, other))

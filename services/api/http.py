@@ -31,6 +31,10 @@ class _RequestWork:
             # The pure template core raises these for a value of the wrong kind, as Heat's
             # functions do; from a request's own template that is the template's fault: a 400.
             raise errors.StackValidationFailed(str(exc)) from exc
+        except AttributeError as exc:
+            # Where Heat calls a method on a value of the wrong kind (str_split of a boolean in
+            # a deletion_policy, say), its fault middleware answers 400 naming AttributeError.
+            raise errors.UnhandledPythonError("AttributeError", str(exc)) from exc
 
 
 def evaluation(request: web.Request) -> Evaluator:

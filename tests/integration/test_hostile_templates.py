@@ -82,6 +82,8 @@ def _deep_list(levels: int) -> Any:
     return value
 
 
+_SPLIT_BOOL = {"str_split": [",", True]}
+
 ROWS = (
     Hostile("yaml alias bomb in the template",
             {"template": VERSION + "parameters:\n  p:\n    type: json\n    default:\n"
@@ -136,6 +138,19 @@ ROWS = (
             {"template": _template(), "environment_files": ["missing.yaml"]}, "missing.yaml"),
     Hostile("timeout_mins of 10^29", {"template": _template(), "timeout_mins": 10**29}, "timeout_mins",
             routes=("create", "update")),
+    # Python's AttributeError out of str_split, as Heat's: once a 500 wherever a resource's
+    # sections other than its properties resolved a function (found by the template fuzzer).
+    *(Hostile(f"a failing function as a resource's {section}",
+              {"template": _template({"r": {"type": "OS::Heat::ResourceGroup", section: _SPLIT_BOOL,
+                                            "properties": {"count": 1, "resource_def": {
+                                                "type": "OS::Heat::None"}}}})},
+              "'bool' object has no attribute 'split'", routes=routes)
+      for section, routes in (("deletion_policy", ("validate", "create", "preview", "update")),
+                              ("external_id", ("validate", "create", "preview", "update")),
+                              ("update_policy", RESOLVED))),
+    Hostile("a failing function as a resource's properties",
+            {"template": _template({"r": {"type": "OS::Heat::Value", "properties": _SPLIT_BOOL}})},
+            "'StrSplit' object is not iterable", routes=RESOLVED),
     Hostile("NUL in a resource name", {"template": _template({"a\x00b": {"type": "OS::Heat::None"}})}, "NUL"),
     Hostile("NUL in a property value", {"template": _value("x\x00y")}, "NUL"),
     Hostile("NUL in a tag", {"template": _template(), "tags": "a\x00b"}, "NUL", routes=("create", "update")),
