@@ -46,6 +46,8 @@ log = logger("cloud")
 _SECRET_OPTIONS = ("password", "token", "application_credential_secret", "secret", "passcode",
                    "client_secret", "access_token")
 _MAX_RETRY_WAIT = 30.0
+# Seconds a closing caller lets running calls end in (a cloud answers well within them).
+CLOSE_WAIT = 5.0
 _BLOT = "***"
 
 
@@ -87,6 +89,7 @@ class SdkCaller:
         self.calls_made: collections.Counter[str] = collections.Counter()
         self._in_flight = 0
         self._counts_lock = threading.Lock()
+        self._idle = threading.Condition(self._counts_lock)
 
     async def call(self, target: CloudTarget, calls: Sequence[CloudCall]) -> dict[str, Answer]:
         answers = await asyncio.gather(*(self._call(target, call) for call in calls))
@@ -132,6 +135,7 @@ class SdkCaller:
         finally:
             with self._counts_lock:
                 self._in_flight -= 1
+                self._idle.notify_all()
 
     def _answer(self, target: CloudTarget, call: CloudCall) -> Answer:
         cloud: _Cloud | None = None
@@ -196,19 +200,32 @@ class SdkCaller:
                 tls_ciphers=getattr(old, "tls_ciphers", None),
                 tls_min_version=getattr(old, "tls_min_version", None)))
 
-    async def close(self) -> None:
-        """Wait for running calls, then close every connection; log the calls made, by service.method."""
-        await asyncio.get_running_loop().run_in_executor(None, self._close)
+    async def close(self, wait_seconds: float = CLOSE_WAIT) -> None:
+        """Let running calls end (for up to ``wait_seconds``), then close every connection; log the
+        calls made, by service.method.
+
+        A call still running then is left to its thread and its answer is lost, as in a crash:
+        its step marked it attempted, and the step's redelivery finds what it made by its cloud
+        tag. Its thread must not hold the process's exit (``libs.lifecycle.run`` sees to that).
+        """
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        left = await asyncio.get_running_loop().run_in_executor(None, self._wait_idle, wait_seconds)
+        if left:
+            log.warning("%d cloud call(s) still under way at close: their answers are lost", left)
+        else:
+            with self._clouds_lock:
+                for cloud in self._clouds.values():
+                    cloud.connection.close()
+                self._clouds.clear()
         log.info("cloud calls made: %d in all", sum(self.calls_made.values()),
                  extra={"calls_made": dict(sorted(self.calls_made.items())),
                         "connections_made": self.connections_made, "peak_in_flight": self.peak_in_flight})
 
-    def _close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        with self._clouds_lock:
-            for cloud in self._clouds.values():
-                cloud.connection.close()
-            self._clouds.clear()
+    def _wait_idle(self, seconds: float) -> int:
+        """The calls still running after up to ``seconds``."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, seconds)
+            return self._in_flight
 
 
 def _no_auth(request: Any) -> Any:
