@@ -71,6 +71,24 @@ def required_by(rows: Iterable[ResourceRow]) -> dict[int, list[str]]:
     return out
 
 
+def unmade_replacements(rows: Iterable[ResourceRow]) -> dict[int, ResourceRow]:
+    """Row id -> its newest replacement never made current whose create started (failed, or under
+    way); :func:`unmade_replacement` asks the database the same of one row."""
+    out: dict[int, ResourceRow] = {}
+    for row in rows:
+        if row.replaces is not None and not row.is_current and row.action == "CREATE" and (
+                row.replaces not in out or out[row.replaces].id < row.id):
+            out[row.replaces] = row
+    return out
+
+
+async def unmade_replacement(conn: Conn, resource_id: int) -> ResourceRow | None:
+    """:func:`unmade_replacements` of the one row ``resource_id``."""
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM resources WHERE replaces = $1 AND NOT is_current"
+                              " AND action = 'CREATE' ORDER BY id DESC LIMIT 1", resource_id)
+    return ResourceRow(**dict(row)) if row else None
+
+
 async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM resources WHERE stack_id = $1 ORDER BY id", stack_id)
     return [ResourceRow(**dict(r)) for r in rows]

@@ -63,6 +63,9 @@ class RowState:
     physical_id: str | None = None
     # Cloud calls its action's step may be making right now (marked attempted, not yet answered).
     calls_in_flight: bool = False
+    # The status of its newest replacement never made current (a create that failed or is under
+    # way), where the caller looked for one (see :func:`restores_replaced`).
+    replacement: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +93,8 @@ class Decision:
     hooked: bool = True
     # The action of an older traversal this one cancels to do its own (see :func:`takes_over`).
     preempts: str = ""
+    # For "update": the resource first takes back what its failed replacement took from it.
+    restores: bool = False
 
 
 def changed_properties(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> tuple[str, ...]:
@@ -104,7 +109,7 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
            never_updates: bool = False, always_updates: bool = False,
            same_implementation: bool | None = None, nested_check_failed: bool = False,
            external_id: str | None = None, restricted: Collection[str] = (),
-           preemptible: bool = False) -> Decision:
+           preemptible: bool = False, prepares_replace: bool = False) -> Decision:
     """What the node does to the row.
 
     ``same_implementation``: whether the new type resolves to the plugin the
@@ -116,6 +121,8 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
     resource (resolved); ``restricted`` the environment's ``restricted_actions``
     for it (``update``, ``replace``). ``preemptible``: the older traversal's action
     under way on the row is a nested stack's, which this traversal may cancel.
+    ``prepares_replace``: the type's replacement takes from the resource it replaces (a
+    server's ports), which a rollback gives back (:func:`restores_replaced`).
     """
     if row.traversal_id == traversal_id:
         if row.status == "IN_PROGRESS":
@@ -170,10 +177,28 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
     changed = changed_properties(row.properties, new_properties)
     if changed and needs_replace is not None and needs_replace(row.properties or {}, new_properties):
         return _restricted(Verb.REPLACE, restricted) or Decision(Verb.REPLACE)
+    if kind == NodeKind.UPDATE and row.replacement is not None and restores_replaced(
+            traversal_action, prepares_replace):
+        if row.replacement == "IN_PROGRESS":
+            # Its create goes on in the traversal rolled back; what it takes is known once it ends.
+            return Decision(Verb.WAIT, action="CREATE")
+        # Heat runs restore_prev_rsrc before the update, which may change nothing (no restriction).
+        return _restricted(Verb.UPDATE, restricted if changed else ()) or Decision(
+            Verb.UPDATE, changed=changed, restores=True)
     if changed or always_updates or (new_type is not None and new_type != row.type):
         # Another name of the same implementation is a changed definition: an update in place.
         return _restricted(Verb.UPDATE, restricted) or Decision(Verb.UPDATE, changed=changed)
     return Decision(Verb.NOOP)
+
+
+def restores_replaced(traversal_action: str, prepares_replace: bool) -> bool:
+    """Whether an update node looks for a failed replacement of its row (``RowState.replacement``).
+
+    Heat's ``restore_prev_rsrc``: in a rollback, a resource whose type's replacement takes
+    from the resource it replaces (``prepares_replace``) is the stack's again once that
+    replacement failed, and takes back what it took before its update.
+    """
+    return prepares_replace and traversal_action == "ROLLBACK"
 
 
 def _restricted(verb: Verb, restricted: Collection[str], *, hooked: bool = True) -> Decision | None:

@@ -30,6 +30,8 @@ class TypeRules(NamedTuple):
     always_updates: bool = False
     # What the type resolves to (the plugin's class), compared with the row's.
     implementation: object = None
+    # Its replacement takes from the resource it replaces (given back in a rollback).
+    prepares_replace: bool = False
 
 
 def unchanged(definition: StackDefinition, action: str, current: Mapping[str, RowState],
@@ -74,7 +76,7 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
                       new_type=new_type,
                       new_properties=props, needs_replace=rule.needs_replace,
                       never_updates=rule.never_updates, same_implementation=same,
-                      external_id=external_id).verb
+                      external_id=external_id, prepares_replace=rule.prepares_replace).verb
         if verb == Verb.NOOP:
             settled.append(name)
             done.add(name)

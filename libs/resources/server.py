@@ -11,8 +11,10 @@ in it.
 Delete (:mod:`libs.resources.server_delete`), updates in place
 (:mod:`libs.resources.server_update`: rename, metadata, tags, password, interfaces,
 flavor resize with the named step ``resize`` before the confirm, image rebuild),
-suspend and resume (:mod:`libs.resources.server_power`) live in their own modules.
-Attributes are read from what the last step kept of Nova's and Neutron's answers.
+suspend and resume (:mod:`libs.resources.server_power`) live in their own modules, as do
+a replacement's freeing of the old server's ports (:mod:`libs.resources.server_replace`) and
+a rollback's giving them back (:mod:`libs.resources.server_restore`). Attributes are read
+from what the last step kept of Nova's and Neutron's answers.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
-from libs.resources import server_delete, server_power, server_replace, server_validation
+from libs.resources import server_delete, server_power, server_replace, server_restore, server_validation
 from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
 from libs.resources import server_update as su
@@ -133,6 +135,8 @@ class Server(ResourceType):
         if action is Action.DELETE:
             return server_delete.check(ctx, self._find_existing(ctx))
         if action is Action.UPDATE:
+            if phase(ctx) in server_restore.PHASES:
+                return server_restore.check(ctx, phase(ctx), self._update)
             return su.check_update(ctx, self.physical_resource_name(ctx), finished)
         if action is Action.CHECK:
             return self._check_check(ctx)
@@ -273,6 +277,11 @@ class Server(ResourceType):
         return su.needs_replace(changed, old_properties, new_properties)
 
     def start_update(self, ctx: StepContext) -> StepResult:
+        if server_restore.to_restore(ctx):
+            return server_restore.start(ctx)  # a rollback's: the ports a failed replacement took first
+        return self._update(ctx)
+
+    def _update(self, ctx: StepContext) -> StepResult:
         return su.start_update(ctx, self.physical_resource_name(ctx), finished)
 
     # ---- observe ------------------------------------------------------------------------------

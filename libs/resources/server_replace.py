@@ -7,7 +7,9 @@ create detach every interface of the old server (the ports the template gives it
 it made for itself, those Nova made: Nova deletes its own on detach), wait until Neutron
 shows them free, and only then make the new server. An old server that is gone or in
 ERROR is left as it is (Nova detaches nothing from a server in ERROR). The old server
-itself goes when the stack cleans up, as for any replacement.
+itself goes when the stack cleans up, as for any replacement. What was taken is recorded
+(TAKEN) until the replacement completes: should it fail and the stack roll back, the old
+server takes it back (:mod:`libs.resources.server_restore`).
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ OLD_PORTS: Final = "replaced_ports"  # answer: the ports bound to it
 REPLACED_ID: Final = "replaced_id"  # data: the old server's id
 FREEING: Final = "freeing"  # data: the ports being detached (a JSON list)
 FREED: Final = "freed"  # data: "1" once the old server holds none of them
+TAKEN: Final = "taken_ports"  # data: the ports detached, as Neutron showed them (a JSON list)
 PHASES: Final = frozenset({"free", "detach", "detached"})
-DATA_KEYS: Final = (REPLACED_ID, FREEING, FREED)
+DATA_KEYS: Final = (REPLACED_ID, FREEING, FREED, TAKEN)
 
 
 def to_free(ctx: StepContext) -> str | None:
@@ -87,12 +90,13 @@ def _after_look(ctx: StepContext, old_id: str, create: Callable[[StepContext], S
     failed = first_error(ctx, [OLD_SERVER, OLD_PORTS])
     if failed is not None:
         return cloud_failure(failed[1])
-    ports = [str(p["id"]) for p in value(ctx.answers[OLD_PORTS]) or ()]
+    listing = value(ctx.answers[OLD_PORTS]) or ()
+    ports = [str(p["id"]) for p in listing]
     if not ports:
         return _freed(ctx, create)
     detach = [compute(f"detach_{i}", "delete_server_interface", port_id, server=old_id)
               for i, port_id in enumerate(ports)]
-    return call("detach", *detach, data={FREEING: dumps(ports)})
+    return call("detach", *detach, data={FREEING: dumps(ports), TAKEN: dumps(sc.kept_ports(listing))})
 
 
 def _freed(ctx: StepContext, create: Callable[[StepContext], StepResult]) -> StepResult:

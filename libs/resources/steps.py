@@ -46,8 +46,10 @@ DataChanges = Mapping[str, str | None]
 
 @dataclasses.dataclass(frozen=True)
 class Replaced:
-    """The resource a replacement is made for, as the first step of its create sees it
-    (types with ``prepares_replace``: Heat's ``prepare_for_replace`` on the old resource)."""
+    """The other resource of a replacement, as the first step of one sees it (types with
+    ``prepares_replace``): the resource a replacement is made for, in its create (Heat's
+    ``prepare_for_replace`` on the old resource), or, in a rollback's update of that resource,
+    its replacement that failed (Heat's ``restore_prev_rsrc``)."""
 
     physical_id: str | None
     properties: Mapping[str, Any]
@@ -99,6 +101,9 @@ class StepContext:
     # In the first step of a replacement's create, for types with ``prepares_replace``: the
     # resource it replaces (Heat frees what the new one will take from it first).
     replaces: Replaced | None = None
+    # In the first step of an update in a rollback, for types with ``prepares_replace``: the
+    # replacement of this resource that failed, whose create took from it what it takes back.
+    replaced_by: Replaced | None = None
 
     @property
     def elapsed(self) -> float:

@@ -9,6 +9,7 @@ request finds its traversal by request id and only publishes again.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import uuid
 from typing import Any
@@ -220,7 +221,8 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
         plugin = registry.implementing(type_name, resource_name=resource_name, environment=env)
         return unchanged.TypeRules(plugin.never_updates, plugin.needs_replace,
                                    lambda values, name: plugin.validate(values, resource_name=name),
-                                   always_updates=plugin.always_updates, implementation=type(plugin))
+                                   always_updates=plugin.always_updates, implementation=type(plugin),
+                                   prepares_replace=plugin.prepares_replace)
 
     # What each row's type meant in the environment it was last converged with.
     old_ids = {r.template_id for r in current.values() if r.template_id not in (None, template_id)}
@@ -238,7 +240,8 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
         return {"template_id": template_id, "deletion_policy": new.deletion_policy, "type": new.type,
                 **({"attributes": answered[name]} if name in answered else {})}
 
-    states = {n: r.state() for n, r in current.items()}
+    unmade = resources.unmade_replacements(rows)
+    states = {n: _state(r, unmade) for n, r in current.items()}
     lost: frozenset[str] = held
     for _ in range(2):
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost,
@@ -250,8 +253,14 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows
         # A stale traversal's step wrote one of them meanwhile: plan it, and what reads it, as nodes.
         lost |= missed
         current.update({n: r for n, r in ((r.name, r) for r in written.values())})
-        states = {n: r.state() for n, r in current.items()}
+        states = {n: _state(r, unmade) for n, r in current.items()}
     return frozenset()
+
+
+def _state(row: resources.ResourceRow, unmade: dict[int, resources.ResourceRow]) -> RowState:
+    """What ``decide`` needs of a current row, its failed or unfinished replacement's status with it."""
+    replacement = unmade.get(row.id)
+    return dataclasses.replace(row.state(), replacement=replacement.status if replacement else None)
 
 
 def _answered_again(want: desired.Desired, current: dict[str, resources.ResourceRow],

@@ -15,7 +15,8 @@ executor to step alone (:mod:`services.worker.node`): a stale, timed-out or
 converging traversal, a replacement, a node that may pause at a hook, a
 resource whose properties are resolved in the evaluation pool or fail, a
 renamed type, a type that reaches beyond its row (nested stacks, signals,
-peers), an update refused, a resource taken over by its external id.
+peers), an update refused, a resource taken over by its external id, a rollback's
+server (which may take back what a failed replacement took from it).
 Each item still gets its own outcome, so the consumer acks, naks or terminates
 every message as it would alone.
 
@@ -40,7 +41,7 @@ from libs.cloud.calls import Answers
 from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
 from libs.engine.keys import NodeKey
-from libs.engine.step import Decision, Verb
+from libs.engine.step import Decision, Verb, restores_replaced
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
@@ -308,6 +309,8 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
             return False
     if plugin is not None and row.action != "INIT" and new_type != row.type:
         return False  # renamed: the one-item path compares implementations and records the name
+    if plugin is not None and restores_replaced(trav.action, plugin.prepares_replace):
+        return False  # the one-item path looks for a failed replacement that took from it
     same = None if plugin is None else type(plugin) is ctx.registry.implementation(
         row.type, resource_name=row.name, environment=group.own_environment(row))
     decision = rowkit.decision(

@@ -18,7 +18,7 @@ from libs.db import resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKind
-from libs.engine.step import Decision, Verb, attempted_action
+from libs.engine.step import Decision, Verb, attempted_action, restores_replaced
 from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType
 from libs.template.attribute_store import AttributeFailed
@@ -143,6 +143,10 @@ class Node(Stepping):
         in_flight = pending.in_flight(row.data, row.updated_at, rows.now(), datetime.timedelta(
             seconds=2 * self.s.cloud.request_timeout + 10))
         state = dataclasses.replace(row.state(), calls_in_flight=in_flight)
+        if plugin is not None and self.kind == NodeKind.UPDATE and restores_replaced(
+                self.trav.action, plugin.prepares_replace):
+            unmade = await resources.unmade_replacement(self.conn, row.id)
+            state = dataclasses.replace(state, replacement=unmade.status if unmade else None)
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
                 row.traversal_id != self.trav.id and row.status == status.COMPLETE):
             observer, seen = self._row_plugin(row), self._context(row, row.properties or {})
@@ -223,7 +227,8 @@ class Node(Stepping):
         renamed = self._renamed(row) if verb == Verb.UPDATE else {}
         assert verb.action is not None
         return await self.step(row, verb.action, first=True, props=props, changed=decision.changed,
-                               external_id=decision.external_id, renamed=renamed, preempts=decision.preempts)
+                               external_id=decision.external_id, renamed=renamed, preempts=decision.preempts,
+                               restores=decision.restores)
 
     def _renamed(self, row: resources.ResourceRow) -> dict[str, str]:
         """The row's new type name, where the template now calls its implementation otherwise."""

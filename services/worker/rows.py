@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import random
 import time
@@ -9,12 +10,12 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from libs.db import resources, stacks, traversals
+from libs.db import Conn, resources, stacks, traversals
 from libs.engine import desired
 from libs.engine.keys import NodeKind
 from libs.engine.step import Decision, RowState, decide
 from libs.resources.base import ResourceType, physical_name
-from libs.resources.steps import StepContext
+from libs.resources.steps import Replaced, StepContext
 from services.worker import pending
 
 # Where a resource paused at a named step inside its action keeps that step's hook.
@@ -89,6 +90,24 @@ def step_context(stack: stacks.StackRow, row: resources.ResourceRow, props: Mapp
         rng=rng, cloud_tag=cloud_tag(row))
 
 
+async def with_replaced(conn: Conn, row: resources.ResourceRow, ctx: StepContext, *, restores: bool
+                        ) -> StepContext:
+    """A first step given the other row of a replacement (its type ``prepares_replace``): a
+    replacement's create, the row it replaces; a rollback's update that ``restores``, the failed
+    replacement of its row."""
+    if restores:
+        other = await resources.unmade_replacement(conn, row.id)
+    else:
+        other = await resources.get(conn, row.replaces) if row.replaces is not None else None
+    if other is None:
+        return ctx
+    given = Replaced(physical_id=other.physical_id, properties=other.properties or {},
+                     data=plugin_data(other.data))
+    if restores:
+        return dataclasses.replace(ctx, replaced_by=given)
+    return dataclasses.replace(ctx, replaces=given)
+
+
 def plugin_data(data: Mapping[str, Any]) -> dict[str, Any]:
     """The row's data as a plugin sees it (without the calls the worker keeps there)."""
     return pending.without(data)
@@ -108,4 +127,5 @@ def decision(kind: NodeKind, trav: traversals.TraversalRow, row: RowState, plugi
                   never_updates=plugin is not None and plugin.never_updates,
                   always_updates=plugin is not None and plugin.always_updates,
                   same_implementation=same, nested_check_failed=nested_check_failed,
-                  external_id=external_id, restricted=restricted, preemptible=preemptible)
+                  external_id=external_id, restricted=restricted, preemptible=preemptible,
+                  prepares_replace=plugin is not None and plugin.prepares_replace)

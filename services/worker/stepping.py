@@ -25,7 +25,7 @@ from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
-from libs.resources.steps import Action, Call, Done, Failed, Nest, Replaced, StepContext, Wait
+from libs.resources.steps import Action, Call, Done, Failed, Nest, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
@@ -96,7 +96,8 @@ class Stepping:
     async def step(self, row: resources.ResourceRow, action: str, *, first: bool,
                    props: dict[str, Any] | None = None, changed: tuple[str, ...] = (),
                    propagate: bool = True, external_id: str | None = None,
-                   renamed: Mapping[str, str] | None = None, preempts: str = "") -> list[str]:
+                   renamed: Mapping[str, str] | None = None, preempts: str = "", restores: bool = False
+                   ) -> list[str]:
         if first:
             # A resource taken over keeps the id it was given from its first step on.
             taken = {"external_id": external_id} if external_id is not None else {}
@@ -131,8 +132,11 @@ class Stepping:
             # Nothing is made: the given id becomes the resource's own (Heat's handle_adopt).
             return await self.completed(row, plugin, action, props=props,
                                         result=Done(physical_id=row.external_id), propagate=propagate)
-        ctx = await self._with_replaced(row, self._context(row, props)) if (
-            first and action == "CREATE" and plugin.prepares_replace) else self._context(row, props)
+        # The first step of a replacement's create, or of a rollback's update that restores, is
+        # given the other row of the replacement.
+        ctx = (await rows.with_replaced(self.conn, row, self._context(row, props), restores=restores)
+               if first and plugin.prepares_replace and (action == "CREATE" or restores)
+               else self._context(row, props))
         if plugin.nests:
             reads = plugin.nested_reads(self._reads(row.name)) if isinstance(plugin, NestedStackType) else ()
             child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads)
@@ -250,14 +254,6 @@ class Stepping:
     def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
         """Whether an older traversal's action on ``row`` is under way."""
         return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
-
-    async def _with_replaced(self, row: resources.ResourceRow, ctx: StepContext) -> StepContext:
-        """A replacement's first step, given the row it replaces (its type ``prepares_replace``)."""
-        old = await resources.get(self.conn, row.replaces) if row.replaces is not None else None
-        if old is None:
-            return ctx
-        return dataclasses.replace(ctx, replaces=Replaced(
-            physical_id=old.physical_id, properties=old.properties or {}, data=rows.plugin_data(old.data)))
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
         return rows.step_context(self.stack, row, props, self.s.rng)

@@ -15,6 +15,7 @@ import yaml
 from libs.config import CloudSettings
 from libs.simcloud import seeds, server
 from libs.simcloud.state import SimSettings
+from tests.cloud.support import CloudUnderTest, Conn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,6 +28,11 @@ class Sim:
         base = CloudSettings(config_file=self.clouds_yaml, default="simcloud", threads=4, retries=3,
                              retry_seconds=0.01, request_timeout=30.0)
         return dataclasses.replace(base, **changes)
+
+    def connect(self) -> Conn:
+        """An openstacksdk connection to it as ``demo``, as an operator would read it."""
+        return CloudUnderTest(kind="sim", clouds_yaml=self.clouds_yaml, member="simcloud",
+                              admin="simcloud-admin").connect()
 
     async def chaos(self, method: str, path: str, body: Any = None) -> Any:
         async with aiohttp.ClientSession() as http, http.request(

@@ -28,7 +28,7 @@ from libs.runtime import Runtime, open_runtime
 from libs.simcloud.state import SimSettings
 from libs.template.request import StackRequest
 from services.worker import pending
-from tests.cloud.support import CloudUnderTest, Conn
+from tests.cloud.support import Conn
 from tests.integration.cloud_support import Sim, simulated_cloud
 from tests.integration.engine_support import event_lines, hot, resource_rows, settled
 from tests.support import ember, eventually, terminate
@@ -67,8 +67,7 @@ class _World:
     services: _Services
 
     def conn(self) -> Conn:
-        return CloudUnderTest(kind="sim", clouds_yaml=self.sim.clouds_yaml, member="simcloud",
-                              admin="simcloud-admin").connect()
+        return self.sim.connect()
 
 
 @pytest.fixture

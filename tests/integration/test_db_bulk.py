@@ -50,6 +50,30 @@ async def test_write_many_is_a_compare_and_set_per_row(pool: asyncpg.Pool) -> No
             await resources.write_many(conn, [(a, {"action": "X"}), (c, {"status": "Y"})])
 
 
+async def test_the_unmade_replacement_of_a_row_is_the_same_in_sql_and_in_python(pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as conn:
+        stack_id = await _stack(conn)
+        ids = await resources.insert_new(conn, stack_id, [("a", "T"), ("b", "T"), ("c", "T")])
+        rows = await resources.get_many(conn, ids.values())
+        made: dict[str, int] = {}
+        # a: two failed creates (the newer counts) and one being deleted; b: only one never started.
+        for label, old, action in (("a1", "a", "CREATE"), ("a2", "a", "CREATE"), ("a3", "a", "DELETE"),
+                                   ("b1", "b", "INIT")):
+            made[label] = await resources.insert_replacement(conn, rows[ids[old]], "T")
+            if action != "INIT":
+                fresh = await resources.get(conn, made[label])
+                assert fresh is not None
+                await resources.write(conn, fresh, action=action, status="FAILED")
+        every = await resources.for_stack(conn, stack_id)
+        in_python = {old: row.id for old, row in resources.unmade_replacements(every).items()}
+        in_sql = {}
+        for rid in ids.values():
+            found = await resources.unmade_replacement(conn, rid)
+            if found is not None:
+                in_sql[rid] = found.id
+    assert in_python == in_sql == {ids["a"]: made["a2"]}
+
+
 async def test_add_many_keeps_the_order_given(pool: asyncpg.Pool) -> None:
     async with pool.acquire() as conn:
         stack_id = await _stack(conn)

@@ -115,6 +115,35 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
      Decision(Verb.UPDATE)),
 ]
 
+# Heat's restore_prev_rsrc: a rollback's update of a resource whose replacement failed, for a type
+# whose replacement takes from it (a server's ports), gives back what was taken, changed or not...
+RESTORES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
+    ("u", "ROLLBACK", dict(replacement="FAILED"), dict(new_properties={"value": "a"}, prepares_replace=True),
+     Decision(Verb.UPDATE, restores=True)),
+    ("u", "ROLLBACK", dict(replacement="FAILED"), dict(new_properties={"value": "b"}, prepares_replace=True),
+     Decision(Verb.UPDATE, changed=("value",), restores=True)),
+    # ...restricted only when it changes something, as Heat restores before it updates...
+    ("u", "ROLLBACK", dict(replacement="FAILED"),
+     dict(new_properties={"value": "a"}, prepares_replace=True, restricted={"update"}),
+     Decision(Verb.UPDATE, restores=True)),
+    ("u", "ROLLBACK", dict(replacement="FAILED"),
+     dict(new_properties={"value": "b"}, prepares_replace=True, restricted={"update"}),
+     Decision(Verb.REFUSE, refusal=Refusal("ResourceActionRestricted", "update is restricted for resource.",
+                                           event=True))),
+    # ...once the replacement's create, going on in the traversal rolled back, has ended...
+    ("u", "ROLLBACK", dict(replacement="IN_PROGRESS"),
+     dict(new_properties={"value": "a"}, prepares_replace=True), Decision(Verb.WAIT, action="CREATE")),
+    # ...and only in a rollback, for such a type, with such a replacement.
+    ("u", "UPDATE", dict(replacement="FAILED"), dict(new_properties={"value": "a"}, prepares_replace=True),
+     Decision(Verb.NOOP)),
+    ("u", "ROLLBACK", dict(replacement="FAILED"), dict(new_properties={"value": "a"}), Decision(Verb.NOOP)),
+    ("u", "ROLLBACK", {}, dict(new_properties={"value": "a"}, prepares_replace=True), Decision(Verb.NOOP)),
+    ("c", "ROLLBACK", dict(replacement="FAILED"), dict(prepares_replace=True), Decision(Verb.NOOP)),
+    # A failed resource is replaced: the new one takes what it needs from the failed one.
+    ("u", "ROLLBACK", dict(replacement="FAILED", status="FAILED"),
+     dict(new_properties={"value": "a"}, prepares_replace=True), Decision(Verb.REPLACE)),
+]
+
 _RESTRICTED_UPDATE = Refusal("ResourceActionRestricted", "update is restricted for resource.", event=True)
 _RESTRICTED_REPLACE = Refusal("ResourceActionRestricted", "replace is restricted for resource.", event=True)
 _EXTERNAL_CHANGED = Refusal(
@@ -157,7 +186,7 @@ REFUSALS: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "action", "row", "kwargs", "expected"), CASES + REFUSALS)
+@pytest.mark.parametrize(("kind", "action", "row", "kwargs", "expected"), CASES + REFUSALS + RESTORES)
 def test_decide(kind: str, action: str, row: dict[str, Any], kwargs: dict[str, Any],
                 expected: Decision) -> None:
     kwargs.setdefault("in_template", True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -128,3 +129,19 @@ def test_unchanged_compares_implementations(resources: dict[str, Any], rows: dic
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
     assert unchanged(_definition(resources), "UPDATE", rows, data, _rules_by_implementation,
                      implementation_of=_recorded) == expected
+
+
+def test_a_rollback_leaves_a_row_whose_replacement_failed_to_its_node() -> None:
+    # Its node gives back what the failed replacement took (Heat's restore_prev_rsrc), for a type
+    # whose replacement takes from it.
+    def rules(_name: str, _type: str) -> TypeRules:
+        return TypeRules(never_updates=False, needs_replace=lambda old, new: False, validate=_validate,
+                         prepares_replace=True)
+
+    resources = {"a": _value("x"), "b": _value("y")}
+    rows = {"a": dataclasses.replace(_row("a", props={"value": "x"}), replacement="FAILED"),
+            "b": _row("b", props={"value": "y"})}
+    data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
+    assert unchanged(_definition(resources), "ROLLBACK", rows, data, rules) == ["b"]
+    assert unchanged(_definition(resources), "UPDATE", rows, data, rules) == ["a", "b"]
+    assert unchanged(_definition(resources), "ROLLBACK", rows, data, _rules) == ["a", "b"]
