@@ -17,10 +17,11 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema, Unresolvable
-from libs.resources.steps import Action, ChildStack, Done, Failed, Nest, StepContext, StepResult, Wait
+from libs.resources.steps import ChildStack, Done, Failed, Nest, StepContext, StepResult, Wait
 from libs.template import attribute_store
 from libs.template.errors import InvalidTemplateAttribute, StackValidationFailed
 from libs.template.functions.hot_refs import select_path

@@ -17,12 +17,13 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.engine.status import Action
 from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.nested import NestedStackType, member_not_found
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Nest, StepContext, StepResult, Wait
+from libs.resources.steps import Done, Nest, StepContext, StepResult, Wait
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Length, Range
 from libs.template.errors import InvalidTemplateAttribute

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
+from libs.engine.status import Action
 from libs.resources import server_create as sc
 from libs.resources import server_delete, server_power, server_replace, server_validation
 from libs.resources import server_ports as sp
@@ -48,7 +49,7 @@ from libs.resources.cloud_steps import (
     value,
 )
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
 from libs.template.errors import StackValidationFailed
 
 SERVER_KEY: Final = sc.SERVER_KEY  # the get_server answer, and the data key of what it said

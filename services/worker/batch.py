@@ -40,12 +40,13 @@ from libs.cloud.calls import Answers
 from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
 from libs.engine.keys import NodeKey
+from libs.engine.status import Action
 from libs.engine.step import Decision, Verb
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.steps import Action, Nest, StepResult
+from libs.resources.steps import Nest, StepResult
 from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData

@@ -18,6 +18,7 @@ from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKey, NodeKind
+from libs.engine.status import Action
 from libs.engine.step import Refusal, preempted_reason
 from libs.errors import Conflict, Retry, is_transient
 from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
@@ -25,7 +26,7 @@ from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
-from libs.resources.steps import Action, Call, Done, Failed, Nest, Replaced, StepContext, Wait
+from libs.resources.steps import Call, Done, Failed, Nest, Replaced, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
