@@ -7,7 +7,7 @@ A leaf: it imports nothing of Ember's, so :mod:`libs.resources.steps` (which
 from __future__ import annotations
 
 import enum
-from typing import Final, Literal
+from typing import Final
 
 
 class Action(enum.StrEnum):
@@ -30,11 +30,13 @@ class Action(enum.StrEnum):
     RESTORE = "RESTORE"
 
 
-Status = Literal["IN_PROGRESS", "COMPLETE", "FAILED"]
+class Status(enum.StrEnum):
+    """Heat's statuses, the second half of ``<ACTION>_<STATUS>``."""
 
-IN_PROGRESS: Status = "IN_PROGRESS"
-COMPLETE: Status = "COMPLETE"
-FAILED: Status = "FAILED"
+    IN_PROGRESS = "IN_PROGRESS"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
 
 # Traversals that converge resources to a template (update nodes forward, cleanup reversed).
 CONVERGING: Final = frozenset({Action.CREATE, Action.UPDATE, Action.ROLLBACK, Action.RESTORE, Action.ADOPT})

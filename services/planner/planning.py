@@ -19,6 +19,7 @@ from libs import stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
 from libs.engine.hooks import HookMode
+from libs.engine.status import Status
 from libs.engine.step import RowState
 from libs.errors import Permanent, describe
 from libs.messaging.consumer import Delivery
@@ -158,7 +159,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
-                     status=status.IN_PROGRESS, reason=reason, traversal_id=traversal_id)
+                     status=Status.IN_PROGRESS, reason=reason, traversal_id=traversal_id)
     if not graph.nodes:
         outputs = None
         if action != "DELETE":
@@ -264,7 +265,7 @@ def _answered_again(want: desired.Desired, current: dict[str, resources.Resource
     found: dict[str, dict[str, Any]] = {}
     for name, reads in want.definition.attribute_reads.items():
         row = current.get(name)
-        if row is None or row.status != status.COMPLETE or name not in want.definition.resources:
+        if row is None or row.status != Status.COMPLETE or name not in want.definition.resources:
             continue
         try:
             plugin = registry.implementing(want.definition.resources[name].type, resource_name=name,
@@ -283,12 +284,12 @@ def _answered_again(want: desired.Desired, current: dict[str, resources.Resource
 async def _complete_empty(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: str,
                           outputs: list[dict[str, Any]] | None) -> None:
     reason = status.stack_completed(action)
-    await stacks.settle(conn, stack.id, traversal_id, status=status.COMPLETE, reason=reason,
+    await stacks.settle(conn, stack.id, traversal_id, status=Status.COMPLETE, reason=reason,
                         outputs=outputs,
                         completed_template=action != "DELETE", deleted=action == "DELETE")
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
-                     status=status.COMPLETE, reason=reason, traversal_id=traversal_id)
+                     status=Status.COMPLETE, reason=reason, traversal_id=traversal_id)
 
 
 async def _fail_now(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: str, *,
@@ -298,7 +299,7 @@ async def _fail_now(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID,
                             template_id=stack.template_id, graph=graph, deadline=None,
                             request_id=request.request_id)
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
-    await stacks.settle(conn, stack.id, traversal_id, status=status.FAILED, reason=reason)
+    await stacks.settle(conn, stack.id, traversal_id, status=Status.FAILED, reason=reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
-                     status=status.FAILED, reason=reason, traversal_id=traversal_id)
+                     status=Status.FAILED, reason=reason, traversal_id=traversal_id)

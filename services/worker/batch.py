@@ -40,7 +40,7 @@ from libs.cloud.calls import Answers
 from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
 from libs.engine.keys import NodeKey
-from libs.engine.status import Action
+from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
@@ -289,7 +289,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     """Whether the batch steps this job (else the one-item path, or ``results``, has it)."""
     want, trav, row = group.want, group.trav, job.row
     assert row is not None
-    if row.status == status.IN_PROGRESS and row.traversal_id != trav.id:
+    if row.status == Status.IN_PROGRESS and row.traversal_id != trav.id:
         return False  # an older traversal's action: waited for, or taken over, one at a time
     in_template = want is not None and row.name in want.definition.resources
     new_type: str | None = None

@@ -17,6 +17,7 @@ from libs.db import resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKind
+from libs.engine.status import Status
 from libs.engine.step import Decision, Verb, attempted_action
 from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType
@@ -64,7 +65,7 @@ class Node(Stepping):
         if not self.current:
             # A stale traversal only finishes the action it started, then stops;
             # one that timed out abandons it instead (Heat's runner is cut short).
-            if row.traversal_id == trav.id and row.status == status.IN_PROGRESS:
+            if row.traversal_id == trav.id and row.status == Status.IN_PROGRESS:
                 if trav.deadline is not None and rows.now() > trav.deadline:
                     await self.mark_failed(row, row.action, f"{row.action} aborted ({status.TIMED_OUT})")
                 else:
@@ -90,7 +91,7 @@ class Node(Stepping):
         row = await self._target_row()
         if row is None:
             return
-        under_way = row.traversal_id == trav.id and row.status == status.IN_PROGRESS
+        under_way = row.traversal_id == trav.id and row.status == Status.IN_PROGRESS
         if not (self.current or under_way):
             return
         action = attempted_action(self.kind, trav.action, str(trav.id), row.state())
@@ -138,7 +139,7 @@ class Node(Stepping):
                 return []
         state = row.state()
         if plugin is not None and self.trav.converge and row.action != "INIT" and (
-                row.traversal_id != self.trav.id and row.status == status.COMPLETE):
+                row.traversal_id != self.trav.id and row.status == Status.COMPLETE):
             observer, seen = self._row_plugin(row), self._context(row, row.properties or {})
             asked = observer.observe_call(seen) if self.s.caller is not None else None
             if asked is not None and self.answers is None:
@@ -158,10 +159,10 @@ class Node(Stepping):
             # Heat compares what the names resolve to, each through its own environment.
             same = type(plugin) is self.s.registry.implementation(
                 row.type, resource_name=row.name, environment=self.own_env)
-            if plugin.nests and (row.action, row.status) == ("CHECK", status.FAILED):
+            if plugin.nests and (row.action, row.status) == ("CHECK", Status.FAILED):
                 child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
                 nested_check_failed = child is not None and (child.action, child.status) == (
-                    "CHECK", status.FAILED)
+                    "CHECK", Status.FAILED)
         decision = rows.decision(
             self.kind, self.trav, state, plugin, in_template=in_template, new_type=new_type, props=new_props,
             same=same, external_id=external_id, restricted=restricted,

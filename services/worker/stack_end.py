@@ -16,6 +16,7 @@ from libs import plan_requests
 from libs.db import Conn, events, resources, stacks, templates, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
+from libs.engine.status import Status
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
 from services.worker.evaluation import OutputsOf, inline_outputs
@@ -45,10 +46,10 @@ async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.Traversa
     if want is not None and action != "DELETE":
         outputs = await outputs_of(conn, stack.id, want, resolve)
     settled = await stacks.settle(
-        conn, stack.id, trav.id, status=status.COMPLETE, reason=reason, outputs=outputs,
+        conn, stack.id, trav.id, status=Status.COMPLETE, reason=reason, outputs=outputs,
         completed_template=action in status.CONVERGING, deleted=action == "DELETE")
     if settled:
-        await stack_event(conn, stack, trav.id, action=action, state=status.COMPLETE, reason=reason)
+        await stack_event(conn, stack, trav.id, action=action, state=Status.COMPLETE, reason=reason)
         await traversals.close(conn, trav.id)
         if stack.parent_id is not None and registry is not None and outputs is not None:
             await refresh_parent(conn, stack, outputs, registry)
@@ -64,7 +65,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
     assert child.parent_id is not None
     row = next((r for r in await resources.for_stack(conn, child.parent_id)
                 if r.is_current and r.physical_id == str(child.id)), None)
-    if row is None or row.status == status.IN_PROGRESS:
+    if row is None or row.status == Status.IN_PROGRESS:
         return
     try:
         plugin = registry.get(row.type)
@@ -83,7 +84,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
                                           resource_name=row.name)
     if await resources.write(conn, row, data=data, attributes=attributes) is None:
         return
-    if parent is None or parent.status == status.IN_PROGRESS or want is None:
+    if parent is None or parent.status == Status.IN_PROGRESS or want is None:
         return
     await stacks.set_outputs(conn, parent.id, await outputs_of(conn, parent.id, want))
 
@@ -105,10 +106,10 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
         rollback = not stack.disable_rollback and action in ("CREATE", "UPDATE") and current
         outputs = (await outputs_of(conn, stack.id, want, resolve) if want is not None and action != "DELETE"
                    else None)
-        if not await stacks.settle(conn, stack.id, trav.id, status=status.FAILED, reason=reason,
+        if not await stacks.settle(conn, stack.id, trav.id, status=Status.FAILED, reason=reason,
                                    outputs=outputs):
             return
-        await stack_event(conn, stack, trav.id, action=action, state=status.FAILED, reason=reason)
+        await stack_event(conn, stack, trav.id, action=action, state=Status.FAILED, reason=reason)
         if rollback:
             await stacks.set_desired(conn, stack.id, action="ROLLBACK",
                                      template_id=stack.prev_template_id, reason=reason)

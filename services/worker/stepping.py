@@ -18,7 +18,7 @@ from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKey, NodeKind
-from libs.engine.status import Action
+from libs.engine.status import Action, Status
 from libs.engine.step import Refusal, preempted_reason
 from libs.errors import Conflict, Retry, is_transient
 from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
@@ -106,12 +106,12 @@ class Stepping:
                     # An older traversal's action is cancelled, as Heat records it; a pause at
                     # one of its named steps goes with it.
                     reason = preempted_reason(self.trav.action, preempts, row.name)
-                    await self.event(row, preempts, status.FAILED, reason)
+                    await self.event(row, preempts, Status.FAILED, reason)
                     if self.trav.action != "DELETE":
                         # Heat's older traversal also writes its stack's failure (only the
                         # event: the stack goes on with this traversal).
                         await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
-                                                    state=status.FAILED,
+                                                    state=Status.FAILED,
                                                     reason=status.resource_failed(preempts, reason))
                 row = await self._begin(row, action, outcome.started(
                     row, action, self.traversal_id, self.trav.template_id, rows.now(),
@@ -250,7 +250,7 @@ class Stepping:
 
     def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
         """Whether an older traversal's action on ``row`` is under way."""
-        return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
+        return row.status == Status.IN_PROGRESS and row.traversal_id != self.traversal_id
 
     async def _with_replaced(self, row: resources.ResourceRow, ctx: StepContext) -> StepContext:
         """A replacement's first step, given the row it replaces (its type ``prepares_replace``)."""
@@ -345,7 +345,7 @@ class Stepping:
         if not in_transaction:
             async with self.conn.transaction():
                 return await self.done(row, in_transaction=True)
-        post = rules.post_hook(self.trav.action, row.action) if row.status == status.COMPLETE else None
+        post = rules.post_hook(self.trav.action, row.action) if row.status == Status.COMPLETE else None
         if post is not None:
             verdict = await self.gate.at(row, post)
             if verdict == "wait":
@@ -353,7 +353,7 @@ class Stepping:
             if verdict == "fail":
                 await self.mark_failed(row, row.action, rules.timed_out_reason(post))
                 return []
-        if self.kind == NodeKind.CLEANUP and row.action == "DELETE" and row.status == status.COMPLETE:
+        if self.kind == NodeKind.CLEANUP and row.action == "DELETE" and row.status == Status.COMPLETE:
             await resources.remove(self.conn, row.id)
         return await self.finish(None, in_transaction=True)
 
@@ -381,7 +381,7 @@ class Stepping:
     async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
         """An update Heat refuses: the resource keeps its state, at most an event says why."""
         if refusal.event:
-            await self.event(row, "UPDATE", status.FAILED, refusal.message)
+            await self.event(row, "UPDATE", Status.FAILED, refusal.message)
         if self.current:
             await self.fail_stack(status.resource_failed(
                 "UPDATE", f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
