@@ -42,11 +42,11 @@ class Status(enum.StrEnum):
 CONVERGING: Final = frozenset({Action.CREATE, Action.UPDATE, Action.ROLLBACK, Action.RESTORE, Action.ADOPT})
 
 
-def stack_started(action: str) -> str:
+def stack_started(action: Action) -> str:
     return f"Stack {action} started"
 
 
-def stack_completed(action: str) -> str:
+def stack_completed(action: Action) -> str:
     return f"Stack {action} completed successfully"
 
 

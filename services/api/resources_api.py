@@ -9,6 +9,7 @@ from aiohttp import web
 
 from libs import operations, scaling
 from libs.db import Conn, events, resources, stacks, templates
+from libs.engine.status import Action
 from libs.resources import autoscaling
 from libs.template import attribute_store, errors
 from libs.template.environment import Environment
@@ -261,7 +262,7 @@ async def action(request: web.Request) -> web.Response:
     if name in ("cancel_update", "cancel_without_rollback"):
         await operations.cancel_update(rt.pool, rt.bus, stack, rollback=name == "cancel_update")
     else:
-        await operations.stack_action(rt.pool, rt.bus, stack, name.upper())
+        await operations.stack_action(rt.pool, rt.bus, stack, Action(name.upper()))
     return web.Response(status=200)
 
 

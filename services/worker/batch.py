@@ -307,7 +307,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
             job.props = dict(plugin.validate(resolver.properties(row.name), resource_name=row.name))
         except Exception:  # the one-item path fails the resource with Heat's reason
             return False
-    if plugin is not None and row.action != "INIT" and new_type != row.type:
+    if plugin is not None and row.action != Action.INIT and new_type != row.type:
         return False  # renamed: the one-item path compares implementations and records the name
     same = None if plugin is None else type(plugin) is ctx.registry.implementation(
         row.type, resource_name=row.name, environment=group.own_environment(row))
@@ -333,7 +333,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
         if job.plugin.reaches_beyond_row:
             return False
         if job.props is None:
-            if in_template and job.action in ("CREATE", "UPDATE"):
+            if in_template and job.action in (Action.CREATE, Action.UPDATE):
                 return False
             defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
             job.props = {**defaults, **(row.properties or {})}

@@ -17,7 +17,7 @@ from libs.db import resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKind
-from libs.engine.status import Status
+from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb, attempted_action
 from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType
@@ -135,10 +135,11 @@ class Node(Stepping):
                 await self.fail_stack(str(exc))
                 return []
             except Exception as exc:  # property errors fail the resource, as in Heat
-                await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
+                attempted = Action.CREATE if row.action == Action.INIT else Action.UPDATE
+                await self.mark_failed(row, attempted, _reason(exc))
                 return []
         state = row.state()
-        if plugin is not None and self.trav.converge and row.action != "INIT" and (
+        if plugin is not None and self.trav.converge and row.action != Action.INIT and (
                 row.traversal_id != self.trav.id and row.status == Status.COMPLETE):
             observer, seen = self._row_plugin(row), self._context(row, row.properties or {})
             asked = observer.observe_call(seen) if self.s.caller is not None else None
@@ -155,14 +156,14 @@ class Node(Stepping):
                 state = dataclasses.replace(state, properties={**applied, **live})
         same: bool | None = None
         nested_check_failed = False
-        if plugin is not None and row.action != "INIT":
+        if plugin is not None and row.action != Action.INIT:
             # Heat compares what the names resolve to, each through its own environment.
             same = type(plugin) is self.s.registry.implementation(
                 row.type, resource_name=row.name, environment=self.own_env)
-            if plugin.nests and (row.action, row.status) == ("CHECK", Status.FAILED):
+            if plugin.nests and (row.action, row.status) == (Action.CHECK, Status.FAILED):
                 child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
                 nested_check_failed = child is not None and (child.action, child.status) == (
-                    "CHECK", Status.FAILED)
+                    Action.CHECK, Status.FAILED)
         decision = rows.decision(
             self.kind, self.trav, state, plugin, in_template=in_template, new_type=new_type, props=new_props,
             same=same, external_id=external_id, restricted=restricted,
@@ -214,7 +215,7 @@ class Node(Stepping):
                         await resources.set_data(self.conn, new_id, recorded)
                 fresh = await resources.get(self.conn, new_id)
             assert fresh is not None
-            return await self.step(fresh, "CREATE", first=True, props=props)
+            return await self.step(fresh, Action.CREATE, first=True, props=props)
         renamed = self._renamed(row) if verb == Verb.UPDATE else {}
         assert verb.action is not None
         return await self.step(row, verb.action, first=True, props=props, changed=decision.changed,

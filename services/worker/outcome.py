@@ -19,13 +19,13 @@ from typing import Any
 from libs.cloud.calls import CloudCall
 from libs.db.resources import ResourceRow
 from libs.engine import status
-from libs.engine.status import Status
+from libs.engine.status import Action, Status
 from libs.resources.base import ResourceType
 from libs.resources.steps import Call, Done, Failed, KeepType, Wait
 from services.worker import pending, rows
 
 # The actions whose completion records the properties they applied.
-APPLYING = frozenset({"CREATE", "UPDATE", "ADOPT"})
+APPLYING = frozenset({Action.CREATE, Action.UPDATE, Action.ADOPT})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,7 +33,7 @@ class Outcome:
     # The row's compare-and-set write; empty: nothing to write.
     changes: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # The event of the action: (status, reason).
-    event: tuple[str, str] | None = None
+    event: tuple[Status, str] | None = None
     # The row is deleted (after its event).
     removed: bool = False
     # The node is finished: its successors are released.
@@ -105,9 +105,9 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
         return Outcome(changes, retry=None if now else result.delay, calls=result.calls if now else (),
                        about=f"{action} of {row.name} waits on the cloud")
     reason = result.reason or status.STATE_CHANGED
-    if action == "DELETE" and not kept:
+    if action == Action.DELETE and not kept:
         return Outcome(event=(Status.COMPLETE, status.STATE_CHANGED), removed=True, finished=True)
-    if action == "DELETE":
+    if action == Action.DELETE:
         return Outcome({"action": action, "status": Status.COMPLETE, "status_reason": status.STATE_CHANGED},
                        event=(Status.COMPLETE, status.STATE_CHANGED), finished=True)
     data = rows.merged(data, result.data)

@@ -16,14 +16,14 @@ from libs import plan_requests
 from libs.db import Conn, events, resources, stacks, templates, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
-from libs.engine.status import Status
+from libs.engine.status import Action, Status
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
 from services.worker.evaluation import OutputsOf, inline_outputs
 
 
 async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, *, action: str,
-                      state: str, reason: str) -> None:
+                      state: Status, reason: str) -> None:
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack",
                      action=action, status=state, reason=reason, traversal_id=traversal_id)
@@ -43,11 +43,11 @@ async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.Traversa
     action = trav.action
     reason = status.stack_completed(action)
     outputs = None
-    if want is not None and action != "DELETE":
+    if want is not None and action != Action.DELETE:
         outputs = await outputs_of(conn, stack.id, want, resolve)
     settled = await stacks.settle(
         conn, stack.id, trav.id, status=Status.COMPLETE, reason=reason, outputs=outputs,
-        completed_template=action in status.CONVERGING, deleted=action == "DELETE")
+        completed_template=action in status.CONVERGING, deleted=action == Action.DELETE)
     if settled:
         await stack_event(conn, stack, trav.id, action=action, state=Status.COMPLETE, reason=reason)
         await traversals.close(conn, trav.id)
@@ -103,17 +103,17 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
     async with conn.transaction():
         if not await traversals.mark_failed(conn, trav.id):
             return
-        rollback = not stack.disable_rollback and action in ("CREATE", "UPDATE") and current
-        outputs = (await outputs_of(conn, stack.id, want, resolve) if want is not None and action != "DELETE"
-                   else None)
+        rollback = not stack.disable_rollback and action in (Action.CREATE, Action.UPDATE) and current
+        outputs = (await outputs_of(conn, stack.id, want, resolve)
+                   if want is not None and action != Action.DELETE else None)
         if not await stacks.settle(conn, stack.id, trav.id, status=Status.FAILED, reason=reason,
                                    outputs=outputs):
             return
         await stack_event(conn, stack, trav.id, action=action, state=Status.FAILED, reason=reason)
         if rollback:
-            await stacks.set_desired(conn, stack.id, action="ROLLBACK",
+            await stacks.set_desired(conn, stack.id, action=Action.ROLLBACK,
                                      template_id=stack.prev_template_id, reason=reason)
-            plan = await plan_requests.stage(conn, bus.names, stack, "ROLLBACK", reason="rollback",
+            plan = await plan_requests.stage(conn, bus.names, stack, Action.ROLLBACK, reason="rollback",
                                              request_id=f"rollback-{trav.id}")
     if rollback:
         await plan_requests.send(Held(conn), bus, plan)

@@ -107,7 +107,7 @@ class Stepping:
                     # one of its named steps goes with it.
                     reason = preempted_reason(self.trav.action, preempts, row.name)
                     await self.event(row, preempts, Status.FAILED, reason)
-                    if self.trav.action != "DELETE":
+                    if self.trav.action != Action.DELETE:
                         # Heat's older traversal also writes its stack's failure (only the
                         # event: the stack goes on with this traversal).
                         await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
@@ -121,19 +121,19 @@ class Stepping:
         plugin = self._row_plugin(row, action)
         if props is None:
             if self.want is not None and row.name in self.want.definition.resources and action in (
-                    "CREATE", "UPDATE"):
+                    Action.CREATE, Action.UPDATE):
                 props = await self.properties(row.name, plugin)
             else:
                 # Deleting, suspending...: what was applied, over the schema's defaults
                 # (a row that failed before its first write has nothing recorded).
                 defaults = {k: s.default for k, s in plugin.properties_schema.items()}
                 props = {**defaults, **(row.properties or {})}
-        if action == "ADOPT" and row.external_id is not None:
+        if action == Action.ADOPT and row.external_id is not None:
             # Nothing is made: the given id becomes the resource's own (Heat's handle_adopt).
             return await self.completed(row, plugin, action, props=props,
                                         result=Done(physical_id=row.external_id), propagate=propagate)
         ctx = await self._with_replaced(row, self._context(row, props)) if (
-            first and action == "CREATE" and plugin.prepares_replace) else self._context(row, props)
+            first and action == Action.CREATE and plugin.prepares_replace) else self._context(row, props)
         if plugin.nests:
             reads = plugin.nested_reads(self._reads(row.name)) if isinstance(plugin, NestedStackType) else ()
             child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads)
@@ -319,9 +319,9 @@ class Stepping:
             [write] = await writer.with_requires(self.conn, self.stack_id, self.want,
                                                  [self._write_of(row, action, out)])
             done = await self._carry(write)
-            if row.replaces is not None and not row.is_current and action != "DELETE":
+            if row.replaces is not None and not row.is_current and action != Action.DELETE:
                 await resources.promote(self.conn, row.replaces, row.id)
-            if action == "ADOPT" and done.external_id is not None:
+            if action == Action.ADOPT and done.external_id is not None:
                 adopted = done
             elif post is not None:
                 return await self.done(done, in_transaction=True)
@@ -330,7 +330,7 @@ class Stepping:
             if adopted is None:
                 return await self.finish(None, in_transaction=True)
         # Heat checks an external resource once taken over; the node ends with the check.
-        return await self.step(adopted, "CHECK", first=True, props=props)
+        return await self.step(adopted, Action.CHECK, first=True, props=props)
 
     def _outcome(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
                  props: Mapping[str, Any], result: Done | Wait | Failed | Call, *, kept: bool = False
@@ -353,7 +353,7 @@ class Stepping:
             if verdict == "fail":
                 await self.mark_failed(row, row.action, rules.timed_out_reason(post))
                 return []
-        if self.kind == NodeKind.CLEANUP and row.action == "DELETE" and row.status == Status.COMPLETE:
+        if self.kind == NodeKind.CLEANUP and row.action == Action.DELETE and row.status == Status.COMPLETE:
             await resources.remove(self.conn, row.id)
         return await self.finish(None, in_transaction=True)
 
@@ -381,10 +381,10 @@ class Stepping:
     async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
         """An update Heat refuses: the resource keeps its state, at most an event says why."""
         if refusal.event:
-            await self.event(row, "UPDATE", Status.FAILED, refusal.message)
+            await self.event(row, Action.UPDATE, Status.FAILED, refusal.message)
         if self.current:
             await self.fail_stack(status.resource_failed(
-                "UPDATE", f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
+                Action.UPDATE, f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
 
     async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
         async with self.conn.transaction():
@@ -424,7 +424,7 @@ class Stepping:
             raise Conflict("resource row changed under this step")
         return written
 
-    async def event(self, row: resources.ResourceRow, action: str, state: str, reason: str) -> None:
+    async def event(self, row: resources.ResourceRow, action: str, state: Status, reason: str) -> None:
         await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,
                          physical_resource_id=rows.event_physical_id(self.stack.name, row),
                          resource_type=row.type, action=action,

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from libs.engine.status import Action
 from libs.engine.step import RowState
 from libs.engine.unchanged import TypeRules, unchanged
 from libs.template.parameters import Parameters
@@ -85,7 +86,7 @@ CASES = [
 @pytest.mark.parametrize(("resources", "rows", "expected"), CASES)
 def test_unchanged(resources: dict[str, Any], rows: dict[str, RowState], expected: list[str]) -> None:
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
-    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules) == expected
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, _rules) == expected
 
 
 def test_excluded_names_and_their_dependents_are_not_settled() -> None:
@@ -93,7 +94,7 @@ def test_excluded_names_and_their_dependents_are_not_settled() -> None:
     rows = {"a": _row("a", props={"value": "x"}), "b": _row("b", props={"value": "ref-a"}),
             "c": _row("c", props={"value": "c"})}
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
-    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules,
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, _rules,
                      exclude=frozenset({"a"})) == ["c"]
 
 
@@ -126,5 +127,5 @@ IMPLEMENTATION_CASES = [
 def test_unchanged_compares_implementations(resources: dict[str, Any], rows: dict[str, RowState],
                                             expected: list[str]) -> None:
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
-    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules_by_implementation,
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, _rules_by_implementation,
                      implementation_of=_recorded) == expected
