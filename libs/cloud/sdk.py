@@ -13,6 +13,11 @@ when the cloud surely did nothing: :func:`~libs.cloud.calls.worth_retrying`).
 Each call is one trace span named ``<service>.<method>``; neither spans, logs
 nor answers carry a call's arguments, and the entry's password, secrets and
 token are blotted out of every message the cloud or the sdk wrote.
+
+A lookup by name (``find_*``) asked for while the same one is on its way is not
+sent again: its askers share the one answer. A thousand servers of one flavor
+created together look the flavor up once, not a thousand times; nothing is
+kept once the answer is in, so nothing goes stale.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 import openstack.config
 import openstack.connection
+import orjson
 from keystoneauth1 import session as ksa_session
 from openstack import resource
 from opentelemetry import trace
@@ -46,6 +52,10 @@ log = logger("cloud")
 _SECRET_OPTIONS = ("password", "token", "application_credential_secret", "secret", "passcode",
                    "client_secret", "access_token")
 _MAX_RETRY_WAIT = 30.0
+# Seconds a closing caller lets running calls end in (a cloud answers well within them).
+CLOSE_WAIT = 5.0
+# Calls that look an object up by name or id and change nothing: shared while on their way.
+_LOOKUP_PREFIX = "find_"
 _BLOT = "***"
 
 
@@ -87,12 +97,28 @@ class SdkCaller:
         self.calls_made: collections.Counter[str] = collections.Counter()
         self._in_flight = 0
         self._counts_lock = threading.Lock()
+        self._idle = threading.Condition(self._counts_lock)
+        # Lookups on their way (event loop only), by what they ask: later askers share the answer.
+        self._looking_up: dict[tuple[CloudTarget, str, str, bytes], asyncio.Future[Answer]] = {}
 
     async def call(self, target: CloudTarget, calls: Sequence[CloudCall]) -> dict[str, Answer]:
         answers = await asyncio.gather(*(self._call(target, call) for call in calls))
         return {call.key: answer for call, answer in zip(calls, answers, strict=True)}
 
     async def _call(self, target: CloudTarget, call: CloudCall) -> Answer:
+        if not call.method.startswith(_LOOKUP_PREFIX):
+            return await self._send(target, call)
+        asked = (target, call.service.value, call.method,
+                 orjson.dumps([call.args, call.kwargs], option=orjson.OPT_SORT_KEYS))
+        on_its_way = self._looking_up.get(asked)
+        if on_its_way is None:
+            on_its_way = asyncio.ensure_future(self._send(target, call))
+            self._looking_up[asked] = on_its_way
+            on_its_way.add_done_callback(lambda _: self._looking_up.pop(asked, None))
+        # Shielded: one asker cancelled must not cancel the answer the others wait for.
+        return await asyncio.shield(on_its_way)
+
+    async def _send(self, target: CloudTarget, call: CloudCall) -> Answer:
         loop = asyncio.get_running_loop()
         with self._tracer.start_as_current_span(call.describe(), kind=trace.SpanKind.CLIENT) as span:
             span.set_attribute("cloud.name", target.cloud)
@@ -132,6 +158,7 @@ class SdkCaller:
         finally:
             with self._counts_lock:
                 self._in_flight -= 1
+                self._idle.notify_all()
 
     def _answer(self, target: CloudTarget, call: CloudCall) -> Answer:
         cloud: _Cloud | None = None
@@ -196,19 +223,32 @@ class SdkCaller:
                 tls_ciphers=getattr(old, "tls_ciphers", None),
                 tls_min_version=getattr(old, "tls_min_version", None)))
 
-    async def close(self) -> None:
-        """Wait for running calls, then close every connection; log the calls made, by service.method."""
-        await asyncio.get_running_loop().run_in_executor(None, self._close)
+    async def close(self, wait_seconds: float = CLOSE_WAIT) -> None:
+        """Let running calls end (for up to ``wait_seconds``), then close every connection; log the
+        calls made, by service.method.
+
+        A call still running then is left to its thread and its answer is lost, as in a crash:
+        its step marked it attempted, and the step's redelivery finds what it made by its cloud
+        tag. Its thread must not hold the process's exit (``libs.lifecycle.run`` sees to that).
+        """
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        left = await asyncio.get_running_loop().run_in_executor(None, self._wait_idle, wait_seconds)
+        if left:
+            log.warning("%d cloud call(s) still under way at close: their answers are lost", left)
+        else:
+            with self._clouds_lock:
+                for cloud in self._clouds.values():
+                    cloud.connection.close()
+                self._clouds.clear()
         log.info("cloud calls made: %d in all", sum(self.calls_made.values()),
                  extra={"calls_made": dict(sorted(self.calls_made.items())),
                         "connections_made": self.connections_made, "peak_in_flight": self.peak_in_flight})
 
-    def _close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        with self._clouds_lock:
-            for cloud in self._clouds.values():
-                cloud.connection.close()
-            self._clouds.clear()
+    def _wait_idle(self, seconds: float) -> int:
+        """The calls still running after up to ``seconds``."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, seconds)
+            return self._in_flight
 
 
 def _no_auth(request: Any) -> Any:

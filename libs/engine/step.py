@@ -61,6 +61,8 @@ class RowState:
     # The id of the resource taken over (``external_id``), which Ember did not make.
     external_id: str | None = None
     physical_id: str | None = None
+    # Cloud calls its action's step may be making right now (marked attempted, not yet answered).
+    calls_in_flight: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,8 +194,12 @@ def takes_over(kind: NodeKind, traversal_action: Action, row: RowState, *, in_te
     traversal that reaches a nested stack whose older create or update still
     runs cancels that nested action (Heat's preemption) and updates the nested
     stack in place (or deletes it, in a cleanup), rather than waiting for it.
-    Anything else waits: the older action finishes that one resource.
+    Anything else waits: the older action finishes that one resource. So does a delete
+    while the older action's cloud calls may still be in flight: what they make is known
+    only from their answers, and a delete that looked before it was made would leave it.
     """
+    if row.calls_in_flight:
+        return None
     if traversal_action == Action.DELETE or (nests and row.action in (Action.CREATE, Action.UPDATE)):
         cancelled = dataclasses.replace(row, status=Status.FAILED)
         if kind == NodeKind.CLEANUP:

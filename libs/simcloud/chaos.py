@@ -5,8 +5,10 @@
 "count": 3, "share": 0.5, "hold": 0}`` makes calls (or a share of them) fail or answer late for a
 while (``delay``: before the call is carried out; ``hold``: after it, the answer held back until
 the hold ends or ``DELETE /chaos/faults``); ``PUT /chaos/settings {"seed": 7}`` fixes which
-boots fail from then on; ``DELETE /chaos/faults`` ends the faults. Acts on objects behind Ember's back:
-``POST /chaos/servers/{id}/delete``, ``POST /chaos/servers/{id}/error``, ``POST /chaos/ports/{id}/detach``.
+boots fail from then on; ``DELETE /chaos/faults`` ends the faults; ``GET /chaos/faults`` lists
+them, with ``under_way``: the calls they delay or hold that have not answered yet. Acts on
+objects behind Ember's back: ``POST /chaos/servers/{id}/delete``, ``POST /chaos/servers/{id}/error``,
+``POST /chaos/ports/{id}/detach``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,17 @@ async def apply_faults(request: web.Request, handler: Handler) -> web.StreamResp
         return await handler(request)
     for fault in faults:
         state.spend(fault)
+    state.faulted_under_way += 1
+    try:
+        return await _faulted(request, handler, state, faults)
+    finally:
+        state.faulted_under_way -= 1
+
+
+async def _faulted(request: web.Request, handler: Handler, state: SimState, faults: list[Fault]
+                   ) -> web.StreamResponse:
+    service = auth.service_of(request.path)
+    assert service is not None
     delay = max(f.delay for f in faults)
     if delay > 0:
         # The point of this fault: the simulated cloud is slow to answer.
@@ -102,7 +115,8 @@ async def add_fault(request: web.Request) -> web.Response:
 async def list_faults(request: web.Request) -> web.Response:
     state = request.app[STATE]
     state.faults_for(None, "")  # drops the ones over
-    return jsonweb.reply({"faults": [f.as_json() for f in state.faults]})
+    return jsonweb.reply({"faults": [f.as_json() for f in state.faults],
+                          "under_way": state.faulted_under_way})
 
 
 async def clear_faults(request: web.Request) -> web.Response:

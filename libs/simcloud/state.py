@@ -95,6 +95,8 @@ class SimState:
         self.faults: list[Fault] = []
         # Set (and replaced) when the faults are cleared: the answers held back go out then.
         self.released = asyncio.Event()
+        # Calls a fault delays or holds that have not answered yet (a test waits for them to land).
+        self.faulted_under_way = 0
         self.rng = rng or random.Random()
         self.boot_rng = boot_draws(settings)
         # Lazy transitions one service settles and another reads: a service registers its own in

@@ -11,6 +11,7 @@ in the same transaction.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from typing import Any
 
 from libs.db import resources, snapshots, stacks, traversals
@@ -23,7 +24,7 @@ from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType
 from libs.template.attribute_store import AttributeFailed
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import children, rows
+from services.worker import children, pending, rows
 from services.worker.hook_gate import Gate
 from services.worker.outcome import Calls
 from services.worker.stepping import Stepping
@@ -138,7 +139,12 @@ class Node(Stepping):
                 attempted = Action.CREATE if row.action == Action.INIT else Action.UPDATE
                 await self.mark_failed(row, attempted, _reason(exc))
                 return []
-        state = row.state()
+        # A delete waits for calls an older step may be making (their answers name what they made),
+        # for as long as a call may take: the worker makes each once, within its request timeout,
+        # perhaps queued behind as many; an older mark is a dead step's, which its redelivery clears.
+        in_flight = pending.in_flight(row.data, row.updated_at, rows.now(), datetime.timedelta(
+            seconds=2 * self.s.cloud.request_timeout + 10))
+        state = dataclasses.replace(row.state(), calls_in_flight=in_flight)
         if plugin is not None and self.trav.converge and row.action != Action.INIT and (
                 row.traversal_id != self.trav.id and row.status == Status.COMPLETE):
             observer, seen = self._row_plugin(row), self._context(row, row.properties or {})

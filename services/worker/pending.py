@@ -17,6 +17,7 @@ redelivery the backoff asks for (no worker sleeps). Pure.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -54,6 +55,14 @@ def of(data: Mapping[str, Any]) -> Pending | None:
     answered = {k: _load_answer(a) for k, a in kept.get("answered", {}).items()}
     return Pending(tuple(_load(c) for c in kept.get("calls", ())), bool(kept.get("attempted")), answered,
                    int(kept.get("tries", 1)))
+
+
+def in_flight(data: Mapping[str, Any], marked_at: datetime.datetime | None, now: datetime.datetime,
+              limit: datetime.timedelta) -> bool:
+    """Whether the calls kept in ``data`` may be being made now: marked attempted (at ``marked_at``,
+    the row's last write) less than ``limit`` ago. Older marks are of a step that died making them."""
+    kept = of(data)
+    return kept is not None and kept.attempted and marked_at is not None and now - marked_at < limit
 
 
 def attempting(data: Mapping[str, Any]) -> dict[str, Any]:

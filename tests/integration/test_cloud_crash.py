@@ -22,10 +22,12 @@ import pytest
 
 from libs import operations
 from libs.config import Settings
+from libs.db.stacks import StackRow
 from libs.resources.registry import default_registry
-from libs.runtime import open_runtime
+from libs.runtime import Runtime, open_runtime
 from libs.simcloud.state import SimSettings
 from libs.template.request import StackRequest
+from services.worker import pending
 from tests.cloud.support import CloudUnderTest, Conn
 from tests.integration.cloud_support import Sim, simulated_cloud
 from tests.integration.engine_support import event_lines, hot, resource_rows, settled
@@ -102,16 +104,21 @@ async def _empty(world: _World, stack: str) -> dict[str, set[str]]:
     return await _in_cloud(world, stack)
 
 
-async def test_a_worker_killed_right_after_nova_made_the_server_leaves_one_server(world: _World) -> None:
+async def _one_server(api: Runtime, name: str) -> StackRow:
+    """A stack of one server on the private network, asked for (not waited for)."""
     template = hot({"server": {"type": "OS::Nova::Server",
                                "properties": {"flavor": "m1.tiny", "image": "cirros",
                                               "networks": [{"network": "private"}]}}})
+    return await operations.create_stack(api.pool, api.bus, project="demo", name=name,
+                                         stack_request=StackRequest(template=template),
+                                         registry=default_registry())
+
+
+async def test_a_worker_killed_right_after_nova_made_the_server_leaves_one_server(world: _World) -> None:
     # Nova makes the server at once, and holds its answer back: the worker is killed meanwhile.
     await world.sim.chaos("POST", "/faults", {"service": "compute", "method": "POST", "count": 1, "hold": 60})
     async with open_runtime(world.settings, "api") as api:
-        made = await operations.create_stack(api.pool, api.bus, project="demo", name="crash",
-                                             stack_request=StackRequest(template=template),
-                                             registry=default_registry())
+        made = await _one_server(api, "crash")
 
         async def server_made() -> set[str] | None:
             return (await _in_cloud(world, "crash"))["servers"] or None
@@ -132,6 +139,30 @@ async def test_a_worker_killed_right_after_nova_made_the_server_leaves_one_serve
         await operations.delete_stack(api.pool, api.bus, done)
         await settled(api.pool, made.id, status="DELETE_COMPLETE", timeout=60)
         assert await _empty(world, "crash") == {"servers": set(), "ports": set(), "volumes": set()}
+
+
+async def test_a_delete_while_nova_makes_the_server_waits_for_it_and_leaves_nothing(world: _World) -> None:
+    # Nova is slow to take the create: the server exists only seconds after the call was made.
+    await world.sim.chaos("POST", "/faults", {"service": "compute", "method": "POST", "count": 1, "delay": 4})
+    async with open_runtime(world.settings, "api") as api:
+        made = await _one_server(api, "early")
+
+        async def creating() -> Any:
+            row = (await resource_rows(api.pool, made.id)).get("server")
+            kept = (row.data.get(pending.KEY) or {}) if row is not None else {}
+            calls = [c["method"] for c in kept.get("calls", ())]
+            return (row if kept.get("attempted") and "create_server" in calls else None)
+        await eventually(creating, timeout=60, interval=0.05, what="the create_server call under way")
+        assert not (await _in_cloud(world, "early"))["servers"], "Nova has not made it yet"
+        await operations.delete_stack(api.pool, api.bus, made)
+
+        await _settled(api.pool, made.id, status="DELETE_COMPLETE")
+
+        async def landed() -> bool:
+            return bool((await world.sim.chaos("GET", "/faults"))["under_way"] == 0)
+        await eventually(landed, timeout=60, interval=0.1, what="Nova to have taken the slow create")
+        # The delete waited for the call's answer, so it knew the server and deleted it.
+        assert await _empty(world, "early") == {"servers": set(), "ports": set(), "volumes": set()}
 
 
 async def _settled(pool: Any, stack_id: Any, status: str | None = None) -> Any:

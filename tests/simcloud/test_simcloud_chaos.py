@@ -100,7 +100,7 @@ def test_calls_fail_for_a_count_then_answer_again(sim: Sim, cloud: Connection) -
             cloud.compute.get_flavor("1")
         assert failed.value.status_code == 503
     assert cloud.compute.get_flavor("1").name == "m1.tiny"
-    assert requests.get(f"{sim.url}/chaos/faults", timeout=10).json() == {"faults": []}
+    assert requests.get(f"{sim.url}/chaos/faults", timeout=10).json() == {"faults": [], "under_way": 0}
 
 
 def test_a_quota_refuses_creates_past_it(sim: Sim, cloud: Connection) -> None:

@@ -137,3 +137,20 @@ def test_a_server_error_is_tried_again_with_the_other_answers_kept() -> None:
     # Past the last try the plugin sees the error.
     last = {**data, pending.KEY: {**data[pending.KEY], "tries": pending.TRIES, "attempted": True}}
     assert pending.next_step(last, 4, {"made": DOWN}, 4) == {"port": OK, "made": DOWN}
+
+
+AT = datetime.datetime(2026, 11, 28, 12, 0, tzinfo=datetime.UTC)
+LIMIT = datetime.timedelta(seconds=130)
+
+
+@pytest.mark.parametrize(("case", "data", "marked_at", "now", "expected"), [
+    ("marked attempted a moment ago: maybe being made", TRIED, AT, AT + datetime.timedelta(seconds=1), True),
+    ("marked attempted longer ago than a call takes: a dead step's", TRIED, AT, AT + LIMIT, False),
+    ("kept, waiting for their backoff: not being made",
+     pending.recorded({}, [MADE], attempted=False), AT, AT, False),
+    ("no calls kept", {"a": "1"}, AT, AT, False),
+    ("never written", TRIED, None, AT, False),
+])
+def test_calls_in_flight(case: str, data: dict[str, Any], marked_at: datetime.datetime | None,
+                         now: datetime.datetime, expected: bool) -> None:
+    assert pending.in_flight(data, marked_at, now, LIMIT) is expected, case

@@ -58,6 +58,13 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
      dict(in_template=False), Decision(Verb.RETAIN, preempts="UPDATE")),
     ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="DELETE"),
      dict(in_template=False), Decision(Verb.DELETE, preempts="DELETE")),
+    # ...but not while the older step's cloud calls may be in flight: what they make is known
+    # from their answers only, so the delete waits for them.
+    ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="CREATE", calls_in_flight=True),
+     dict(in_template=False), Decision(Verb.WAIT, action="CREATE")),
+    ("c", "DELETE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", calls_in_flight=True,
+                         deletion_policy="Retain"),
+     dict(in_template=False), Decision(Verb.WAIT, action="UPDATE")),
     # A newer update preempts a nested stack's older create or update, and updates it in place...
     ("u", "UPDATE", dict(traversal_id="t0", status="IN_PROGRESS", action="UPDATE", physical_id="child"),
      dict(new_properties={"value": "b"}, new_type="OS::Heat::TestResource", preemptible=True),
