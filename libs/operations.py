@@ -20,6 +20,7 @@ from libs.cloud.validation import CloudLookup, with_lookups
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
+from libs.engine.status import Action, Status
 from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
@@ -103,9 +104,9 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
             raise StackExists(name) from None
         if adopt_data is not None:
             await stacks.mark_adopting(conn, stack_id, dict(adopt_data))
-            row = dataclasses.replace(row, action="ADOPT")
+            row = dataclasses.replace(row, action=Action.ADOPT)
         adopting = adopt_data is not None
-        plan = await plan_requests.stage(conn, bus.names, row, "ADOPT" if adopting else "CREATE",
+        plan = await plan_requests.stage(conn, bus.names, row, Action.ADOPT if adopting else Action.CREATE,
                                          reason="adopt" if adopting else "create")
     await _send(pool, bus, plan, after_commit)
     return row
@@ -221,9 +222,9 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     running is cancelled first, as Heat's preemption of a nested stack's
     update does (a newer traversal supersedes it either way; this says so).
     """
-    if stack.action == "SUSPEND":
+    if stack.action == Action.SUSPEND:
         raise errors.NotSupported("Updating a stack when it is suspended")
-    if stack.action == "DELETE":
+    if stack.action == Action.DELETE:
         raise errors.NotSupported("Updating a stack when it is deleting")
     how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade,
@@ -236,14 +237,14 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
         template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
                                              facade)
         if cancel_running:
-            await _cancel_running(conn, stack.id, actions=("CREATE", "UPDATE"))
+            await _cancel_running(conn, stack.id, actions=(Action.CREATE, Action.UPDATE))
         extra: dict[str, Any] = {}
         if options is not None:
             extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
                      "tags": list(options.tags)}
-        await stacks.set_desired(conn, stack.id, action="UPDATE", template_id=template_id,
-                                 reason=status.stack_started("UPDATE"), **extra)
-        plan = await plan_requests.stage(conn, bus.names, stack, "UPDATE", reason="update",
+        await stacks.set_desired(conn, stack.id, action=Action.UPDATE, template_id=template_id,
+                                 reason=status.stack_started(Action.UPDATE), **extra)
+        plan = await plan_requests.stage(conn, bus.names, stack, Action.UPDATE, reason="update",
                                          converge=converge)
     await _send(pool, bus, plan, after_commit)
 
@@ -253,13 +254,13 @@ async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     """Allowed while another action runs: Heat cancels it, and the delete takes over its resources."""
     async with pool.acquire() as conn, conn.transaction():
         await _cancel_running(conn, stack.id)
-        await stacks.set_desired(conn, stack.id, action="DELETE", template_id=stack.template_id,
-                                 reason=status.stack_started("DELETE"))
-        plan = await plan_requests.stage(conn, bus.names, stack, "DELETE", reason="delete")
+        await stacks.set_desired(conn, stack.id, action=Action.DELETE, template_id=stack.template_id,
+                                 reason=status.stack_started(Action.DELETE))
+        plan = await plan_requests.stage(conn, bus.names, stack, Action.DELETE, reason="delete")
     await _send(pool, bus, plan, after_commit)
 
 
-async def _cancel_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[str] | None = None) -> None:
+async def _cancel_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[Action] | None = None) -> None:
     """Stop the stack's running traversal (of one of ``actions``; any if None), with Heat's event.
 
     Its steps then see they are stale: none starts another resource, and those
@@ -269,11 +270,11 @@ async def _cancel_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[s
     if stopped is not None:
         name, action, traversal_id = stopped
         await events.add(conn, stack_id=stack_id, resource_name=name, physical_resource_id=str(stack_id),
-                         resource_type="OS::Heat::Stack", action=action, status="FAILED",
+                         resource_type="OS::Heat::Stack", action=action, status=Status.FAILED,
                          reason=f"Stack {action} cancelled", traversal_id=traversal_id)
 
 
-async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, action: str, *,
+async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, action: Action, *,
                        after_commit: list[PlanRequest] | None = None) -> None:
     """SUSPEND, RESUME or CHECK: a traversal over the current resources."""
     async with pool.acquire() as conn, conn.transaction():
@@ -285,14 +286,15 @@ async def stack_action(pool: Connections, bus: Bus, stack: stacks.StackRow, acti
 
 async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, rollback: bool) -> None:
     """Heat's ``cancel_update`` (roll back) and ``cancel_without_rollback`` (stop where it is)."""
-    allowed = ("UPDATE",) if rollback else ("UPDATE", "CREATE")
-    if stack.status != "IN_PROGRESS" or stack.action not in allowed:
+    allowed = (Action.UPDATE,) if rollback else (Action.UPDATE, Action.CREATE)
+    if stack.status != Status.IN_PROGRESS or stack.action not in allowed:
         raise errors.NotSupported(f"Cancelling update when stack is {stack.stack_status}")
     if rollback:
         async with pool.acquire() as conn, conn.transaction():
-            await stacks.set_desired(conn, stack.id, action="ROLLBACK", template_id=stack.prev_template_id,
-                                     reason=status.stack_started("ROLLBACK"))
-            plan = await plan_requests.stage(conn, bus.names, stack, "ROLLBACK", reason="cancel_update")
+            await stacks.set_desired(conn, stack.id, action=Action.ROLLBACK,
+                                     template_id=stack.prev_template_id,
+                                     reason=status.stack_started(Action.ROLLBACK))
+            plan = await plan_requests.stage(conn, bus.names, stack, Action.ROLLBACK, reason="cancel_update")
         await plan_requests.send(pool, bus, plan)
         return
     reason = f"Stack {stack.action} cancelled"
@@ -300,4 +302,4 @@ async def cancel_update(pool: Connections, bus: Bus, stack: stacks.StackRow, *, 
         await stacks.fail_in_place(conn, stack.id, reason)
         await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                          physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack",
-                         action=stack.action, status="FAILED", reason=reason)
+                         action=stack.action, status=Status.FAILED, reason=reason)

@@ -22,6 +22,7 @@ from opentelemetry import trace
 from libs.db import Conn, events, hooks, resources, stacks, traversals
 from libs.db.pool import Connections
 from libs.engine import hooks as rules
+from libs.engine.status import Status
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import HookNotice, WorkItem
 
@@ -58,7 +59,7 @@ async def release_tree(pool: Connections, bus: Bus, stack: stacks.StackRow, *, b
         tree = {stack.id: stack} | {s.id: s for s in await stacks.nested_tree(conn, stack.id, 2**31 - 1)
                                      if s.deleted_at is None}
         running = [s.current_traversal for s in tree.values()
-                   if s.status == "IN_PROGRESS" and s.current_traversal is not None]
+                   if s.status == Status.IN_PROGRESS and s.current_traversal is not None]
         await traversals.set_hook_mode(conn, running, mode)
         waiting = await hooks.waiting(conn, list(tree))
         released = await _clear_rows(conn, tree, waiting, by)
@@ -78,7 +79,7 @@ async def _clear_rows(conn: Conn, tree: dict[uuid.UUID, stacks.StackRow], waitin
                          physical_resource_id=current.physical_id if current else None,
                          resource_type=current.type if current else "",
                          action=current.action if current else row.action,
-                         status=current.status if current else "COMPLETE",
+                         status=current.status if current else Status.COMPLETE,
                          reason=rules.cleared_reason(row.hook), traversal_id=row.traversal_id,
                          trace=row.trace.context())
         stack = tree[row.stack_id]

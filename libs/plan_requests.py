@@ -15,6 +15,7 @@ import uuid
 from libs.db import Conn, plan_outbox
 from libs.db.pool import Connections
 from libs.db.stacks import StackRow
+from libs.engine.status import Action
 from libs.errors import Undeliverable
 from libs.messaging.bus import Bus
 from libs.messaging.failures import BUS_ERROR
@@ -26,7 +27,7 @@ from libs.telemetry.propagation import Stored
 log = logs.logger("plan")
 
 
-async def stage(conn: Conn, names: Names, stack: StackRow, action: str, *, reason: str,
+async def stage(conn: Conn, names: Names, stack: StackRow, action: Action, *, reason: str,
                 request_id: str | None = None, converge: bool = False, snapshot_id: str = ""
                 ) -> PlanRequest:
     """A request for ``action`` on ``stack``, recorded in the caller's transaction; :func:`send` it

@@ -20,6 +20,7 @@ import orjson
 
 from libs import operations
 from libs.db import events, resources, stacks, templates
+from libs.engine.status import Status
 from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.resources import autoscaling
@@ -69,13 +70,13 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
                                         adjustment=change.adjustment, min_size=int(props["min_size"]),
                                         max_size=int(props["max_size"]),
                                         min_adjustment_step=change.min_adjustment_step)
-    if capacity == current or group.status == "IN_PROGRESS":
+    if capacity == current or group.status == Status.IN_PROGRESS:
         return current
     members = autoscaling.next_names(names, capacity, lambda: autoscaling.member_name(_RNG))
     async with pool.acquire() as conn:
         raw = await templates.get(conn, stack.template_id) if stack.template_id else None
         child = await stacks.get(conn, uuid.UUID(group.physical_id or str(uuid.UUID(int=0))))
-        if child is None or child.status == "IN_PROGRESS":
+        if child is None or child.status == Status.IN_PROGRESS:
             return current  # not made yet, or being resized (Heat's "scaling activity")
         cooldown = change.cooldown if change.cooldown is not None else props.get("cooldown")
         written = await resources.write(conn, group, data={
@@ -86,7 +87,7 @@ async def scale(pool: asyncpg.Pool, bus: Bus, registry: Registry, stack: stacks.
             return current  # changed meanwhile: the caller may try again
         await events.add(conn, stack_id=stack.id, resource_name=group.name,
                          physical_resource_id=group.physical_id, resource_type=group.type, action="SIGNAL",
-                         status="COMPLETE", reason=f"Scaling from {current} to {capacity}")
+                         status=Status.COMPLETE, reason=f"Scaling from {current} to {capacity}")
     env = Environment.from_dict(raw.environment if raw else {}).child_environment(group.name).to_dict()
     await operations.update_stack(
         pool, bus, child, stack_request=StackRequest(template=plugin.template_for(props, members),

@@ -18,6 +18,7 @@ import asyncpg
 from libs import plan_requests
 from libs.db import events, resources, snapshots, stacks, templates
 from libs.engine import status
+from libs.engine.status import Action, Status
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.template import errors
@@ -31,7 +32,7 @@ class ActionInProgress(errors.TemplateError):
 
 
 def _refuse_busy(stack: stacks.StackRow) -> None:
-    if stack.status == "IN_PROGRESS":
+    if stack.status == Status.IN_PROGRESS:
         raise ActionInProgress(stack)
 
 
@@ -74,25 +75,25 @@ async def take(pool: asyncpg.Pool, stack: stacks.StackRow, name: str | None) -> 
     _refuse_busy(stack)
     async with pool.acquire() as conn, conn.transaction():
         data = await stack_data(conn, stack)
-        reason = status.stack_started("SNAPSHOT")
-        await _stack_event(conn, stack, "IN_PROGRESS", reason)
+        reason = status.stack_started(Action.SNAPSHOT)
+        await _stack_event(conn, stack, Status.IN_PROGRESS, reason)
         row = await snapshots.insert(conn, stack_id=stack.id, name=name, template_id=stack.template_id,
-                                     data=data, status="COMPLETE")
-        done = status.stack_completed("SNAPSHOT")
-        await stacks.set_state(conn, stack.id, action="SNAPSHOT", status="COMPLETE", reason=done)
-        await _stack_event(conn, stack, "COMPLETE", done)
+                                     data=data, status=Status.COMPLETE)
+        done = status.stack_completed(Action.SNAPSHOT)
+        await stacks.set_state(conn, stack.id, action=Action.SNAPSHOT, status=Status.COMPLETE, reason=done)
+        await _stack_event(conn, stack, Status.COMPLETE, done)
     return row
 
 
 async def restore(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow,
                   snapshot: snapshots.SnapshotRow) -> None:
     _refuse_busy(stack)
-    if snapshot.status != "COMPLETE":
+    if snapshot.status != Status.COMPLETE:
         raise errors.NotSupported(f"Restoring a stack from a snapshot in status {snapshot.status}")
     async with pool.acquire() as conn, conn.transaction():
-        await stacks.set_desired(conn, stack.id, action="RESTORE", template_id=snapshot.template_id,
-                                 reason=status.stack_started("RESTORE"))
-        plan = await plan_requests.stage(conn, bus.names, stack, "RESTORE", reason="restore",
+        await stacks.set_desired(conn, stack.id, action=Action.RESTORE, template_id=snapshot.template_id,
+                                 reason=status.stack_started(Action.RESTORE))
+        plan = await plan_requests.stage(conn, bus.names, stack, Action.RESTORE, reason="restore",
                                          snapshot_id=str(snapshot.id))
     await plan_requests.send(pool, bus, plan)
 
@@ -116,14 +117,14 @@ async def abandon(pool: asyncpg.Pool, bus: Bus, stack: stacks.StackRow) -> dict[
                           if s.deleted_at is None]
         for each in gone:
             await resources.retain_all(conn, each.id)
-            await stacks.set_desired(conn, each.id, action="DELETE", template_id=each.template_id,
-                                     reason=status.stack_started("DELETE"))
-            plans.append(await plan_requests.stage(conn, bus.names, each, "DELETE", reason="abandon"))
+            await stacks.set_desired(conn, each.id, action=Action.DELETE, template_id=each.template_id,
+                                     reason=status.stack_started(Action.DELETE))
+            plans.append(await plan_requests.stage(conn, bus.names, each, Action.DELETE, reason="abandon"))
     for plan in plans:
         await plan_requests.send(pool, bus, plan)
     return data
 
 
-async def _stack_event(conn: Any, stack: stacks.StackRow, state: str, reason: str) -> None:
+async def _stack_event(conn: Any, stack: stacks.StackRow, state: Status, reason: str) -> None:
     await events.add(conn, stack_id=stack.id, resource_name=stack.name, physical_resource_id=str(stack.id),
-                     resource_type="OS::Heat::Stack", action="SNAPSHOT", status=state, reason=reason)
+                     resource_type="OS::Heat::Stack", action=Action.SNAPSHOT, status=state, reason=reason)

@@ -13,6 +13,11 @@ when the cloud surely did nothing: :func:`~libs.cloud.calls.worth_retrying`).
 Each call is one trace span named ``<service>.<method>``; neither spans, logs
 nor answers carry a call's arguments, and the entry's password, secrets and
 token are blotted out of every message the cloud or the sdk wrote.
+
+A lookup by name (``find_*``) asked for while the same one is on its way is not
+sent again: its askers share the one answer. A thousand servers of one flavor
+created together look the flavor up once, not a thousand times; nothing is
+kept once the answer is in, so nothing goes stale.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from typing import Any
 
 import openstack.config
 import openstack.connection
+import orjson
 from keystoneauth1 import session as ksa_session
 from openstack import resource
 from opentelemetry import trace
@@ -48,6 +54,8 @@ _SECRET_OPTIONS = ("password", "token", "application_credential_secret", "secret
 _MAX_RETRY_WAIT = 30.0
 # Seconds a closing caller lets running calls end in (a cloud answers well within them).
 CLOSE_WAIT = 5.0
+# Calls that look an object up by name or id and change nothing: shared while on their way.
+_LOOKUP_PREFIX = "find_"
 _BLOT = "***"
 
 
@@ -90,12 +98,27 @@ class SdkCaller:
         self._in_flight = 0
         self._counts_lock = threading.Lock()
         self._idle = threading.Condition(self._counts_lock)
+        # Lookups on their way (event loop only), by what they ask: later askers share the answer.
+        self._looking_up: dict[tuple[CloudTarget, str, str, bytes], asyncio.Future[Answer]] = {}
 
     async def call(self, target: CloudTarget, calls: Sequence[CloudCall]) -> dict[str, Answer]:
         answers = await asyncio.gather(*(self._call(target, call) for call in calls))
         return {call.key: answer for call, answer in zip(calls, answers, strict=True)}
 
     async def _call(self, target: CloudTarget, call: CloudCall) -> Answer:
+        if not call.method.startswith(_LOOKUP_PREFIX):
+            return await self._send(target, call)
+        asked = (target, call.service.value, call.method,
+                 orjson.dumps([call.args, call.kwargs], option=orjson.OPT_SORT_KEYS))
+        on_its_way = self._looking_up.get(asked)
+        if on_its_way is None:
+            on_its_way = asyncio.ensure_future(self._send(target, call))
+            self._looking_up[asked] = on_its_way
+            on_its_way.add_done_callback(lambda _: self._looking_up.pop(asked, None))
+        # Shielded: one asker cancelled must not cancel the answer the others wait for.
+        return await asyncio.shield(on_its_way)
+
+    async def _send(self, target: CloudTarget, call: CloudCall) -> Answer:
         loop = asyncio.get_running_loop()
         with self._tracer.start_as_current_span(call.describe(), kind=trace.SpanKind.CLIENT) as span:
             span.set_attribute("cloud.name", target.cloud)

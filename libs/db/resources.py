@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from libs.db import Conn
+from libs.engine.status import Action
 from libs.engine.step import RowState
 
 _COLUMNS = ("id, stack_id, name, type, is_current, physical_id, action, status, status_reason,"
@@ -76,7 +77,7 @@ def unmade_replacements(rows: Iterable[ResourceRow]) -> dict[int, ResourceRow]:
     way); :func:`unmade_replacement` asks the database the same of one row."""
     out: dict[int, ResourceRow] = {}
     for row in rows:
-        if row.replaces is not None and not row.is_current and row.action == "CREATE" and (
+        if row.replaces is not None and not row.is_current and row.action == Action.CREATE and (
                 row.replaces not in out or out[row.replaces].id < row.id):
             out[row.replaces] = row
     return out
@@ -85,7 +86,7 @@ def unmade_replacements(rows: Iterable[ResourceRow]) -> dict[int, ResourceRow]:
 async def unmade_replacement(conn: Conn, resource_id: int) -> ResourceRow | None:
     """:func:`unmade_replacements` of the one row ``resource_id``."""
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM resources WHERE replaces = $1 AND NOT is_current"
-                              " AND action = 'CREATE' ORDER BY id DESC LIMIT 1", resource_id)
+                              " AND action = $2 ORDER BY id DESC LIMIT 1", resource_id, Action.CREATE)
     return ResourceRow(**dict(row)) if row else None
 
 

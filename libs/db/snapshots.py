@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 from libs.db import Conn
+from libs.engine.status import Status
 
 _COLUMNS = "id, stack_id, name, template_id, data, status, status_reason, created_at"
 
@@ -25,7 +26,7 @@ class SnapshotRow:
 
 
 async def insert(conn: Conn, *, stack_id: uuid.UUID, name: str | None, template_id: uuid.UUID | None,
-                 data: dict[str, Any], status: str, status_reason: str = "") -> SnapshotRow:
+                 data: dict[str, Any], status: Status, status_reason: str = "") -> SnapshotRow:
     row = await conn.fetchrow(
         f"INSERT INTO snapshots (id, stack_id, name, template_id, data, status, status_reason)"
         f" VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {_COLUMNS}",

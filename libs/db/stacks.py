@@ -10,6 +10,7 @@ from typing import Any
 
 from libs.db import Conn, subscriptions
 from libs.db.filters import Where
+from libs.engine.status import Action, Status
 
 _COLUMNS = ("id, name, project, action, status, status_reason, template_id, prev_template_id,"
             " current_traversal, disable_rollback, timeout_mins, tags, parent_id, nested_depth,"
@@ -74,7 +75,7 @@ async def by_name(conn: Conn, project: str, name: str) -> StackRow | None:
     return StackRow(**dict(row)) if row else None
 
 
-async def set_desired(conn: Conn, stack_id: uuid.UUID, *, action: str, template_id: uuid.UUID | None,
+async def set_desired(conn: Conn, stack_id: uuid.UUID, *, action: Action, template_id: uuid.UUID | None,
                       reason: str = "", **fields: Any) -> None:
     """Point the stack at a new desired state; the planner picks it up from here.
 
@@ -93,7 +94,7 @@ async def set_desired(conn: Conn, stack_id: uuid.UUID, *, action: str, template_
         await subscriptions.follow_environment(conn, stack_id, project, template_id)
 
 
-async def stop_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[str] | None = None
+async def stop_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[Action] | None = None
                        ) -> tuple[str, str, uuid.UUID] | None:
     """Make no traversal current if one of ``actions`` (any, if None) runs; its (name, action, id).
 
@@ -111,14 +112,14 @@ async def stop_running(conn: Conn, stack_id: uuid.UUID, actions: Collection[str]
     return row["name"], row["action"], row["current_traversal"]
 
 
-async def begin_traversal(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, action: str,
+async def begin_traversal(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, action: Action,
                           reason: str) -> None:
     await conn.execute(
         "UPDATE stacks SET current_traversal = $2, action = $3, status = 'IN_PROGRESS',"
         " status_reason = $4, updated_at = now() WHERE id = $1", stack_id, traversal_id, action, reason)
 
 
-async def settle(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, *, status: str, reason: str,
+async def settle(conn: Conn, stack_id: uuid.UUID, traversal_id: uuid.UUID, *, status: Status, reason: str,
                  outputs: Any = None, completed_template: bool = False, deleted: bool = False) -> bool:
     """Mark the traversal's end on the stack, only if it is still the current one (fencing)."""
     result = await conn.execute(
@@ -152,7 +153,7 @@ async def fail_in_place(conn: Conn, stack_id: uuid.UUID, reason: str) -> None:
                        stack_id, uuid.uuid4(), reason)
 
 
-async def set_state(conn: Conn, stack_id: uuid.UUID, *, action: str, status: str, reason: str) -> None:
+async def set_state(conn: Conn, stack_id: uuid.UUID, *, action: Action, status: Status, reason: str) -> None:
     """An action done at once, with no traversal (a snapshot): the stack's state and reason."""
     await conn.execute("UPDATE stacks SET action = $2, status = $3, status_reason = $4, updated_at = now()"
                        " WHERE id = $1", stack_id, action, status, reason)

@@ -16,6 +16,7 @@ from typing import Any
 from libs.db import Conn
 from libs.engine.hooks import HookMode
 from libs.engine.plan import TraversalGraph
+from libs.engine.status import Action
 
 _COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge, snapshot_id, hook_mode"
 
@@ -24,7 +25,7 @@ _COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, conv
 class TraversalRow:
     id: uuid.UUID
     stack_id: uuid.UUID
-    action: str
+    action: Action
     template_id: uuid.UUID | None
     remaining: int
     deadline: datetime.datetime | None
@@ -44,7 +45,7 @@ class NodeRow:
     done: bool
 
 
-async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, action: str,
+async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, action: Action,
                  template_id: uuid.UUID | None, graph: TraversalGraph,
                  deadline: datetime.datetime | None, request_id: str, converge: bool = False,
                  snapshot_id: uuid.UUID | None = None, hook_mode: HookMode = HookMode.NORMAL) -> None:
@@ -60,7 +61,9 @@ async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, ac
 
 
 def _traversal(record: Any) -> TraversalRow:
-    return TraversalRow(**{**dict(record), "hook_mode": HookMode(record["hook_mode"])})
+    # Written only from these enums (by the planner), so each reads back as a member.
+    return TraversalRow(**{**dict(record), "action": Action(record["action"]),
+                           "hook_mode": HookMode(record["hook_mode"])})
 
 
 async def parent_hook_mode(conn: Conn, stack_id: uuid.UUID) -> HookMode:

@@ -24,11 +24,12 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from libs.engine.keys import NodeKind
+from libs.engine.status import Action
 from libs.engine.step import Verb
 from libs.template.registry import HOOK_TYPES
 
 # Traversals that update existing resources, as Heat's Resource.update does.
-_UPDATING = frozenset({"UPDATE", "ROLLBACK", "RESTORE"})
+_UPDATING = frozenset({Action.UPDATE, Action.ROLLBACK, Action.RESTORE})
 
 
 class HookMode(enum.StrEnum):
@@ -46,26 +47,26 @@ ON_TIMEOUT: tuple[OnTimeout, ...] = ("fail", "continue")
 _PRE_UPDATE = frozenset({Verb.UPDATE, Verb.REPLACE, Verb.NOOP, Verb.REFUSE})
 
 
-def pre_hook(traversal_action: str, kind: NodeKind, verb: Verb, row_action: str) -> str | None:
+def pre_hook(traversal_action: Action, kind: NodeKind, verb: Verb, row_action: str) -> str | None:
     """The hook a node reaches before its action starts, if any."""
     if kind == NodeKind.UPDATE:
-        if traversal_action == "CREATE" and verb == Verb.CREATE:
+        if traversal_action == Action.CREATE and verb == Verb.CREATE:
             return "pre-create"
-        if traversal_action in _UPDATING and row_action != "INIT" and verb in _PRE_UPDATE:
+        if traversal_action in _UPDATING and row_action != Action.INIT and verb in _PRE_UPDATE:
             return "pre-update"
         return None
-    if traversal_action == "DELETE" and verb == Verb.DELETE:
+    if traversal_action == Action.DELETE and verb == Verb.DELETE:
         return "pre-delete"
     return None
 
 
-def post_hook(traversal_action: str, completed_action: str) -> str | None:
+def post_hook(traversal_action: Action, completed_action: str) -> str | None:
     """The hook a node reaches once its action completed, if any."""
-    if traversal_action == "CREATE" and completed_action == "CREATE":
+    if traversal_action == Action.CREATE and completed_action == Action.CREATE:
         return "post-create"
-    if traversal_action in _UPDATING and completed_action == "UPDATE":
+    if traversal_action in _UPDATING and completed_action == Action.UPDATE:
         return "post-update"
-    if traversal_action == "DELETE" and completed_action == "DELETE":
+    if traversal_action == Action.DELETE and completed_action == Action.DELETE:
         return "post-delete"
     return None
 

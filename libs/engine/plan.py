@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from libs.engine.keys import NodeKey, NodeKind
+from libs.engine.status import Action
 from libs.graph.dag import Graph
 
 
@@ -62,7 +63,7 @@ def rows_to_add(names: Iterable[str], rows: Iterable[Row]) -> list[str]:
     return [n for n in names if n not in current]
 
 
-def build(action: str, requires: Mapping[str, Iterable[str]], rows: Iterable[Row],
+def build(action: Action, requires: Mapping[str, Iterable[str]], rows: Iterable[Row],
           new_ids: frozenset[int] = frozenset(), *, settled: frozenset[int] = frozenset()
           ) -> TraversalGraph:
     """The graph of one traversal.
@@ -82,8 +83,8 @@ def build(action: str, requires: Mapping[str, Iterable[str]], rows: Iterable[Row
         edges.setdefault(node, set()).add(first)
         edges.setdefault(first, set())
 
-    if action in ("DELETE", "SUSPEND"):
-        wanted = [r for r in rows if action == "DELETE" or r.is_current]
+    if action in (Action.DELETE, Action.SUSPEND):
+        wanted = [r for r in rows if action == Action.DELETE or r.is_current]
         ids = {r.id for r in wanted}
         for row in wanted:
             edges.setdefault(cleanup_node(row.id), set())
@@ -92,7 +93,7 @@ def build(action: str, requires: Mapping[str, Iterable[str]], rows: Iterable[Row
                     need(cleanup_node(dep), cleanup_node(row.id))
         return _nodes(edges)
 
-    if action in ("RESUME", "CHECK"):
+    if action in (Action.RESUME, Action.CHECK):
         by_id = {r.id: r for r in rows if r.is_current}
         for row in by_id.values():
             edges.setdefault(update_node(row.id), set())

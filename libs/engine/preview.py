@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from libs.engine.keys import NodeKind
+from libs.engine.status import Action
 from libs.engine.step import RowState, Verb, decide
 from libs.resources import nesting
 from libs.resources.attributes import SHOW
@@ -45,7 +46,7 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
     out = Changes()
     for name in new_types:
         row = current.get(name)
-        if row is None or row.action == "INIT":
+        if row is None or row.action == Action.INIT:
             out.added.append(name)
             continue
         try:
@@ -53,7 +54,7 @@ def changes(current: Mapping[str, RowState], new_types: Mapping[str, str],
         except AttributeFailed:  # it reads an attribute that failed: an update would start there
             out.updated.append(name)
             continue
-        verb = decide(NodeKind.UPDATE, "UPDATE", "preview", "preview", row, in_template=True,
+        verb = decide(NodeKind.UPDATE, Action.UPDATE, "preview", "preview", row, in_template=True,
                       new_type=new_types[name], new_properties=properties,
                       needs_replace=needs_replace(name), never_updates=never_updates(name),
                       always_updates=always_updates(name), same_implementation=same_implementation(name),

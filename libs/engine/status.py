@@ -1,26 +1,52 @@
-"""Heat's actions and statuses, and the reasons Heat writes with them."""
+"""Heat's actions and statuses, and the reasons Heat writes with them.
+
+A leaf: it imports nothing of Ember's, so :mod:`libs.resources.steps` (which
+:mod:`libs.engine` imports) can take its :class:`Action` from here.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+import enum
+from typing import Final
 
-Action = Literal["INIT", "CREATE", "UPDATE", "DELETE", "ROLLBACK", "SUSPEND", "RESUME", "CHECK",
-                 "ADOPT", "SNAPSHOT", "RESTORE"]
-Status = Literal["IN_PROGRESS", "COMPLETE", "FAILED"]
 
-IN_PROGRESS: Status = "IN_PROGRESS"
-COMPLETE: Status = "COMPLETE"
-FAILED: Status = "FAILED"
+class Action(enum.StrEnum):
+    """Heat's actions, spelled as in its ``<ACTION>_<STATUS>`` (of a stack, a resource, a step).
+
+    Members are their strings: they compare and hash equal to the plain ``str`` a
+    row or a message carries, and are written as text.
+    """
+
+    INIT = "INIT"
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    ROLLBACK = "ROLLBACK"
+    SUSPEND = "SUSPEND"
+    RESUME = "RESUME"
+    CHECK = "CHECK"
+    ADOPT = "ADOPT"
+    SNAPSHOT = "SNAPSHOT"
+    RESTORE = "RESTORE"
+
+
+class Status(enum.StrEnum):
+    """Heat's statuses, the second half of ``<ACTION>_<STATUS>``."""
+
+    IN_PROGRESS = "IN_PROGRESS"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+
 
 # Traversals that converge resources to a template (update nodes forward, cleanup reversed).
-CONVERGING = frozenset({"CREATE", "UPDATE", "ROLLBACK", "RESTORE", "ADOPT"})
+CONVERGING: Final = frozenset({Action.CREATE, Action.UPDATE, Action.ROLLBACK, Action.RESTORE, Action.ADOPT})
 
 
-def stack_started(action: str) -> str:
+def stack_started(action: Action) -> str:
     return f"Stack {action} started"
 
 
-def stack_completed(action: str) -> str:
+def stack_completed(action: Action) -> str:
     return f"Stack {action} completed successfully"
 
 

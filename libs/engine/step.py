@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from libs.engine.keys import NodeKind
-from libs.engine.status import CONVERGING
+from libs.engine.status import CONVERGING, Action, Status
 
 
 class Verb(enum.StrEnum):
@@ -36,14 +36,14 @@ class Verb(enum.StrEnum):
     REFUSE = "refuse"
 
     @property
-    def action(self) -> str | None:
+    def action(self) -> Action | None:
         """The resource action the verb starts, if it starts one."""
         return _STARTS.get(self)
 
 
-_STARTS = {Verb.ADOPT: "ADOPT", Verb.EXTERNAL: "ADOPT", Verb.CREATE: "CREATE", Verb.UPDATE: "UPDATE",
-           Verb.REPLACE: "CREATE", Verb.DELETE: "DELETE", Verb.SUSPEND: "SUSPEND", Verb.RESUME: "RESUME",
-           Verb.CHECK: "CHECK"}
+_STARTS = {Verb.ADOPT: Action.ADOPT, Verb.EXTERNAL: Action.ADOPT, Verb.CREATE: Action.CREATE,
+           Verb.UPDATE: Action.UPDATE, Verb.REPLACE: Action.CREATE, Verb.DELETE: Action.DELETE,
+           Verb.SUSPEND: Action.SUSPEND, Verb.RESUME: Action.RESUME, Verb.CHECK: Action.CHECK}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +102,7 @@ def changed_properties(old: Mapping[str, Any] | None, new: Mapping[str, Any]) ->
     return tuple(sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k)))
 
 
-def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id: str | None,
+def decide(kind: NodeKind, traversal_action: Action, traversal_id: str, template_id: str | None,
            row: RowState, *, in_template: bool, new_type: str | None = None,
            new_properties: Mapping[str, Any] | None = None,
            needs_replace: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None,
@@ -125,16 +125,16 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
     server's ports), which a rollback gives back (:func:`restores_replaced`).
     """
     if row.traversal_id == traversal_id:
-        if row.status == "IN_PROGRESS":
+        if row.status == Status.IN_PROGRESS:
             return Decision(Verb.CONTINUE, action=row.action)
-        if (kind == NodeKind.UPDATE and row.status == "COMPLETE" and row.action == "ADOPT"
-                and row.external_id is not None and traversal_action != "ADOPT"):
+        if (kind == NodeKind.UPDATE and row.status == Status.COMPLETE and row.action == Action.ADOPT
+                and row.external_id is not None and traversal_action != Action.ADOPT):
             # An external resource taken over is checked next, as Heat's create does.
             return Decision(Verb.CHECK)
-        if row.status == "COMPLETE" and (kind == NodeKind.CLEANUP or row.template_id == template_id
-                                         or traversal_action in ("CHECK", "RESUME")):
+        if row.status == Status.COMPLETE and (kind == NodeKind.CLEANUP or row.template_id == template_id
+                                              or traversal_action in (Action.CHECK, Action.RESUME)):
             return Decision(Verb.DONE)  # a redelivered message for a finished node
-    elif row.status == "IN_PROGRESS":
+    elif row.status == Status.IN_PROGRESS:
         taken = takes_over(kind, traversal_action, row, in_template=in_template, new_type=new_type,
                            new_properties=new_properties, nests=preemptible)
         if taken is not None:
@@ -144,12 +144,12 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
         return Decision(Verb.WAIT, action=row.action)
     if kind == NodeKind.CLEANUP:
         return _cleanup(traversal_action, row, in_template)
-    if traversal_action == "CHECK":
+    if traversal_action == Action.CHECK:
         return Decision(Verb.CHECK)
-    if traversal_action == "RESUME":
-        return Decision(Verb.RESUME if row.action == "SUSPEND" else Verb.NOOP)
-    if row.action == "INIT":
-        if traversal_action == "ADOPT":
+    if traversal_action == Action.RESUME:
+        return Decision(Verb.RESUME if row.action == Action.SUSPEND else Verb.NOOP)
+    if row.action == Action.INIT:
+        if traversal_action == Action.ADOPT:
             return Decision(Verb.ADOPT)
         if external_id is not None:
             return Decision(Verb.EXTERNAL, external_id=external_id)  # not made: taken over
@@ -170,8 +170,8 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
     # nested stack that exists is updated, and its failed resources are replaced inside it;
     # one marked unhealthy (CHECK_FAILED while its nested stack is not) is replaced whole.
     updated_inside = always_updates and row.physical_id is not None and (
-        row.action != "CHECK" or nested_check_failed)
-    if (row.status == "FAILED" and not updated_inside) or row.action == "DELETE":
+        row.action != Action.CHECK or nested_check_failed)
+    if (row.status == Status.FAILED and not updated_inside) or row.action == Action.DELETE:
         return _restricted(Verb.REPLACE, restricted) or Decision(Verb.REPLACE)
     assert new_properties is not None
     changed = changed_properties(row.properties, new_properties)
@@ -179,9 +179,9 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
         return _restricted(Verb.REPLACE, restricted) or Decision(Verb.REPLACE)
     if kind == NodeKind.UPDATE and row.replacement is not None and restores_replaced(
             traversal_action, prepares_replace):
-        if row.replacement == "IN_PROGRESS":
+        if row.replacement == Status.IN_PROGRESS:
             # Its create goes on in the traversal rolled back; what it takes is known once it ends.
-            return Decision(Verb.WAIT, action="CREATE")
+            return Decision(Verb.WAIT, action=Action.CREATE)
         # Heat runs restore_prev_rsrc before the update, which may change nothing (no restriction).
         return _restricted(Verb.UPDATE, restricted if changed else ()) or Decision(
             Verb.UPDATE, changed=changed, restores=True)
@@ -191,14 +191,14 @@ def decide(kind: NodeKind, traversal_action: str, traversal_id: str, template_id
     return Decision(Verb.NOOP)
 
 
-def restores_replaced(traversal_action: str, prepares_replace: bool) -> bool:
+def restores_replaced(traversal_action: Action, prepares_replace: bool) -> bool:
     """Whether an update node looks for a failed replacement of its row (``RowState.replacement``).
 
     Heat's ``restore_prev_rsrc``: in a rollback, a resource whose type's replacement takes
     from the resource it replaces (``prepares_replace``) is the stack's again once that
     replacement failed, and takes back what it took before its update.
     """
-    return prepares_replace and traversal_action == "ROLLBACK"
+    return prepares_replace and traversal_action == Action.ROLLBACK
 
 
 def _restricted(verb: Verb, restricted: Collection[str], *, hooked: bool = True) -> Decision | None:
@@ -209,7 +209,7 @@ def _restricted(verb: Verb, restricted: Collection[str], *, hooked: bool = True)
         "ResourceActionRestricted", f"{verb} is restricted for resource.", event=True))
 
 
-def takes_over(kind: NodeKind, traversal_action: str, row: RowState, *, in_template: bool,
+def takes_over(kind: NodeKind, traversal_action: Action, row: RowState, *, in_template: bool,
                new_type: str | None, new_properties: Mapping[str, Any] | None, nests: bool
                ) -> Decision | None:
     """What this traversal does instead of waiting for an older one's action on ``row``, if anything.
@@ -225,8 +225,8 @@ def takes_over(kind: NodeKind, traversal_action: str, row: RowState, *, in_templ
     """
     if row.calls_in_flight:
         return None
-    if traversal_action == "DELETE" or (nests and row.action in ("CREATE", "UPDATE")):
-        cancelled = dataclasses.replace(row, status="FAILED")
+    if traversal_action == Action.DELETE or (nests and row.action in (Action.CREATE, Action.UPDATE)):
+        cancelled = dataclasses.replace(row, status=Status.FAILED)
         if kind == NodeKind.CLEANUP:
             then = _cleanup(traversal_action, cancelled, in_template)
             if then.verb in (Verb.DELETE, Verb.RETAIN):
@@ -238,32 +238,33 @@ def takes_over(kind: NodeKind, traversal_action: str, row: RowState, *, in_templ
     return None
 
 
-def preempted_reason(traversal_action: str, action: str, name: str) -> str:
+def preempted_reason(traversal_action: Action, action: str, name: str) -> str:
     """Heat's reason for an action :func:`takes_over` cancelled (the ``<ACTION>_FAILED`` event)."""
-    if traversal_action == "DELETE":
+    if traversal_action == Action.DELETE:
         return f"{action} aborted (user triggered cancel)"
     return f"resources.{name}: Stack {action} cancelled"  # the nested stack's reason, from its resource
 
 
-def attempted_action(kind: NodeKind, traversal_action: str, traversal_id: str, row: RowState) -> str:
+def attempted_action(kind: NodeKind, traversal_action: Action, traversal_id: str, row: RowState) -> str:
     """The action a node was about (the one it has under way, else the one it would start)."""
-    if row.traversal_id == traversal_id and row.status == "IN_PROGRESS":
+    if row.traversal_id == traversal_id and row.status == Status.IN_PROGRESS:
         return row.action
     if kind == NodeKind.CLEANUP:
-        return "SUSPEND" if traversal_action == "SUSPEND" else "DELETE"
-    if traversal_action in ("CHECK", "RESUME"):
+        return Action.SUSPEND if traversal_action == Action.SUSPEND else Action.DELETE
+    if traversal_action in (Action.CHECK, Action.RESUME):
         return traversal_action
-    if row.action == "INIT":
-        return "ADOPT" if traversal_action == "ADOPT" else "CREATE"
-    return "UPDATE"
+    if row.action == Action.INIT:
+        return Action.ADOPT if traversal_action == Action.ADOPT else Action.CREATE
+    return Action.UPDATE
 
 
-def _cleanup(traversal_action: str, row: RowState, in_template: bool) -> Decision:
-    if traversal_action == "SUSPEND":
-        return Decision(Verb.NOOP if row.action == "SUSPEND" and row.status == "COMPLETE" else Verb.SUSPEND)
-    if traversal_action != "DELETE" and row.is_current and in_template:
+def _cleanup(traversal_action: Action, row: RowState, in_template: bool) -> Decision:
+    if traversal_action == Action.SUSPEND:
+        suspended = row.action == Action.SUSPEND and row.status == Status.COMPLETE
+        return Decision(Verb.NOOP if suspended else Verb.SUSPEND)
+    if traversal_action != Action.DELETE and row.is_current and in_template:
         return Decision(Verb.NOOP)
-    if row.action == "INIT" or (row.action == "DELETE" and row.status == "COMPLETE"):
+    if row.action == Action.INIT or (row.action == Action.DELETE and row.status == Status.COMPLETE):
         return Decision(Verb.FORGET)  # nothing physical to delete
     if row.deletion_policy == "Retain":
         return Decision(Verb.RETAIN)

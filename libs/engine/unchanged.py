@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from libs.engine.keys import NodeKind
+from libs.engine.status import Action, Status
 from libs.engine.step import RowState, Verb, decide
 from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.stack import StackDefinition
@@ -34,7 +35,7 @@ class TypeRules(NamedTuple):
     prepares_replace: bool = False
 
 
-def unchanged(definition: StackDefinition, action: str, current: Mapping[str, RowState],
+def unchanged(definition: StackDefinition, action: Action, current: Mapping[str, RowState],
               data: StaticResourceData, rules: Callable[[str, str], TypeRules], *,
               exclude: frozenset[str] = frozenset(),
               implementation_of: Callable[[RowState], object] | None = None) -> list[str]:
@@ -51,7 +52,8 @@ def unchanged(definition: StackDefinition, action: str, current: Mapping[str, Ro
     done: set[str] = set()
     for name in definition.graph().topological_order():
         row = current.get(name)
-        if row is None or name in exclude or row.status != "COMPLETE" or row.action in ("INIT", "DELETE"):
+        if (row is None or name in exclude or row.status != Status.COMPLETE
+                or row.action in (Action.INIT, Action.DELETE)):
             continue
         if not definition.required(name) <= done:
             continue

@@ -12,6 +12,8 @@ from typing import Any, ClassVar, TypeVar
 
 import orjson
 
+from libs.engine.status import Action
+
 SCHEMA_VERSION = 1
 
 _REGISTRY: dict[str, type[Payload]] = {}
@@ -79,8 +81,8 @@ class PlanRequest(Payload):
     project: str
     stack_id: str
     reason: str
-    # CREATE, UPDATE, DELETE, ROLLBACK, SUSPEND, RESUME, CHECK.
-    action: str = "UPDATE"
+    # An :class:`~libs.engine.status.Action` (a plain str once decoded); the planner reads it as one.
+    action: str = Action.UPDATE
     # One traversal per request: a redelivered request finds its traversal and
     # only publishes its ready nodes again.
     request_id: str = ""

@@ -21,12 +21,13 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.nested import member_not_found
 from libs.resources.properties import PropSchema
 from libs.resources.resource_group import MEMBERS_KEY, ResourceGroup, members_template
-from libs.resources.steps import Action, Done, Nest, StepContext, StepResult
+from libs.resources.steps import Done, Nest, StepContext, StepResult
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Range
 from libs.template.errors import InvalidTemplateAttribute

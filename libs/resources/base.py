@@ -55,9 +55,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall
+from libs.engine.status import Action
 from libs.resources.attributes import SHOW, AttrSchema, attributes_api
 from libs.resources.properties import PropSchema, SupportStatusName, schema_api, validate_properties
-from libs.resources.steps import Action, Done, Observed, StepContext, StepResult
+from libs.resources.steps import Done, Observed, StepContext, StepResult
 from libs.template import attribute_store
 from libs.template.constraints import CustomConstraints
 from libs.template.errors import NotSupported

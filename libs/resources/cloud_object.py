@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from libs.cloud.calls import CloudCall
+from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY, ResourceType
 from libs.resources.cloud_steps import call, cloud_failure, phase
-from libs.resources.steps import Action, Done, Observed, StepContext, StepResult
+from libs.resources.steps import Done, Observed, StepContext, StepResult
 
 CREATED = "created"
 FOUND = "found"

@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from libs.cloud.calls import CloudCall, ErrorKind
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.cloud_object import CREATED, DELETED, FOUND, CloudObject
 from libs.resources.cloud_steps import call, cloud_failure, compute, dumps, loads
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, StepContext, StepResult
+from libs.resources.steps import Done, StepContext, StepResult
 from libs.template.constraints import CustomConstraint
 
 TENANTS = "tenants"

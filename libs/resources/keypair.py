@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from libs.cloud.calls import CloudCall
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.cloud_object import CREATED, DELETED, FOUND, CloudObject
 from libs.resources.cloud_steps import call, cloud_failure, compute
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Failed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, StepContext, StepResult
 from libs.template.constraints import AllowedValues, CustomConstraint, Length
 
 NAME = "name"

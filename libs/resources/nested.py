@@ -17,10 +17,11 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.engine.status import Action, Status
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema, Unresolvable
-from libs.resources.steps import Action, ChildStack, Done, Failed, Nest, StepContext, StepResult, Wait
+from libs.resources.steps import ChildStack, Done, Failed, Nest, StepContext, StepResult, Wait
 from libs.template import attribute_store
 from libs.template.errors import InvalidTemplateAttribute, StackValidationFailed
 from libs.template.functions.hot_refs import select_path
@@ -91,8 +92,8 @@ class NestedStackType(ResourceType):
     def check(self, action: Action, ctx: StepContext) -> StepResult:
         if action is Action.ADOPT:
             # A nested stack made with adopt data adopts; one made without it creates.
-            made = ctx.child.action if ctx.child is not None else "ADOPT"
-            return self.child_state(ctx, made if made in ("ADOPT", "CREATE") else "ADOPT")
+            made = ctx.child.action if ctx.child is not None else Action.ADOPT
+            return self.child_state(ctx, made if made in (Action.ADOPT, Action.CREATE) else Action.ADOPT)
         return self.child_state(ctx, str(action), deleting=action is Action.DELETE)
 
     def child_state(self, ctx: StepContext, child_action: str, *, deleting: bool = False) -> StepResult:
@@ -102,9 +103,9 @@ class NestedStackType(ResourceType):
             if deleting:
                 return Done()
             return Wait(POLL_SECONDS)
-        if child.action != child_action or child.status == "IN_PROGRESS":
+        if child.action != child_action or child.status == Status.IN_PROGRESS:
             return Wait(POLL_SECONDS)
-        if child.status == "FAILED":
+        if child.status == Status.FAILED:
             return nested_failure(child.status_reason, child_action)
         return Done(physical_id=child.id, data=settled_data(ctx.resource_name, child))
 

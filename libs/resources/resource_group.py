@@ -17,12 +17,13 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.engine.status import Action, Status
 from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.nested import NestedStackType, member_not_found
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Nest, StepContext, StepResult, Wait
+from libs.resources.steps import Done, Nest, StepContext, StepResult, Wait
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Length, Range
 from libs.template.errors import InvalidTemplateAttribute
@@ -238,13 +239,14 @@ class ResourceGroup(MemberStack):
     def _check_batches(self, ctx: StepContext) -> StepResult:
         state = orjson.loads(ctx.data[BATCH_KEY])
         child = ctx.child
-        if child is None or child.status == "IN_PROGRESS" or child.action not in ("CREATE", "UPDATE"):
+        if (child is None or child.status == Status.IN_PROGRESS
+                or child.action not in (Action.CREATE, Action.UPDATE)):
             return Wait(0.5)
-        if state["done"] >= state["target"] or child.status == "FAILED":
+        if state["done"] >= state["target"] or child.status == Status.FAILED:
             result = self.child_state(ctx, child.action)
             if isinstance(result, Done):
                 finished = self._finish(Action.CREATE, dataclasses.replace(
-                    ctx, child=dataclasses.replace(child, action="CREATE")))
+                    ctx, child=dataclasses.replace(child, action=Action.CREATE)))
                 if isinstance(finished, Done):
                     return Done(physical_id=finished.physical_id,
                                 data={**finished.data, BATCH_KEY: None, NEXT_AT_KEY: None})
@@ -313,7 +315,7 @@ class ResourceGroup(MemberStack):
             return self._check_batches(ctx)
         rolling_state = ctx.data.get(ROLLING_KEY)
         if action is Action.UPDATE and rolling_state and ctx.child is not None and (
-                ctx.child.action == "UPDATE" and ctx.child.status == "COMPLETE"):
+                ctx.child.action == Action.UPDATE and ctx.child.status == Status.COMPLETE):
             state = orjson.loads(rolling_state)
             target = self.target(ctx)
             if state.get("pending"):  # the batch just finished: count it, once

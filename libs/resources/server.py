@@ -24,8 +24,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
+from libs.engine.status import Action
 from libs.resources import server_create as sc
 from libs.resources import server_delete, server_power, server_replace, server_restore, server_validation
+from libs.resources import server_floating as sf
 from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
 from libs.resources import server_update as su
@@ -50,7 +52,7 @@ from libs.resources.cloud_steps import (
     value,
 )
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
 from libs.template.errors import StackValidationFailed
 
 SERVER_KEY: Final = sc.SERVER_KEY  # the get_server answer, and the data key of what it said
@@ -72,7 +74,7 @@ def finished(ctx: StepContext, reason: str = "") -> StepResult:
         return call("finish", sc.get_server(str(ctx.physical_id)), list_ports(str(ctx.physical_id)))
     return Done(data={SERVER_KEY: dumps(sc.kept_server(server)), PORTS_KEY: dumps(sc.kept_ports(ports)),
                       "phase": None, su.TODO: None, "net_keys": None, "quick_keys": None,
-                      "flavor_id": None, LISTED: None,
+                      "flavor_id": None, LISTED: None, sf.ASSOCIATED: None, "floating_stage": None,
                       **dict.fromkeys(server_replace.DATA_KEYS)}, reason=reason)
 
 
@@ -158,6 +160,8 @@ class Server(ResourceType):
             return self._after_ports(ctx)
         if step == "ports-find":
             return self._after_ports_find(ctx)
+        if step == "floating":
+            return self._after_floating(ctx)
         return finished(ctx)
 
     def _after_lookup(self, ctx: StepContext) -> StepResult:
@@ -183,10 +187,13 @@ class Server(ResourceType):
         return self._make_ports_or_server(ctx, ids, sp.made(ctx), data)
 
     def _make_ports_or_server(self, ctx: StepContext, ids: Mapping[str, Any], ports: Mapping[int, str],
-                              data: Mapping[str, str | None]) -> StepResult:
+                              data: Mapping[str, str | None], *, associated: bool = False) -> StepResult:
         missing = sp.create_calls(ctx, ids, ports)
         if missing:
             return call("ports", *missing, data={**data, sp.INTERNAL_PORTS: sp.kept(ports)})
+        floating = sf.association_calls(ctx.properties, ports)
+        if floating and not (associated or ctx.data.get(sf.ASSOCIATED)):
+            return call("floating", *floating, data={**data, sp.INTERNAL_PORTS: sp.kept(ports)})
         with_ports = {**ids, **{sp.port_key(i): port_id for i, port_id in ports.items()}}
         kwargs = sc.create_kwargs(ctx.properties, with_ports, name=self.server_name(ctx), tag=ctx.cloud_tag)
         return call("create", compute(CREATED, "create_server", **kwargs), data=data)
@@ -215,6 +222,17 @@ class Server(ResourceType):
         ports = {**sp.made(ctx), **sp.adopted(ctx, answer.value)}
         return self._make_ports_or_server(ctx, loads(ctx.data, IDS, {}), ports,
                                           {sp.INTERNAL_PORTS: sp.kept(ports)})
+
+    def _after_floating(self, ctx: StepContext) -> StepResult:
+        ports = sp.made(ctx)
+        floating = sf.association_calls(ctx.properties, ports)
+        if not answered(ctx, *(c.key for c in floating)):
+            return call("floating", *floating)  # lost: the same request again
+        failed = first_error(ctx, [c.key for c in floating])
+        if failed is not None:
+            return cloud_failure(failed[1])
+        return self._make_ports_or_server(ctx, loads(ctx.data, IDS, {}), ports, {sf.ASSOCIATED: "1"},
+                                          associated=True)
 
     def _after_create(self, ctx: StepContext) -> StepResult:
         answer = ctx.answers.get(CREATED)

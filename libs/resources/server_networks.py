@@ -1,6 +1,7 @@
 """A server's ``networks`` changed in place: which interfaces to detach and which to attach.
 
-Heat's rule: entries are compared without their ``tag`` and ``port_extra_properties``;
+Heat's rule: entries are compared without their ``tag``, ``port_extra_properties`` and
+``floating_ip`` (:mod:`libs.resources.server_floating` points those anew);
 an old entry with no equal among the new ones loses its interface (its own port, or the
 port Nova made on its network), and a new entry with no equal among the old ones gets
 one. ``allocate_network`` (auto/none) cannot be changed in place by Ember: such a
@@ -21,7 +22,8 @@ Entry = Mapping[str, Any]
 
 
 def managed(entry: Entry) -> dict[str, Any]:
-    return {k: v for k, v in entry.items() if k not in (s.NET_TAG, s.NET_PORT_EXTRA) and v is not None}
+    return {k: v for k, v in entry.items()
+            if k not in (s.NET_TAG, s.NET_PORT_EXTRA, s.NET_FLOATING_IP) and v is not None}
 
 
 def differ(old: Sequence[Entry] | None, new: Sequence[Entry] | None) -> bool:

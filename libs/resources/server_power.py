@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Final
 
 from libs.cloud.calls import ErrorKind
+from libs.engine.status import Action
 from libs.resources import server_create as sc
 from libs.resources.cloud_steps import call, cloud_failure, compute, phase, poll_delay
-from libs.resources.steps import Action, Done, Failed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, StepContext, StepResult
 
 SERVER_KEY: Final = "server"
 _TARGET: Final = {Action.SUSPEND: "SUSPENDED", Action.RESUME: "ACTIVE"}

@@ -7,7 +7,9 @@ a ``user_data`` change replaces unless ``user_data_update_policy`` is IGNORE or 
 Name, metadata, tags and admin_pass change in place at once.
 
 The update runs its stages in order, the rest kept in ``data["todo"]``: ``quick``
-(rename, metadata, tags, password), ``flavor`` (find the flavor, resize, wait for
+(rename, metadata, tags, password), ``floating-off`` (floating IPs let go),
+``networks`` (interfaces detached and attached), ``floating-on`` (floating IPs pointed at
+their entries' ports: :mod:`libs.resources.server_floating`), ``flavor`` (find the flavor, resize, wait for
 VERIFY_RESIZE, then the named step ``resize`` where a breakpoint ``update:resize``
 may hold the server before the confirm, confirm, wait for ACTIVE), ``image`` or
 ``user_data`` (rebuild, wait while REBUILD), then the server and ports are read again.
@@ -21,7 +23,9 @@ from typing import Any, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.resources import server_create as sc
+from libs.resources import server_floating as sf
 from libs.resources import server_networks as sn
+from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
 from libs.resources.cloud_steps import (
     TAG_KEY,
@@ -93,12 +97,23 @@ def _quick_calls(ctx: StepContext, physical_name: str) -> list[CloudCall]:
     return calls
 
 
+def _floating(ctx: StepContext) -> tuple[list[CloudCall], list[CloudCall]]:
+    old, new = _entries(ctx.old_properties), _entries(ctx.properties)
+    _, _, kept = sn.plan(old, new)
+    return sf.update_calls(old, new, kept, sp.made(ctx))
+
+
 def _stages(ctx: StepContext) -> list[str]:
     changed = _changed(ctx)
     stages = []
     old = ctx.old_properties or {}
+    floating_off, floating_on = _floating(ctx) if s.NETWORKS in changed else ([], [])
+    if floating_off:
+        stages.append("floating-off")
     if s.NETWORKS in changed and sn.differ(old.get(s.NETWORKS), ctx.properties.get(s.NETWORKS)):
         stages.append("networks")
+    if floating_on:
+        stages.append("floating-on")
     if s.FLAVOR in changed:
         stages.append("flavor")
     if s.IMAGE in changed:
@@ -122,6 +137,9 @@ def _next_stage(ctx: StepContext, todo: list[str], finish: Finish) -> StepResult
         return call("finish", compute(SERVER_KEY, "get_server", server_id),
                     network("ports", "ports", device_id=server_id), data={TODO: dumps([])})
     stage, rest = todo[0], dumps(todo[1:])
+    if stage in ("floating-off", "floating-on"):
+        calls = _floating(ctx)[stage == "floating-on"]
+        return call("floating-sent", *calls, data={TODO: rest, "floating_stage": stage})
     if stage == "networks":
         _, added, _ = sn.plan(_entries(ctx.old_properties), _entries(ctx.properties))
         finds = sn.lookups(_entries(ctx.properties), added)
@@ -177,6 +195,19 @@ def _after_network_lookups(ctx: StepContext, finish: Finish) -> StepResult:
     return _network_changes(ctx, resolved, rest, finish)
 
 
+def _after_floating(ctx: StepContext, todo: list[str], finish: Finish) -> StepResult:
+    stage = str(ctx.data.get("floating_stage"))
+    calls = _floating(ctx)[stage == "floating-on"]
+    if not all(c.key in ctx.answers for c in calls):
+        return _next_stage(ctx, [stage, *todo], finish)  # lost answers: the same requests again
+    for c in calls:
+        error = ctx.answers[c.key].error
+        # A floating IP let go that is gone already is let go (Heat ignores its 404 too).
+        if error is not None and not (stage == "floating-off" and error.kind is ErrorKind.NOT_FOUND):
+            return cloud_failure(error)
+    return _next_stage(ctx, todo, finish)
+
+
 def _after_network_changes(ctx: StepContext, finish: Finish) -> StepResult:
     # Lost answers go on: the ports are read again at the end of the update either way.
     for key in loads(ctx.data, "net_keys", []):
@@ -213,6 +244,8 @@ def check_update(ctx: StepContext, physical_name: str, finish: Finish) -> StepRe
             if error is not None:
                 return cloud_failure(error)
         return _next_stage(ctx, todo, finish)
+    if step == "floating-sent":
+        return _after_floating(ctx, todo, finish)
     if step == "net-find":
         return _after_network_lookups(ctx, finish)
     if step == "net-change":

@@ -10,25 +10,13 @@ worker runs twice (a redelivered message) does no harm.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from libs.cloud.calls import Answers, CloudCall
+from libs.engine.status import Action as Action  # noqa: PLC0414 - re-exported: what a step is given
 from libs.template.errors import PathItem, format_path
-
-
-class Action(enum.StrEnum):
-    """Resource actions, spelled as in Heat's ``<ACTION>_<STATUS>``."""
-
-    CREATE = "CREATE"
-    UPDATE = "UPDATE"
-    DELETE = "DELETE"
-    SUSPEND = "SUSPEND"
-    RESUME = "RESUME"
-    CHECK = "CHECK"
-    ADOPT = "ADOPT"
 
 
 class KeepType:

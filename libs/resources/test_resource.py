@@ -14,20 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema
-from libs.resources.steps import (
-    KEEP,
-    Action,
-    DataChanges,
-    Done,
-    Failed,
-    KeepType,
-    StepContext,
-    StepResult,
-    Wait,
-)
+from libs.resources.steps import KEEP, DataChanges, Done, Failed, KeepType, StepContext, StepResult, Wait
 from libs.template.constraints import CustomConstraint
 
 VALUE = "value"

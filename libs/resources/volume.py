@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
 from libs.resources.cloud_steps import (
@@ -35,7 +36,7 @@ from libs.resources.cloud_steps import (
     value,
 )
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
 from libs.resources.volume_schema import (
     ATTRIBUTE_SOURCES,
     ATTRIBUTES,

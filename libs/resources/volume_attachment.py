@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, ErrorKind
+from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
 from libs.resources.cloud_steps import block_storage, call, cloud_failure, compute, phase, poll_delay, polled
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Failed, Observed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
 from libs.template.constraints import CustomConstraint
 
 INSTANCE = "instance_uuid"

@@ -16,10 +16,11 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Done, Failed, StepContext, StepResult, Wait
+from libs.resources.steps import Done, Failed, StepContext, StepResult, Wait
 from libs.template.constraints import AllowedValues, Range
 from libs.template.errors import TemplateError
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall
+from libs.engine.status import Action
 from libs.resources.base import SupportStatus
 from libs.resources.cloud_object import CREATED, DELETED, FOUND, CloudObject
 from libs.resources.cloud_steps import (
@@ -27,7 +28,7 @@ from libs.resources.cloud_steps import (
     tagged,
 )
 from libs.resources.properties import PropSchema, PropType
-from libs.resources.steps import Action, Done, Failed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, StepContext, StepResult
 from libs.template.constraints import AllowedPattern, AllowedValues, Range
 from libs.template.errors import StackValidationFailed
 

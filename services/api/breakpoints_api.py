@@ -22,6 +22,7 @@ from libs import pauses
 from libs.db import breakpoints, hooks, resources, stacks, templates
 from libs.engine import desired
 from libs.engine import hooks as rules
+from libs.engine.status import Action
 from libs.resources.registry import Registry
 from libs.template.errors import EntityNotFound, MalformedRequest
 from libs.template.registry import HOOK_TYPES
@@ -136,7 +137,8 @@ async def pending(request: web.Request, stack: stacks.StackRow, row: resources.R
             return None
         at = waiting[0]
         properties: Any = row.properties
-        about_to_apply = at.action in ("CREATE", "UPDATE") and (at.hook.startswith("pre-") or ":" in at.hook)
+        about_to_apply = at.action in (Action.CREATE, Action.UPDATE) and (
+            at.hook.startswith("pre-") or ":" in at.hook)
         if about_to_apply and stack.template_id is not None:
             raw = await templates.get(conn, stack.template_id)
             evaluator = evaluation(request)

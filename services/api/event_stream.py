@@ -32,6 +32,7 @@ from aiohttp import web
 
 from libs.db import events, listener, stacks
 from libs.dependencies import down_in
+from libs.engine.status import Status
 from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api import lookup, views
 from services.api.context import context
@@ -70,7 +71,8 @@ async def _start(request: web.Request, stack_id: uuid.UUID) -> events.EventRow |
 
 
 def _ends_an_action(row: events.EventRow | None) -> bool:
-    return row is not None and row.resource_type == "OS::Heat::Stack" and row.status in ("COMPLETE", "FAILED")
+    return (row is not None and row.resource_type == "OS::Heat::Stack"
+            and row.status in (Status.COMPLETE, Status.FAILED))
 
 
 async def _token_live(request: web.Request) -> bool:
@@ -120,7 +122,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
                     quiet_since = clock.time()
                 # Settled: the stack is no longer in progress and the last event sent says how it
                 # ended (an earlier action's end, replayed before a reconnect, does not count).
-                if now is not None and now.status != "IN_PROGRESS" and _ends_an_action(last_row):
+                if now is not None and now.status != Status.IN_PROGRESS and _ends_an_action(last_row):
                     await response.write_eof()
                     return response
                 try:

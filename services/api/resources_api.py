@@ -9,6 +9,7 @@ from aiohttp import web
 
 from libs import operations, scaling
 from libs.db import Conn, events, resources, stacks, templates
+from libs.engine.status import Action, Status
 from libs.resources import autoscaling
 from libs.template import attribute_store, errors
 from libs.template.environment import Environment
@@ -126,7 +127,7 @@ async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,
         group = await scaling.find_group(conn, stack.id, str(props.get("auto_scaling_group_id")))
         await events.add(conn, stack_id=stack.id, resource_name=policy.name,
                          physical_resource_id=policy.physical_id, resource_type=policy.type, action="SIGNAL",
-                         status="COMPLETE", reason=f"Signal: scaling {props.get('adjustment_type')} by "
+                         status=Status.COMPLETE, reason=f"Signal: scaling {props.get('adjustment_type')} by "
                                                    f"{props.get('scaling_adjustment')}")
     if group is None:
         raise EntityNotFound("Resource", str(props.get("auto_scaling_group_id")))
@@ -176,7 +177,7 @@ async def signal(request: web.Request) -> web.Response:
             if await resources.write(conn, row, data=data) is not None:
                 await events.add(conn, stack_id=stack.id, resource_name=row.name,
                                  physical_resource_id=row.physical_id, resource_type=row.type,
-                                 action="SIGNAL", status="COMPLETE", reason=reason)
+                                 action="SIGNAL", status=Status.COMPLETE, reason=reason)
                 return web.Response(status=200)
             fresh = (await resources.get_many(conn, [row.id])).get(row.id)
         if fresh is None:
@@ -193,15 +194,17 @@ async def mark_unhealthy(request: web.Request) -> web.Response:
         raise MalformedRequest(f"Invalid parameters {extra}" if extra else "Missing required mark_unhealthy")
     unhealthy = parse_bool("mark_unhealthy", body["mark_unhealthy"])
     reason = str(body.get("resource_status_reason") or "")
-    status = "FAILED" if unhealthy else "COMPLETE"
-    if unhealthy or (row.action, row.status) == ("CHECK", "FAILED"):
+    status = Status.FAILED if unhealthy else Status.COMPLETE
+    if unhealthy or (row.action, row.status) == (Action.CHECK, Status.FAILED):
         reason = reason or ("state changed by resource_mark_unhealthy" if unhealthy else "")
         async with request.app[RUNTIME].pool.acquire() as conn, conn.transaction():
-            if await resources.write(conn, row, action="CHECK", status=status, status_reason=reason) is None:
+            written = await resources.write(conn, row, action=Action.CHECK, status=status,
+                                            status_reason=reason)
+            if written is None:
                 raise web.HTTPConflict(text="the resource is changing; try again")
             await events.add(conn, stack_id=stack.id, resource_name=row.name,
-                             physical_resource_id=row.physical_id, resource_type=row.type, action="CHECK",
-                             status=status, reason=reason)
+                             physical_resource_id=row.physical_id, resource_type=row.type,
+                             action=Action.CHECK, status=status, reason=reason)
     return json_response({})
 
 
@@ -261,7 +264,7 @@ async def action(request: web.Request) -> web.Response:
     if name in ("cancel_update", "cancel_without_rollback"):
         await operations.cancel_update(rt.pool, rt.bus, stack, rollback=name == "cancel_update")
     else:
-        await operations.stack_action(rt.pool, rt.bus, stack, name.upper())
+        await operations.stack_action(rt.pool, rt.bus, stack, Action(name.upper()))
     return web.Response(status=200)
 
 

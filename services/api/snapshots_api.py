@@ -8,6 +8,7 @@ from aiohttp import web
 
 from libs import stack_snapshots
 from libs.db import snapshots
+from libs.engine.status import Action, Status
 from libs.template import errors
 from libs.template.errors import EntityNotFound, MalformedRequest
 from services.api import lookup, views
@@ -16,7 +17,7 @@ from services.api.keys import RUNTIME, SETTINGS
 
 
 def _shown(row: snapshots.SnapshotRow) -> dict[str, Any]:
-    return {"id": str(row.id), "name": row.name, "action": "SNAPSHOT", "status": row.status,
+    return {"id": str(row.id), "name": row.name, "action": Action.SNAPSHOT, "status": row.status,
             "status_reason": row.status_reason,
             "data": row.data, "creation_time": views.isotime(row.created_at)}
 
@@ -55,7 +56,7 @@ async def show(request: web.Request) -> web.Response:
 
 async def delete(request: web.Request) -> web.Response:
     _, row = await _snapshot(request)
-    if row.status == "IN_PROGRESS":
+    if row.status == Status.IN_PROGRESS:
         raise MalformedRequest("Deleting in-progress snapshot")
     async with request.app[RUNTIME].pool.acquire() as conn:
         await snapshots.delete(conn, row.id)

@@ -16,6 +16,7 @@ from libs.cloud.lookups import CloudAnswers
 from libs.cloud.validation import with_lookups
 from libs.db import stacks, templates
 from libs.engine import desired, preview
+from libs.engine.status import Status
 from libs.resources import nesting
 from libs.resources.registry import Registry
 from libs.resources.validation import plugin_checks
@@ -255,7 +256,7 @@ async def show(request: web.Request) -> web.Response:
     resolve = query_bool(request, "resolve_outputs", True)
     shown = await _detail(request, lookup.base_url(request), row, resolve_outputs=resolve)
     # Ember's debugger: a paused stack stays *_IN_PROGRESS, as Heat's does, and says where it waits.
-    paused = await breakpoints_api.paused_nodes(request, row) if row.status == "IN_PROGRESS" else []
+    paused = await breakpoints_api.paused_nodes(request, row) if row.status == Status.IN_PROGRESS else []
     shown["ember_paused"] = paused
     if paused:
         names = ", ".join(dict.fromkeys(p["resource"] for p in paused))

@@ -11,6 +11,7 @@ from typing import Any
 
 from libs.db import events, resources, stacks
 from libs.engine import preview
+from libs.engine.status import Action, Status
 
 
 def isotime(at: datetime.datetime | None) -> str | None:
@@ -36,7 +37,7 @@ def stack_summary(base: str, stack: stacks.StackRow, *, description: str = "",
         "stack_status_reason": stack.status_reason,
         "creation_time": isotime(stack.created_at),
         # Heat shows no update time for a stack that was only ever created.
-        "updated_time": None if stack.action == "CREATE" else isotime(stack.updated_at),
+        "updated_time": None if stack.action == Action.CREATE else isotime(stack.updated_at),
         "deletion_time": isotime(stack.deleted_at),
         "stack_owner": None,
         "parent": str(stack.parent_id) if stack.parent_id else None,
@@ -112,7 +113,7 @@ def planned_resource(project: str, stack_name: str, stack_id: str, planned: prev
     """A resource not made yet, as Heat's engine formats it in previews (``format_stack_resource``)."""
     body: dict[str, Any] = {
         "updated_time": None, "creation_time": None, "resource_name": planned.name,
-        "physical_resource_id": "", "resource_action": "INIT", "resource_status": "COMPLETE",
+        "physical_resource_id": "", "resource_action": Action.INIT, "resource_status": Status.COMPLETE,
         "resource_status_reason": "", "resource_type": planned.type,
         "resource_identity": _identity(project, stack_name, stack_id, f"/resources/{planned.name}"),
         "stack_identity": _identity(project, stack_name, stack_id), "stack_name": stack_name,

@@ -20,6 +20,7 @@ from libs import stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, status, unchanged
 from libs.engine.hooks import HookMode
+from libs.engine.status import Action, Status
 from libs.engine.step import RowState
 from libs.errors import Permanent, describe
 from libs.messaging.consumer import Delivery
@@ -104,18 +105,18 @@ async def give_up_plan(rt: Runtime, request: PlanRequest, error: BaseException) 
                 return  # planned after all: whatever failed came after
             if request.action != stack.action:
                 return  # outdated: a newer request plans the stack
-            await _fail_now(conn, stack, uuid.uuid4(), request.action, request=request,
+            await _fail_now(conn, stack, uuid.uuid4(), Action(request.action), request=request,
                             reason=describe(error))
         log.error("gave up planning %s: %s", request.action, describe(error))
 
 
 async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, registry: Registry
                 ) -> tuple[uuid.UUID, list[str]]:
-    action = request.action
+    action = Action(request.action)
     traversal_id = uuid.uuid4()
-    template_id = None if action == "DELETE" else stack.template_id
+    template_id = None if action == Action.DELETE else stack.template_id
     rows = await resources.for_stack(conn, stack.id)
-    if action == "DELETE":
+    if action == Action.DELETE:
         rows = await _drop_never_made(conn, rows)
     requires: dict[str, set[str]] = {}
     types: dict[str, str] = {}
@@ -142,7 +143,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
-    if new_ids and (request.snapshot_id or action == "ADOPT"):
+    if new_ids and (request.snapshot_id or action == Action.ADOPT):
         await _give_back(conn, stack, request, new_ids)
     plan_rows += [plan.Row(rid, name, True) for name, rid in new_ids.items()]
     graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()), settled=settled)
@@ -159,10 +160,10 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
-                     status=status.IN_PROGRESS, reason=reason, traversal_id=traversal_id)
+                     status=Status.IN_PROGRESS, reason=reason, traversal_id=traversal_id)
     if not graph.nodes:
         outputs = None
-        if action != "DELETE":
+        if action != Action.DELETE:
             outputs = [] if want is None else desired.outputs_over(want.definition, {
                 r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack.id)
                 if r.is_current})
@@ -177,7 +178,7 @@ async def _drop_never_made(conn: Conn, rows: list[resources.ResourceRow]) -> lis
     state; a node each would queue as much work as the create it stops. Heat's
     delete of a never-created resource does nothing and writes no event either.
     """
-    never = {r.id for r in rows if r.action == "INIT" and r.physical_id is None and not r.data
+    never = {r.id for r in rows if r.action == Action.INIT and r.physical_id is None and not r.data
              and r.external_id is None}
     if never:
         await resources.remove_many(conn, never)
@@ -195,7 +196,7 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
         recorded = await stacks.adopt_data(conn, stack.id)
     if not isinstance(recorded, dict):
         return
-    adopting = request.action == "ADOPT"
+    adopting = request.action == Action.ADOPT
     for name, (physical_id, data) in stack_snapshots.recorded_resources(recorded, list(new_ids)).items():
         nested = stack_snapshots.nested_data(recorded["resources"][name]) if adopting else None
         given, given_id = data, physical_id
@@ -207,8 +208,8 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
         await resources.give_back(conn, new_ids[name], given, adopt=adopting, physical_id=given_id)
 
 
-async def _settle_unchanged(conn: Conn, want: desired.Desired, action: str, rows: list[resources.ResourceRow],
-                            *, template_id: uuid.UUID, registry: Registry,
+async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
+                            rows: list[resources.ResourceRow], *, template_id: uuid.UUID, registry: Registry,
                             held: frozenset[str] = frozenset()) -> frozenset[int]:
     """Record the new template on every row the update leaves alone; their ids need no node."""
     current = {r.name: r for r in rows if r.is_current}
@@ -273,7 +274,7 @@ def _answered_again(want: desired.Desired, current: dict[str, resources.Resource
     found: dict[str, dict[str, Any]] = {}
     for name, reads in want.definition.attribute_reads.items():
         row = current.get(name)
-        if row is None or row.status != status.COMPLETE or name not in want.definition.resources:
+        if row is None or row.status != Status.COMPLETE or name not in want.definition.resources:
             continue
         try:
             plugin = registry.implementing(want.definition.resources[name].type, resource_name=name,
@@ -289,25 +290,25 @@ def _answered_again(want: desired.Desired, current: dict[str, resources.Resource
     return found
 
 
-async def _complete_empty(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: str,
+async def _complete_empty(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: Action,
                           outputs: list[dict[str, Any]] | None) -> None:
     reason = status.stack_completed(action)
-    await stacks.settle(conn, stack.id, traversal_id, status=status.COMPLETE, reason=reason,
+    await stacks.settle(conn, stack.id, traversal_id, status=Status.COMPLETE, reason=reason,
                         outputs=outputs,
-                        completed_template=action != "DELETE", deleted=action == "DELETE")
+                        completed_template=action != Action.DELETE, deleted=action == Action.DELETE)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
-                     status=status.COMPLETE, reason=reason, traversal_id=traversal_id)
+                     status=Status.COMPLETE, reason=reason, traversal_id=traversal_id)
 
 
-async def _fail_now(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: str, *,
+async def _fail_now(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, action: Action, *,
                     request: PlanRequest, reason: str) -> None:
     graph = plan.TraversalGraph({})
     await traversals.insert(conn, traversal_id=traversal_id, stack_id=stack.id, action=action,
                             template_id=stack.template_id, graph=graph, deadline=None,
                             request_id=request.request_id)
     await stacks.begin_traversal(conn, stack.id, traversal_id, action, reason)
-    await stacks.settle(conn, stack.id, traversal_id, status=status.FAILED, reason=reason)
+    await stacks.settle(conn, stack.id, traversal_id, status=Status.FAILED, reason=reason)
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
-                     status=status.FAILED, reason=reason, traversal_id=traversal_id)
+                     status=Status.FAILED, reason=reason, traversal_id=traversal_id)

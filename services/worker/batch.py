@@ -41,12 +41,13 @@ from libs.cloud.calls import Answers
 from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
 from libs.engine import desired, hooks, status
 from libs.engine.keys import NodeKey
+from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb, restores_replaced
 from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.steps import Action, Nest, StepResult
+from libs.resources.steps import Nest, StepResult
 from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -289,7 +290,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
     """Whether the batch steps this job (else the one-item path, or ``results``, has it)."""
     want, trav, row = group.want, group.trav, job.row
     assert row is not None
-    if row.status == status.IN_PROGRESS and row.traversal_id != trav.id:
+    if row.status == Status.IN_PROGRESS and row.traversal_id != trav.id:
         return False  # an older traversal's action: waited for, or taken over, one at a time
     in_template = want is not None and row.name in want.definition.resources
     new_type: str | None = None
@@ -307,7 +308,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
             job.props = dict(plugin.validate(resolver.properties(row.name), resource_name=row.name))
         except Exception:  # the one-item path fails the resource with Heat's reason
             return False
-    if plugin is not None and row.action != "INIT" and new_type != row.type:
+    if plugin is not None and row.action != Action.INIT and new_type != row.type:
         return False  # renamed: the one-item path compares implementations and records the name
     if plugin is not None and restores_replaced(trav.action, plugin.prepares_replace):
         return False  # the one-item path looks for a failed replacement that took from it
@@ -335,7 +336,7 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
         if job.plugin.reaches_beyond_row:
             return False
         if job.props is None:
-            if in_template and job.action in ("CREATE", "UPDATE"):
+            if in_template and job.action in (Action.CREATE, Action.UPDATE):
                 return False
             defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
             job.props = {**defaults, **(row.properties or {})}

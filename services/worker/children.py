@@ -17,6 +17,7 @@ from typing import Any
 from libs import operations
 from libs.db import Conn, resources, stacks
 from libs.db.pool import Held
+from libs.engine.status import Action, Status
 from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
@@ -49,7 +50,7 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
     if child is None:
         return None
     read: dict[str, tuple[Any, dict[str, Any]]] = {}
-    if reads and child.status != "IN_PROGRESS":
+    if reads and child.status != Status.IN_PROGRESS:
         found = await resources.current_by_names(conn, child.id, reads)
         read = {name: (r.known_reference(), r.attributes) for name, r in found.items()}
     return ChildStack(id=str(child.id), name=child.name, action=child.action, status=child.status,
@@ -98,7 +99,8 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
         if child.deleted_at is None and child.stack_status != "DELETE_IN_PROGRESS":
             await operations.delete_stack(pool, bus, child, after_commit=after_commit)
     else:
-        await operations.stack_action(pool, bus, child, nest.operation.upper(), after_commit=after_commit)
+        await operations.stack_action(pool, bus, child, Action(nest.operation.upper()),
+                                      after_commit=after_commit)
     return child.id
 
 

@@ -18,6 +18,7 @@ from libs.db import resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKind
+from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb, attempted_action, restores_replaced
 from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType
@@ -65,7 +66,7 @@ class Node(Stepping):
         if not self.current:
             # A stale traversal only finishes the action it started, then stops;
             # one that timed out abandons it instead (Heat's runner is cut short).
-            if row.traversal_id == trav.id and row.status == status.IN_PROGRESS:
+            if row.traversal_id == trav.id and row.status == Status.IN_PROGRESS:
                 if trav.deadline is not None and rows.now() > trav.deadline:
                     await self.mark_failed(row, row.action, f"{row.action} aborted ({status.TIMED_OUT})")
                 else:
@@ -91,7 +92,7 @@ class Node(Stepping):
         row = await self._target_row()
         if row is None:
             return
-        under_way = row.traversal_id == trav.id and row.status == status.IN_PROGRESS
+        under_way = row.traversal_id == trav.id and row.status == Status.IN_PROGRESS
         if not (self.current or under_way):
             return
         action = attempted_action(self.kind, trav.action, str(trav.id), row.state())
@@ -135,7 +136,8 @@ class Node(Stepping):
                 await self.fail_stack(str(exc))
                 return []
             except Exception as exc:  # property errors fail the resource, as in Heat
-                await self.mark_failed(row, "CREATE" if row.action == "INIT" else "UPDATE", _reason(exc))
+                attempted = Action.CREATE if row.action == Action.INIT else Action.UPDATE
+                await self.mark_failed(row, attempted, _reason(exc))
                 return []
         # A delete waits for calls an older step may be making (their answers name what they made),
         # for as long as a call may take: the worker makes each once, within its request timeout,
@@ -147,8 +149,8 @@ class Node(Stepping):
                 self.trav.action, plugin.prepares_replace):
             unmade = await resources.unmade_replacement(self.conn, row.id)
             state = dataclasses.replace(state, replacement=unmade.status if unmade else None)
-        if plugin is not None and self.trav.converge and row.action != "INIT" and (
-                row.traversal_id != self.trav.id and row.status == status.COMPLETE):
+        if plugin is not None and self.trav.converge and row.action != Action.INIT and (
+                row.traversal_id != self.trav.id and row.status == Status.COMPLETE):
             observer, seen = self._row_plugin(row), self._context(row, row.properties or {})
             asked = observer.observe_call(seen) if self.s.caller is not None else None
             if asked is not None and self.answers is None:
@@ -164,14 +166,14 @@ class Node(Stepping):
                 state = dataclasses.replace(state, properties={**applied, **live})
         same: bool | None = None
         nested_check_failed = False
-        if plugin is not None and row.action != "INIT":
+        if plugin is not None and row.action != Action.INIT:
             # Heat compares what the names resolve to, each through its own environment.
             same = type(plugin) is self.s.registry.implementation(
                 row.type, resource_name=row.name, environment=self.own_env)
-            if plugin.nests and (row.action, row.status) == ("CHECK", status.FAILED):
+            if plugin.nests and (row.action, row.status) == (Action.CHECK, Status.FAILED):
                 child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
                 nested_check_failed = child is not None and (child.action, child.status) == (
-                    "CHECK", status.FAILED)
+                    Action.CHECK, Status.FAILED)
         decision = rows.decision(
             self.kind, self.trav, state, plugin, in_template=in_template, new_type=new_type, props=new_props,
             same=same, external_id=external_id, restricted=restricted,
@@ -223,7 +225,7 @@ class Node(Stepping):
                         await resources.set_data(self.conn, new_id, recorded)
                 fresh = await resources.get(self.conn, new_id)
             assert fresh is not None
-            return await self.step(fresh, "CREATE", first=True, props=props)
+            return await self.step(fresh, Action.CREATE, first=True, props=props)
         renamed = self._renamed(row) if verb == Verb.UPDATE else {}
         assert verb.action is not None
         return await self.step(row, verb.action, first=True, props=props, changed=decision.changed,

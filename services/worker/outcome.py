@@ -19,12 +19,13 @@ from typing import Any
 from libs.cloud.calls import CloudCall
 from libs.db.resources import ResourceRow
 from libs.engine import status
+from libs.engine.status import Action, Status
 from libs.resources.base import ResourceType
 from libs.resources.steps import Call, Done, Failed, KeepType, Wait
 from services.worker import pending, rows
 
 # The actions whose completion records the properties they applied.
-APPLYING = frozenset({"CREATE", "UPDATE", "ADOPT"})
+APPLYING = frozenset({Action.CREATE, Action.UPDATE, Action.ADOPT})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Outcome:
     # The row's compare-and-set write; empty: nothing to write.
     changes: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # The event of the action: (status, reason).
-    event: tuple[str, str] | None = None
+    event: tuple[Status, str] | None = None
     # The row is deleted (after its event).
     removed: bool = False
     # The node is finished: its successors are released.
@@ -61,15 +62,15 @@ class Calls:
 def started(row: ResourceRow, action: str, traversal_id: uuid.UUID, template_id: uuid.UUID | None,
             now: datetime.datetime, **more: Any) -> Outcome:
     """The first step of ``action``: the row is under way (with its event), before any plugin runs."""
-    return Outcome({"action": action, "status": status.IN_PROGRESS, "status_reason": status.STATE_CHANGED,
+    return Outcome({"action": action, "status": Status.IN_PROGRESS, "status_reason": status.STATE_CHANGED,
                     "traversal_id": traversal_id, "action_started": now,
                     "template_id": row.template_id or template_id, **more},
-                   event=(status.IN_PROGRESS, status.STATE_CHANGED))
+                   event=(Status.IN_PROGRESS, status.STATE_CHANGED))
 
 
 def failed(action: str, reason: str, traversal_id: uuid.UUID) -> Outcome:
-    return Outcome({"action": action, "status": status.FAILED, "traversal_id": traversal_id,
-                    "status_reason": reason}, event=(status.FAILED, reason),
+    return Outcome({"action": action, "status": Status.FAILED, "traversal_id": traversal_id,
+                    "status_reason": reason}, event=(Status.FAILED, reason),
                    failure=status.resource_failed(action, reason))
 
 
@@ -104,20 +105,20 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
         return Outcome(changes, retry=None if now else result.delay, calls=result.calls if now else (),
                        about=f"{action} of {row.name} waits on the cloud")
     reason = result.reason or status.STATE_CHANGED
-    if action == "DELETE" and not kept:
-        return Outcome(event=(status.COMPLETE, status.STATE_CHANGED), removed=True, finished=True)
-    if action == "DELETE":
-        return Outcome({"action": action, "status": status.COMPLETE, "status_reason": status.STATE_CHANGED},
-                       event=(status.COMPLETE, status.STATE_CHANGED), finished=True)
+    if action == Action.DELETE and not kept:
+        return Outcome(event=(Status.COMPLETE, status.STATE_CHANGED), removed=True, finished=True)
+    if action == Action.DELETE:
+        return Outcome({"action": action, "status": Status.COMPLETE, "status_reason": status.STATE_CHANGED},
+                       event=(Status.COMPLETE, status.STATE_CHANGED), finished=True)
     data = rows.merged(data, result.data)
     physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
     return Outcome({
-        "action": action, "status": status.COMPLETE, "status_reason": reason, "physical_id": physical_id,
+        "action": action, "status": Status.COMPLETE, "status_reason": reason, "physical_id": physical_id,
         "data": data, "properties": props if action in APPLYING else row.properties,
         "reference": plugin.reference_id(physical_id, data, resource_name=row.name),
         "attributes": plugin.stored_attributes(reads, physical_id, data, props, resource_name=row.name),
         "template_id": template_id or row.template_id, "deletion_policy": deletion_policy,
-    }, event=(status.COMPLETE, reason), finished=True)
+    }, event=(Status.COMPLETE, reason), finished=True)
 
 
 def _recorded(row: ResourceRow, changes: Mapping[str, str | None], physical_id: str | KeepType | None,

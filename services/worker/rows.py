@@ -13,6 +13,7 @@ from typing import Any
 from libs.db import Conn, resources, stacks, traversals
 from libs.engine import desired
 from libs.engine.keys import NodeKind
+from libs.engine.status import Action
 from libs.engine.step import Decision, RowState, decide
 from libs.resources.base import ResourceType, physical_name
 from libs.resources.steps import Replaced, StepContext
@@ -21,7 +22,7 @@ from services.worker import pending
 # Where a resource paused at a named step inside its action keeps that step's hook.
 NAMED_STEP_KEY = "ember_step"
 # Actions whose plugin is the one the desired definition names; any other acts on what the row is.
-DEFINITION_ACTIONS = frozenset({"CREATE", "UPDATE", "ADOPT"})
+DEFINITION_ACTIONS = frozenset({Action.CREATE, Action.UPDATE, Action.ADOPT})
 
 
 def merged(data: dict[str, Any], changes: Any) -> dict[str, Any]:

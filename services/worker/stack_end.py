@@ -16,13 +16,14 @@ from libs import plan_requests
 from libs.db import Conn, events, resources, stacks, templates, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
+from libs.engine.status import Action, Status
 from libs.messaging.bus import Bus
 from libs.resources.registry import Registry
 from services.worker.evaluation import OutputsOf, inline_outputs
 
 
 async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUID, *, action: str,
-                      state: str, reason: str) -> None:
+                      state: Status, reason: str) -> None:
     await events.add(conn, stack_id=stack.id, resource_name=stack.name,
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack",
                      action=action, status=state, reason=reason, traversal_id=traversal_id)
@@ -42,13 +43,13 @@ async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.Traversa
     action = trav.action
     reason = status.stack_completed(action)
     outputs = None
-    if want is not None and action != "DELETE":
+    if want is not None and action != Action.DELETE:
         outputs = await outputs_of(conn, stack.id, want, resolve)
     settled = await stacks.settle(
-        conn, stack.id, trav.id, status=status.COMPLETE, reason=reason, outputs=outputs,
-        completed_template=action in status.CONVERGING, deleted=action == "DELETE")
+        conn, stack.id, trav.id, status=Status.COMPLETE, reason=reason, outputs=outputs,
+        completed_template=action in status.CONVERGING, deleted=action == Action.DELETE)
     if settled:
-        await stack_event(conn, stack, trav.id, action=action, state=status.COMPLETE, reason=reason)
+        await stack_event(conn, stack, trav.id, action=action, state=Status.COMPLETE, reason=reason)
         await traversals.close(conn, trav.id)
         if stack.parent_id is not None and registry is not None and outputs is not None:
             await refresh_parent(conn, stack, outputs, registry)
@@ -64,7 +65,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
     assert child.parent_id is not None
     row = next((r for r in await resources.for_stack(conn, child.parent_id)
                 if r.is_current and r.physical_id == str(child.id)), None)
-    if row is None or row.status == status.IN_PROGRESS:
+    if row is None or row.status == Status.IN_PROGRESS:
         return
     try:
         plugin = registry.get(row.type)
@@ -83,7 +84,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
                                           resource_name=row.name)
     if await resources.write(conn, row, data=data, attributes=attributes) is None:
         return
-    if parent is None or parent.status == status.IN_PROGRESS or want is None:
+    if parent is None or parent.status == Status.IN_PROGRESS or want is None:
         return
     await stacks.set_outputs(conn, parent.id, await outputs_of(conn, parent.id, want))
 
@@ -102,17 +103,17 @@ async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.Tr
     async with conn.transaction():
         if not await traversals.mark_failed(conn, trav.id):
             return
-        rollback = not stack.disable_rollback and action in ("CREATE", "UPDATE") and current
-        outputs = (await outputs_of(conn, stack.id, want, resolve) if want is not None and action != "DELETE"
-                   else None)
-        if not await stacks.settle(conn, stack.id, trav.id, status=status.FAILED, reason=reason,
+        rollback = not stack.disable_rollback and action in (Action.CREATE, Action.UPDATE) and current
+        outputs = (await outputs_of(conn, stack.id, want, resolve)
+                   if want is not None and action != Action.DELETE else None)
+        if not await stacks.settle(conn, stack.id, trav.id, status=Status.FAILED, reason=reason,
                                    outputs=outputs):
             return
-        await stack_event(conn, stack, trav.id, action=action, state=status.FAILED, reason=reason)
+        await stack_event(conn, stack, trav.id, action=action, state=Status.FAILED, reason=reason)
         if rollback:
-            await stacks.set_desired(conn, stack.id, action="ROLLBACK",
+            await stacks.set_desired(conn, stack.id, action=Action.ROLLBACK,
                                      template_id=stack.prev_template_id, reason=reason)
-            plan = await plan_requests.stage(conn, bus.names, stack, "ROLLBACK", reason="rollback",
+            plan = await plan_requests.stage(conn, bus.names, stack, Action.ROLLBACK, reason="rollback",
                                              request_id=f"rollback-{trav.id}")
     if rollback:
         await plan_requests.send(Held(conn), bus, plan)

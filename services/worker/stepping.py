@@ -18,6 +18,7 @@ from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKey, NodeKind
+from libs.engine.status import Action, Status
 from libs.engine.step import Refusal, preempted_reason
 from libs.errors import Conflict, Retry, is_transient
 from libs.evaluation_pool import EvaluationCrashed, EvaluationTimeout
@@ -25,7 +26,7 @@ from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
-from libs.resources.steps import Action, Call, Done, Failed, Nest, StepContext, Wait
+from libs.resources.steps import Call, Done, Failed, Nest, StepContext, Wait
 from libs.telemetry import logs
 from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
@@ -106,12 +107,12 @@ class Stepping:
                     # An older traversal's action is cancelled, as Heat records it; a pause at
                     # one of its named steps goes with it.
                     reason = preempted_reason(self.trav.action, preempts, row.name)
-                    await self.event(row, preempts, status.FAILED, reason)
-                    if self.trav.action != "DELETE":
+                    await self.event(row, preempts, Status.FAILED, reason)
+                    if self.trav.action != Action.DELETE:
                         # Heat's older traversal also writes its stack's failure (only the
                         # event: the stack goes on with this traversal).
                         await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
-                                                    state=status.FAILED,
+                                                    state=Status.FAILED,
                                                     reason=status.resource_failed(preempts, reason))
                 row = await self._begin(row, action, outcome.started(
                     row, action, self.traversal_id, self.trav.template_id, rows.now(),
@@ -121,21 +122,21 @@ class Stepping:
         plugin = self._row_plugin(row, action)
         if props is None:
             if self.want is not None and row.name in self.want.definition.resources and action in (
-                    "CREATE", "UPDATE"):
+                    Action.CREATE, Action.UPDATE):
                 props = await self.properties(row.name, plugin)
             else:
                 # Deleting, suspending...: what was applied, over the schema's defaults
                 # (a row that failed before its first write has nothing recorded).
                 defaults = {k: s.default for k, s in plugin.properties_schema.items()}
                 props = {**defaults, **(row.properties or {})}
-        if action == "ADOPT" and row.external_id is not None:
+        if action == Action.ADOPT and row.external_id is not None:
             # Nothing is made: the given id becomes the resource's own (Heat's handle_adopt).
             return await self.completed(row, plugin, action, props=props,
                                         result=Done(physical_id=row.external_id), propagate=propagate)
         # The first step of a replacement's create, or of a rollback's update that restores, is
         # given the other row of the replacement.
         ctx = (await rows.with_replaced(self.conn, row, self._context(row, props), restores=restores)
-               if first and plugin.prepares_replace and (action == "CREATE" or restores)
+               if first and plugin.prepares_replace and (action == Action.CREATE or restores)
                else self._context(row, props))
         if plugin.nests:
             reads = plugin.nested_reads(self._reads(row.name)) if isinstance(plugin, NestedStackType) else ()
@@ -253,7 +254,7 @@ class Stepping:
 
     def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
         """Whether an older traversal's action on ``row`` is under way."""
-        return row.status == status.IN_PROGRESS and row.traversal_id != self.traversal_id
+        return row.status == Status.IN_PROGRESS and row.traversal_id != self.traversal_id
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
         return rows.step_context(self.stack, row, props, self.s.rng)
@@ -314,9 +315,9 @@ class Stepping:
             [write] = await writer.with_requires(self.conn, self.stack_id, self.want,
                                                  [self._write_of(row, action, out)])
             done = await self._carry(write)
-            if row.replaces is not None and not row.is_current and action != "DELETE":
+            if row.replaces is not None and not row.is_current and action != Action.DELETE:
                 await resources.promote(self.conn, row.replaces, row.id)
-            if action == "ADOPT" and done.external_id is not None:
+            if action == Action.ADOPT and done.external_id is not None:
                 adopted = done
             elif post is not None:
                 return await self.done(done, in_transaction=True)
@@ -325,7 +326,7 @@ class Stepping:
             if adopted is None:
                 return await self.finish(None, in_transaction=True)
         # Heat checks an external resource once taken over; the node ends with the check.
-        return await self.step(adopted, "CHECK", first=True, props=props)
+        return await self.step(adopted, Action.CHECK, first=True, props=props)
 
     def _outcome(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
                  props: Mapping[str, Any], result: Done | Wait | Failed | Call, *, kept: bool = False
@@ -340,7 +341,7 @@ class Stepping:
         if not in_transaction:
             async with self.conn.transaction():
                 return await self.done(row, in_transaction=True)
-        post = rules.post_hook(self.trav.action, row.action) if row.status == status.COMPLETE else None
+        post = rules.post_hook(self.trav.action, row.action) if row.status == Status.COMPLETE else None
         if post is not None:
             verdict = await self.gate.at(row, post)
             if verdict == "wait":
@@ -348,7 +349,7 @@ class Stepping:
             if verdict == "fail":
                 await self.mark_failed(row, row.action, rules.timed_out_reason(post))
                 return []
-        if self.kind == NodeKind.CLEANUP and row.action == "DELETE" and row.status == status.COMPLETE:
+        if self.kind == NodeKind.CLEANUP and row.action == Action.DELETE and row.status == Status.COMPLETE:
             await resources.remove(self.conn, row.id)
         return await self.finish(None, in_transaction=True)
 
@@ -376,10 +377,10 @@ class Stepping:
     async def refuse(self, row: resources.ResourceRow, refusal: Refusal) -> None:
         """An update Heat refuses: the resource keeps its state, at most an event says why."""
         if refusal.event:
-            await self.event(row, "UPDATE", status.FAILED, refusal.message)
+            await self.event(row, Action.UPDATE, Status.FAILED, refusal.message)
         if self.current:
             await self.fail_stack(status.resource_failed(
-                "UPDATE", f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
+                Action.UPDATE, f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
 
     async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
         async with self.conn.transaction():
@@ -419,7 +420,7 @@ class Stepping:
             raise Conflict("resource row changed under this step")
         return written
 
-    async def event(self, row: resources.ResourceRow, action: str, state: str, reason: str) -> None:
+    async def event(self, row: resources.ResourceRow, action: str, state: Status, reason: str) -> None:
         await events.add(self.conn, stack_id=self.stack_id, resource_name=row.name,
                          physical_resource_id=rows.event_physical_id(self.stack.name, row),
                          resource_type=row.type, action=action,

@@ -16,6 +16,7 @@ from typing import Any
 
 from libs.db import Conn, events, resources, stacks
 from libs.engine import desired
+from libs.engine.status import Action, Status
 from libs.telemetry.propagation import Stored
 from services.worker import rows
 from services.worker.outcome import Outcome
@@ -71,7 +72,8 @@ async def with_requires(conn: Conn, stack_id: uuid.UUID, want: desired.Desired |
     wanted = want.definition.resources if want is not None else {}
     completing = {i for i, w in enumerate(writes) if w.outcome.finished and "properties" in w.outcome.changes}
     starting = {i for i, w in enumerate(writes) if "action_started" in w.outcome.changes
-                and w.outcome.changes.get("action") in ("CREATE", "UPDATE") and w.row.name in wanted}
+                and w.outcome.changes.get("action") in (Action.CREATE, Action.UPDATE)
+                and w.row.name in wanted}
     if not completing and not starting:
         return list(writes)
     needed: set[str] = set()
@@ -95,7 +97,7 @@ async def with_requires(conn: Conn, stack_id: uuid.UUID, want: desired.Desired |
     return out
 
 
-def _event(w: Write, row: resources.ResourceRow, state: str, reason: str) -> events.NewEvent:
+def _event(w: Write, row: resources.ResourceRow, state: Status, reason: str) -> events.NewEvent:
     """The event of ``w``'s action, of ``row`` as written, in its item's trace (else the current one)."""
     return events.NewEvent(stack_id=w.stack.id, resource_name=row.name,
                            physical_resource_id=rows.event_physical_id(w.stack.name, row),

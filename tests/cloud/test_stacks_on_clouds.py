@@ -57,6 +57,16 @@ def template() -> str:
         "    depends_on: subnet",
         "    properties: {flavor: m1.tiny, image: {get_param: image}, image_update_policy: REPLACE,",
         "                 networks: [{network: {get_resource: net}}]}",
+        # A floating IP named in the server's networks entry points at the port made for it.
+        "  floater_ip:",
+        "    type: OS::Neutron::FloatingIP",
+        "    depends_on: iface",
+        "    properties: {floating_network: public}",
+        "  floater:",
+        "    type: OS::Nova::Server",
+        "    properties: {flavor: {get_param: flavor}, image: cirros,",
+        "                 networks: [{subnet: {get_resource: subnet},",
+        "                             floating_ip: {get_resource: floater_ip}}]}",
     ]
     for i in range(SERVERS):
         lines += [
@@ -162,18 +172,22 @@ def test_stack_of_servers_ports_floating_ips_and_volumes(
         osc.run("stack", "create", "--wait", "-t", "stack.yaml", STACK)
         assert osc.json("stack", "show", STACK)["stack_status"] == "CREATE_COMPLETE"
         made = _servers_of(conn, STACK)
-        assert len(made) == SERVERS + 1 and {s.status for s in made.values()} == {"ACTIVE"}
+        assert len(made) == SERVERS + 2 and {s.status for s in made.values()} == {"ACTIVE"}
         volumes = [v for v in conn.block_storage.volumes() if v.id not in before["volumes"]]
         assert sorted(v.status for v in volumes) == ["in-use", "in-use"]
         floating = osc.json("stack", "output", "show", STACK, "floating")["output_value"]
         assert floating.startswith("172.24.4.")
+        (floater,) = (server for name, server in made.items() if "-floater-" in name)
+        fip_id = json.loads(osc.run("stack", "resource", "show", "-f", "json", STACK, "floater_ip").stdout
+                            )["physical_resource_id"]
+        assert conn.network.get_port(conn.network.get_ip(fip_id).port_id).device_id == floater.id
 
         osc.run("stack", "update", "--wait", "-t", "stack.yaml", "--parameter", "flavor=m1.small",
                 "--parameter", f"image={ALT_IMAGE}", STACK)
         shown = [osc.run("stack", "show", "-f", "json", STACK).stdout]
         assert json.loads(shown[-1])["stack_status"] == "UPDATE_COMPLETE"
         after = _servers_of(conn, STACK)
-        assert len(after) == SERVERS + 1
+        assert len(after) == SERVERS + 2
         replaced = {"solo", f"server{REPLACED}"}
         for label in replaced:
             old, new = _replaced(made, after, label)

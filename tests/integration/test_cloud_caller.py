@@ -77,6 +77,30 @@ async def _warm(caller: SdkCaller, target: CloudTarget = SIM) -> None:
     assert (await caller.call(target, [_projects()]))["projects"].ok
 
 
+async def test_a_lookup_many_ask_for_at_once_is_sent_once(sim: Sim) -> None:
+    caller = SdkCaller(sim.settings())
+
+    def flavor(key: str) -> CloudCall:
+        return CloudCall(key, Service.COMPUTE, "find_flavor", ("m1.tiny",), {"ignore_missing": False})
+    try:
+        await _warm(caller)
+        together = await asyncio.gather(*(caller.call(SIM, [flavor(f"f{i}")]) for i in range(20)))
+        assert [answers[f"f{i}"].value["name"] for i, answers in enumerate(together)] == ["m1.tiny"] * 20
+        assert caller.calls_made["compute.find_flavor"] == 1
+        # Nothing is kept once it is answered: the next one is sent.
+        assert (await caller.call(SIM, [flavor("later")]))["later"].value["name"] == "m1.tiny"
+        assert caller.calls_made["compute.find_flavor"] == 2
+        # Other lookups, and anything but a lookup, are sent each time.
+        other = CloudCall("small", Service.COMPUTE, "find_flavor", ("m1.small",), {"ignore_missing": False})
+        listings = [_projects(f"p{i}") for i in range(3)]
+        answers = await caller.call(SIM, [flavor("again"), other, *listings])
+        assert answers["small"].value["name"] == "m1.small" and answers["again"].value["name"] == "m1.tiny"
+        assert caller.calls_made["compute.find_flavor"] == 4
+        assert caller.calls_made["identity.projects"] == 1 + 3
+    finally:
+        await caller.close()
+
+
 async def test_server_errors_are_tried_again_then_handed_back(sim: Sim, caplog: pytest.LogCaptureFixture
                                                               ) -> None:
     exporter = InMemorySpanExporter()

@@ -13,6 +13,7 @@ import pytest
 from libs.db import Conn, events, locks, resources, stacks, templates, traversals
 from libs.db.pool import create_pool
 from libs.engine.plan import Node, TraversalGraph
+from libs.engine.status import Action
 from tests.support import eventually
 
 
@@ -91,7 +92,7 @@ async def test_finish_nodes_releases_successors_once(pool: asyncpg.Pool) -> None
     async with pool.acquire() as conn:
         stack_id = await _stack(conn)
         trav = uuid.uuid4()
-        await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action="CREATE",
+        await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action=Action.CREATE,
                                 template_id=None, graph=graph, deadline=None, request_id="r")
         async with conn.transaction():
             finished, ready, remaining = await traversals.finish_nodes(conn, trav, ["1:u", "2:u"])
@@ -112,7 +113,7 @@ async def test_overlapping_finishes_in_two_sessions_do_not_deadlock(pool: asyncp
     async with pool.acquire() as conn:
         stack_id = await _stack(conn)
         trav = uuid.uuid4()
-        await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action="CREATE",
+        await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action=Action.CREATE,
                                 template_id=None, graph=TraversalGraph(nodes), deadline=None, request_id="r")
 
     async def finish(keys: list[str]) -> list[str]:
@@ -139,8 +140,8 @@ async def _joins(conn: Conn, stack_id: uuid.UUID, width: int) -> uuid.UUID:
     nodes = {f"{i}:u": Node(f"{i}:u", 0, ("join:u",)) for i in range(width)}
     nodes["join:u"] = Node("join:u", width, ())
     trav = uuid.uuid4()
-    await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action="CREATE", template_id=None,
-                            graph=TraversalGraph(nodes), deadline=None, request_id=trav.hex)
+    await traversals.insert(conn, traversal_id=trav, stack_id=stack_id, action=Action.CREATE,
+                            template_id=None, graph=TraversalGraph(nodes), deadline=None, request_id=trav.hex)
     return trav
 
 

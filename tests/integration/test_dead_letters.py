@@ -21,6 +21,7 @@ from libs import operations
 from libs.config import Settings
 from libs.consuming import consuming
 from libs.db import dead_letters, events, stacks
+from libs.engine.status import Action
 from libs.errors import Retry
 from libs.messaging.consumer import Delivery
 from libs.messaging.dispatch import Dispatch
@@ -60,7 +61,7 @@ async def test_reasons_are_bounded_as_heat_bounds_them(settings: Settings) -> No
         async with api.pool.acquire() as conn:
             await events.add(conn, stack_id=made.id, resource_name="r", physical_resource_id=None,
                              resource_type="OS::Heat::None", action="CREATE", status="FAILED", reason=huge)
-            await stacks.set_desired(conn, made.id, action="UPDATE", template_id=made.template_id,
+            await stacks.set_desired(conn, made.id, action=Action.UPDATE, template_id=made.template_id,
                                      reason=huge)
             row = await stacks.get(conn, made.id)
         assert row is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from libs import operations
 from libs.config import Settings
+from libs.engine.status import Action
 from libs.template.request import StackRequest
 from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled, stack_row
 
@@ -15,7 +16,7 @@ async def test_suspend_resume_and_check(settings: Settings) -> None:
         created = await operations.create_stack(api.pool, api.bus, project="demo", name="life",
                                                 stack_request=StackRequest(template=template))
         await settled(api.pool, created.id, status="CREATE_COMPLETE")
-        for action in ("SUSPEND", "RESUME", "CHECK"):
+        for action in (Action.SUSPEND, Action.RESUME, Action.CHECK):
             await operations.stack_action(api.pool, api.bus, await stack_row(api.pool, created.id), action)
             done = await settled(api.pool, created.id, status=f"{action}_COMPLETE")
             assert done.status_reason == f"Stack {action} completed successfully"

@@ -10,6 +10,7 @@ import yaml
 from libs import operations
 from libs.config import Settings
 from libs.db import events, resources, stacks
+from libs.engine.status import Action
 from libs.resources.registry import default_registry
 from libs.template.request import StackRequest
 from tests.integration.engine_support import engine, hot, resource_rows, settled, stack_row
@@ -244,7 +245,7 @@ async def test_check_suspend_and_resume_go_through_nested_stacks(settings: Setti
                                              registry=registry)
         await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
         child = uuid.UUID((await resource_rows(api.pool, made.id))["nest"].physical_id or "")
-        for action in ("SUSPEND", "RESUME", "CHECK"):
+        for action in (Action.SUSPEND, Action.RESUME, Action.CHECK):
             await operations.stack_action(api.pool, api.bus, await stack_row(api.pool, made.id), action)
             await settled(api.pool, made.id, status=f"{action}_COMPLETE", timeout=60)
             assert (await stack_row(api.pool, child)).stack_status == f"{action}_COMPLETE"

@@ -19,6 +19,7 @@ from libs import operations, plan_requests
 from libs.config import Settings
 from libs.consuming import consuming
 from libs.db import dead_letters, plan_outbox, stacks, traversals
+from libs.engine.status import Action
 from libs.messaging.consumer import Delivery
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import PlanRequest, WorkItem
@@ -149,8 +150,8 @@ async def test_a_left_behind_request_no_planner_can_read_holds_up_no_other(setti
                            subject=api.names.plan("demo", str(bad)), payload=b'{"kind": "plan", "v": 99}')
         # A check asked for and committed, its publish never made (as operations.stack_action).
         async with api.pool.acquire() as conn, conn.transaction():
-            await stacks.set_desired(conn, good, action="CHECK", template_id=created.template_id)
-            request = await plan_requests.stage(conn, api.names, created, "CHECK", reason="check")
+            await stacks.set_desired(conn, good, action=Action.CHECK, template_id=created.template_id)
+            request = await plan_requests.stage(conn, api.names, created, Action.CHECK, reason="check")
         assert await sweep_once(api, older_than=0) == 2
         async with api.pool.acquire() as conn:
             assert await plan_outbox.pending(conn) == 0  # neither is left to fail again next round

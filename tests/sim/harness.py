@@ -20,13 +20,14 @@ import asyncpg
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
 
+from libs.engine.status import Action
 from libs.errors import Permanent, Retry
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import Payload, PlanRequest, WorkItem
 from libs.messaging.subjects import Names
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry, default_registry
-from libs.resources.steps import Action, Observed, StepContext, StepResult
+from libs.resources.steps import Observed, StepContext, StepResult
 from libs.runtime import Runtime
 from services.planner.outbox_sweep import sweep_once
 from services.planner.planning import handle_plan

@@ -22,11 +22,12 @@ from libs.cloud.calls import CloudCall, Service
 from libs.config import CloudSettings
 from libs.db import resources, stacks
 from libs.db.pool import create_pool
+from libs.engine.status import Action
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest, WorkItem
 from libs.resources.base import OBSERVE_KEY, ResourceType
 from libs.resources.registry import Registry, default_registry
-from libs.resources.steps import Action, Call, Done, Failed, Observed, StepContext, StepResult
+from libs.resources.steps import Call, Done, Failed, Observed, StepContext, StepResult
 from libs.template.request import StackRequest
 from services.worker import pending
 from services.worker.steps import Steps

@@ -10,6 +10,7 @@ import pytest
 
 from libs.cloud.calls import Answer, CloudCall, CloudError, ErrorKind, Service
 from libs.db.resources import ResourceRow
+from libs.engine.status import Status
 from libs.resources.base import ResourceType
 from libs.resources.steps import KEEP, Call, Done, Failed, StepContext, StepResult, Wait
 from services.worker import outcome, pending
@@ -63,24 +64,24 @@ CASES: list[tuple[str, Outcome, Outcome]] = [
     ("a failure", _of(Failed("boom", "ValueError")),
      Outcome({"action": "CREATE", "status": "FAILED", "traversal_id": TRAV,
               "status_reason": "ValueError: resources.r: boom"},
-             event=("FAILED", "ValueError: resources.r: boom"),
+             event=(Status.FAILED, "ValueError: resources.r: boom"),
              failure="Resource CREATE failed: ValueError: resources.r: boom")),
     ("a delete done removes the row", _of(Done(), "DELETE"),
-     Outcome(event=("COMPLETE", "state changed"), removed=True, finished=True)),
+     Outcome(event=(Status.COMPLETE, "state changed"), removed=True, finished=True)),
     ("a delete done at a post-hook keeps it", _of(Done(), "DELETE", kept=True),
      Outcome({"action": "DELETE", "status": "COMPLETE", "status_reason": "state changed"},
-             event=("COMPLETE", "state changed"), finished=True)),
+             event=(Status.COMPLETE, "state changed"), finished=True)),
     ("a create done", _of(Done(physical_id="p9", data={"c": "3"}, reason=""),
                           data={"a": "1", pending.KEY: KEPT}),
      Outcome({"action": "CREATE", "status": "COMPLETE", "status_reason": "state changed", "physical_id": "p9",
               "data": {"a": "1", "c": "3"}, "properties": {"v": 1}, "reference": "p9", "attributes": {},
               "template_id": TEMPLATE, "deletion_policy": "Delete"},
-             event=("COMPLETE", "state changed"), finished=True)),
+             event=(Status.COMPLETE, "state changed"), finished=True)),
     ("a check keeps the applied properties", _of(Done(physical_id=KEEP), "CHECK", properties={"v": 0}),
      Outcome({"action": "CHECK", "status": "COMPLETE", "status_reason": "state changed", "physical_id": "p1",
               "data": {"a": "1"}, "properties": {"v": 0}, "reference": "p1", "attributes": {},
               "template_id": TEMPLATE, "deletion_policy": "Delete"},
-             event=("COMPLETE", "state changed"), finished=True)),
+             event=(Status.COMPLETE, "state changed"), finished=True)),
 ]
 
 

@@ -23,20 +23,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, Service, existing
+from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY, ResourceType
 from libs.resources.cloud_steps import loads
 from libs.resources.neutron import adoption, wire
 from libs.resources.neutron.errors import not_built
 from libs.resources.neutron.wire import Kind, Ref, Resolver
-from libs.resources.steps import (
-    Action,
-    Call,
-    Done,
-    Failed,
-    Observed,
-    StepContext,
-    StepResult,
-)
+from libs.resources.steps import Call, Done, Failed, Observed, StepContext, StepResult
 from libs.template.errors import StackValidationFailed
 
 PHASE: Final = "phase"

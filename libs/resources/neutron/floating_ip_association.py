@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, Service
+from libs.engine.status import Action
 from libs.resources.base import ResourceType
 from libs.resources.neutron import wire
 from libs.resources.neutron.base import PHASE
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Call, Done, StepContext, StepResult
+from libs.resources.steps import Call, Done, StepContext, StepResult
 from libs.template.constraints import CustomConstraint
 
 FLOATINGIP_ID = "floatingip_id"

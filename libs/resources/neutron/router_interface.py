@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, Service
+from libs.engine.status import Action
 from libs.resources.base import ResourceType
 from libs.resources.cloud_steps import loads
 from libs.resources.neutron import wire
@@ -19,7 +20,7 @@ from libs.resources.neutron.base import PHASE
 from libs.resources.neutron.errors import PropertyConflict, PropertyUnspecified
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Call, Done, Failed, StepContext, StepResult
+from libs.resources.steps import Call, Done, Failed, StepContext, StepResult
 from libs.template.constraints import CustomConstraint
 
 ROUTER = "router"

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from libs.cloud.calls import CloudCall, Service
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.cloud_steps import loads
@@ -20,7 +21,7 @@ from libs.resources.neutron import wire
 from libs.resources.neutron.base import GET_KEY, PHASE, SHOW, Entity, NeutronResource
 from libs.resources.neutron.wire import Kind, Ref, Resolver
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Action, Call, Done, Failed, StepContext, StepResult
+from libs.resources.steps import Call, Done, Failed, StepContext, StepResult
 from libs.template.constraints import AllowedValues, CustomConstraint, Range
 from libs.template.errors import StackValidationFailed
 

@@ -6,6 +6,7 @@ import pytest
 
 from libs.engine import hooks
 from libs.engine.keys import NodeKind
+from libs.engine.status import Action
 from libs.engine.step import Verb
 
 
@@ -23,7 +24,7 @@ from libs.engine.step import Verb
     ("CHECK", "u", "check", "CREATE", None),
 ])
 def test_pre_hooks(traversal: str, kind: str, verb: str, row_action: str, expected: str | None) -> None:
-    assert hooks.pre_hook(traversal, NodeKind(kind), Verb(verb), row_action) == expected
+    assert hooks.pre_hook(Action(traversal), NodeKind(kind), Verb(verb), row_action) == expected
 
 
 @pytest.mark.parametrize(("traversal", "action", "expected"), [
@@ -34,7 +35,7 @@ def test_pre_hooks(traversal: str, kind: str, verb: str, row_action: str, expect
     ("UPDATE", "DELETE", None),
 ])
 def test_post_hooks(traversal: str, action: str, expected: str | None) -> None:
-    assert hooks.post_hook(traversal, action) == expected
+    assert hooks.post_hook(Action(traversal), action) == expected
 
 
 def test_heat_reasons_byte_for_byte() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from libs.engine.keys import NodeKind
+from libs.engine.status import Action
 from libs.engine.step import Decision, Refusal, RowState, Verb, attempted_action, decide, preempted_reason
 
 
@@ -190,15 +191,15 @@ REFUSALS: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
 def test_decide(kind: str, action: str, row: dict[str, Any], kwargs: dict[str, Any],
                 expected: Decision) -> None:
     kwargs.setdefault("in_template", True)
-    assert decide(NodeKind(kind), action, "t1", "tpl1", _row(**row), **kwargs) == expected
+    assert decide(NodeKind(kind), Action(action), "t1", "tpl1", _row(**row), **kwargs) == expected
 
 
 def test_what_a_preempted_action_reads_as() -> None:
     # Recorded from Heat 27.0.1: a stack delete aborts what runs; a newer update cancels a
     # nested stack's update, whose resource fails with the nested stack's reason.
-    assert preempted_reason("DELETE", "UPDATE", "res") == "UPDATE aborted (user triggered cancel)"
-    assert preempted_reason("DELETE", "CREATE", "slow") == "CREATE aborted (user triggered cancel)"
-    assert preempted_reason("UPDATE", "UPDATE", "res") == "resources.res: Stack UPDATE cancelled"
+    assert preempted_reason(Action.DELETE, "UPDATE", "res") == "UPDATE aborted (user triggered cancel)"
+    assert preempted_reason(Action.DELETE, "CREATE", "slow") == "CREATE aborted (user triggered cancel)"
+    assert preempted_reason(Action.UPDATE, "UPDATE", "res") == "resources.res: Stack UPDATE cancelled"
 
 
 @pytest.mark.parametrize(("kind", "action", "row", "expected"), [
@@ -212,4 +213,4 @@ def test_what_a_preempted_action_reads_as() -> None:
     ("u", "UPDATE", dict(status="FAILED"), "UPDATE"),
 ])
 def test_the_action_a_node_gives_up_on(kind: str, action: str, row: dict[str, Any], expected: str) -> None:
-    assert attempted_action(NodeKind(kind), action, "t1", _row(**row)) == expected
+    assert attempted_action(NodeKind(kind), Action(action), "t1", _row(**row)) == expected

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from libs.engine.status import Action
 from libs.engine.step import RowState
 from libs.engine.unchanged import TypeRules, unchanged
 from libs.template.parameters import Parameters
@@ -86,7 +87,7 @@ CASES = [
 @pytest.mark.parametrize(("resources", "rows", "expected"), CASES)
 def test_unchanged(resources: dict[str, Any], rows: dict[str, RowState], expected: list[str]) -> None:
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
-    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules) == expected
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, _rules) == expected
 
 
 def test_excluded_names_and_their_dependents_are_not_settled() -> None:
@@ -94,7 +95,7 @@ def test_excluded_names_and_their_dependents_are_not_settled() -> None:
     rows = {"a": _row("a", props={"value": "x"}), "b": _row("b", props={"value": "ref-a"}),
             "c": _row("c", props={"value": "c"})}
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
-    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules,
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, _rules,
                      exclude=frozenset({"a"})) == ["c"]
 
 
@@ -127,7 +128,7 @@ IMPLEMENTATION_CASES = [
 def test_unchanged_compares_implementations(resources: dict[str, Any], rows: dict[str, RowState],
                                             expected: list[str]) -> None:
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
-    assert unchanged(_definition(resources), "UPDATE", rows, data, _rules_by_implementation,
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, _rules_by_implementation,
                      implementation_of=_recorded) == expected
 
 
@@ -142,6 +143,6 @@ def test_a_rollback_leaves_a_row_whose_replacement_failed_to_its_node() -> None:
     rows = {"a": dataclasses.replace(_row("a", props={"value": "x"}), replacement="FAILED"),
             "b": _row("b", props={"value": "y"})}
     data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
-    assert unchanged(_definition(resources), "ROLLBACK", rows, data, rules) == ["b"]
-    assert unchanged(_definition(resources), "UPDATE", rows, data, rules) == ["a", "b"]
-    assert unchanged(_definition(resources), "ROLLBACK", rows, data, _rules) == ["a", "b"]
+    assert unchanged(_definition(resources), Action.ROLLBACK, rows, data, rules) == ["b"]
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, rules) == ["a", "b"]
+    assert unchanged(_definition(resources), Action.ROLLBACK, rows, data, _rules) == ["a", "b"]

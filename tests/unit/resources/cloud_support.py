@@ -7,8 +7,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from libs.cloud.calls import Answer, CloudError, ErrorKind
+from libs.engine.status import Action
 from libs.resources.base import ResourceType
-from libs.resources.steps import Action, Call, Done, KeepType, StepContext, StepResult, Wait
+from libs.resources.steps import Call, Done, KeepType, StepContext, StepResult, Wait
 from tests.unit.resources.resource_support import make_ctx
 
 TAG = "ember-5d2e59b6-0000-4000-8000-000000000001"

@@ -7,9 +7,10 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from libs.engine.status import Action
 from libs.resources.base import ResourceType
 from libs.resources.registry import default_registry
-from libs.resources.steps import Action, Done, KeepType, StepContext, StepResult, Wait
+from libs.resources.steps import Done, KeepType, StepContext, StepResult, Wait
 
 STACK = "st"
 SHORT_ID = "abcdefghijkl"

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from libs.cloud.calls import ErrorKind
+from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY
-from libs.resources.steps import Action, Call, Done, Failed
+from libs.resources.steps import Call, Done, Failed
 from tests.unit.resources.cloud_support import (
     NOT_FOUND,
     TAG,

@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 import pytest
 
+from libs.engine.status import Action
 from libs.resources.autoscaling import NAMES_KEY, AutoScalingGroup
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType, TemplateResource
 from libs.resources.resource_group import ResourceGroup
-from libs.resources.steps import Action, ChildStack, Done
+from libs.resources.steps import ChildStack, Done
 from libs.template.attribute_store import AttributeFailed, failure, read, read_all, shown, stored
 from libs.template.parameters import Parameters
 from libs.template.request import parameter_schemas

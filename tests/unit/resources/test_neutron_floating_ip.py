@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from libs.cloud.calls import ErrorKind
-from libs.resources.steps import Action, Call, Done, Failed
+from libs.engine.status import Action
+from libs.resources.steps import Call, Done, Failed
 from libs.template.errors import StackValidationFailed
 from tests.unit.resources.cloud_support import NOT_FOUND, TAG, call_of, ctx_for, error, methods, ok, run
 from tests.unit.resources.resource_support import plugin

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from libs.cloud.calls import ErrorKind
+from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY
 from libs.resources.neutron.base import PHASE, SHOW
-from libs.resources.steps import Action, Call, Done, Failed, Observed
+from libs.resources.steps import Call, Done, Failed, Observed
 from libs.template.errors import StackValidationFailed
 from tests.unit.resources.cloud_support import (
     NOT_FOUND,

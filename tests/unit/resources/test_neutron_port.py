@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY
 from libs.resources.neutron.base import SHOW
-from libs.resources.steps import Action, Call, Done
+from libs.resources.steps import Call, Done
 from libs.template.errors import StackValidationFailed
 from tests.unit.resources.cloud_support import TAG, after, call_of, ctx_for, methods, ok, run
 from tests.unit.resources.resource_support import plugin

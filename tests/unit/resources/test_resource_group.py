@@ -57,8 +57,9 @@ def test_a_rolling_update_gives_each_batch_its_members(count: int, batch: int, m
                                                       expected: list[dict[str, str]]) -> None:
     import dataclasses
 
+    from libs.engine.status import Action
     from libs.resources.resource_group import ResourceGroup, members_template
-    from libs.resources.steps import Action, ChildStack, Nest, StepContext
+    from libs.resources.steps import ChildStack, Nest, StepContext
 
     group = ResourceGroup()
     members = {str(i): {"type": "OS::Heat::TestResource", "properties": {"value": "a"}} for i in range(count)}

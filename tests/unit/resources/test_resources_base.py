@@ -9,11 +9,12 @@ from typing import Any, ClassVar
 
 import pytest
 
+from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, physical_name, short_id
 from libs.resources.properties import PropSchema
 from libs.resources.registry import Registry, default_registry
-from libs.resources.steps import Action, Done, Failed, StepContext, StepResult
+from libs.resources.steps import Done, Failed, StepContext, StepResult
 from libs.template.errors import NotSupported
 from tests.unit.resources.resource_support import make_ctx
 

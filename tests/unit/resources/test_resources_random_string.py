@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from libs.resources.steps import Action, Done, Failed, StepResult
+from libs.engine.status import Action
+from libs.resources.steps import Done, Failed, StepResult
 from libs.template.errors import StackValidationFailed
 from tests.unit.resources.resource_support import drive, make_ctx, plugin
 

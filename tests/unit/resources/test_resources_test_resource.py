@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from libs.resources.steps import KEEP, Action, Done, Failed, StepResult, Wait
+from libs.engine.status import Action
+from libs.resources.steps import KEEP, Done, Failed, StepResult, Wait
 from libs.resources.test_resource import FOREVER_POLL_SECS
 from libs.template.errors import StackValidationFailed
 from tests.unit.resources.resource_support import drive, make_ctx, plugin

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from libs.engine.status import Action
 from libs.resources.properties import UNKNOWN
-from libs.resources.steps import Action, Done, StepResult
+from libs.resources.steps import Done, StepResult
 from libs.template.errors import StackValidationFailed
 from tests.unit.resources.resource_support import drive, make_ctx, plugin
 

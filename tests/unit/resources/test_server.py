@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from libs.cloud.calls import ErrorKind
+from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY
-from libs.resources.steps import Action, Call, Done, Failed, Wait
+from libs.resources.steps import Call, Done, Failed, Wait
 from libs.template.errors import StackValidationFailed
 from tests.unit.resources.cloud_support import (
     NOT_FOUND,
@@ -242,6 +243,7 @@ def test_rebuild_and_quick_changes() -> None:
     ({"networks": [{"network": "public"}]}, False),  # interfaces are attached and detached in place
     ({"networks": [{"allocate_network": "none"}]}, True),
     ({"networks": [{"network": "private", "tag": "x"}]}, False),
+    ({"networks": [{"subnet": "private-subnet", "floating_ip": "fip-a"}]}, True),  # its own port: new
 ])
 def test_replace_or_update(changes: dict[str, Any], replace: bool) -> None:
     new = SERVER.validate({**_raw(), **changes}, resource_name="r1")
@@ -295,6 +297,33 @@ def test_networks_change_in_place() -> None:
     assert '"net1":"net-public"' in final.data["ids"] and '"net0":"net-private"' in final.data["ids"]
 
 
+def _sent(result: Any) -> list[tuple[Any, ...]]:
+    """The calls a step asked for: (args, kwargs) each."""
+    assert isinstance(result, Call), result
+    return [(c.args, c.kwargs) for c in result.calls]
+
+
+def test_a_floating_ip_change_alone_points_the_floating_ips_anew() -> None:
+    old = SERVER.validate({**_raw(), "networks": [{"port": "p1", "floating_ip": "fip-a"},
+                                                  {"subnet": "private-subnet", "floating_ip": "fip-c"}]},
+                          resource_name="r1")
+    new = SERVER.validate({**_raw(), "networks": [{"port": "p1", "floating_ip": "fip-b"},
+                                                  {"subnet": "private-subnet", "floating_ip": "fip-c"}]},
+                          resource_name="r1")
+    assert not SERVER.needs_replace(old, new)
+    data = {"ids": '{"flavor":"f2","image":"img1"}', "ports": "[]", "internal_ports": '{"1":"ip1"}'}
+    ctx = after(ctx_for(new, old_properties=old, physical_id="s1", data=data), Done(), elapsed=0)
+    results, _ = run(SERVER, Action.UPDATE, ctx, [
+        {"fip_off0": NOT_FOUND}, None, {"fip_on0": ok({})}, {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    # fip-a is let go first (gone already: fine), then fip-b points at p1; fip-c stays as it is.
+    assert methods(results[0]) == ["update_ip"] and _sent(results[0]) == [(("fip-a",), {"port_id": None})]
+    assert _sent(results[1]) == [(("fip-b",), {"port_id": "p1"})]
+    assert _sent(results[2]) == [(("fip-b",), {"port_id": "p1"})]  # the answer was lost: sent again
+    assert methods(results[3]) == ["get_server", "ports"] and isinstance(results[-1], Done)
+    refused, _ = run(SERVER, Action.UPDATE, ctx, [{"fip_off0": ok({})}, {"fip_on0": NOT_FOUND}])
+    assert isinstance(refused[-1], Failed)
+
+
 @pytest.mark.parametrize(("action", "script", "last", "calls"), [
     (Action.SUSPEND, [{"server": ok(ACTIVE)}, {"power": ok()}, {"server": ok(ACTIVE)},
                       {"server": ok(_server("SUSPENDED"))}], Done, ["get_server", "suspend_server"]),
@@ -335,6 +364,38 @@ def test_a_subnet_entry_gets_its_own_port() -> None:
         "fixed_ips": [{"subnet_id": "sub1", "ip_address": "10.0.0.9"}]}
     assert call_of(results[2], "create_server").kwargs["networks"] == [{"port": "ip1"}]
     assert final.data["internal_ports"] == '{"0":"ip1"}'
+
+
+FLOATING_PROPS = SERVER.validate({"flavor": "m1.small", "image": "cirros", "user_data_format": "RAW",
+                                  "networks": [{"subnet": "private-subnet", "fixed_ip": "10.0.0.9",
+                                                "floating_ip": "fip-a"},
+                                               {"port": "given-port", "floating_ip": "fip-b"},
+                                               {"network": "private"}]}, resource_name="r1")
+FLOATING_LOOKUPS = {**SUBNET_LOOKUPS, "net2": ok({"id": "net-private", "name": "private"})}
+
+
+def test_floating_ips_point_at_their_entries_ports_before_the_server_is_made() -> None:
+    results, final = run(SERVER, Action.CREATE, ctx_for(FLOATING_PROPS), [
+        FLOATING_LOOKUPS, {"iport0": ok({"id": "ip1"})},
+        {"fip0": ok({"id": "fip-a"}), "fip1": ok({"id": "fip-b"})}, {"created": ok({"id": "s1"})}])
+    assert methods(results[2]) == ["update_ip", "update_ip"]
+    assert (call_of(results[2], "update_ip").args, call_of(results[2], "update_ip").kwargs) == (
+        ("fip-a",), {"port_id": "ip1", "fixed_ip_address": "10.0.0.9"})
+    assert _sent(results[2])[1] == (("fip-b",), {"port_id": "given-port"})
+    assert call_of(results[3], "create_server").kwargs["networks"] == [
+        {"port": "ip1"}, {"port": "given-port"}, {"uuid": "net-private"}]
+    assert isinstance(results[3], Call) and final.data.get("floating_associated") == "1"
+
+
+def test_a_lost_floating_ip_answer_sends_the_same_request_again_and_a_refusal_fails() -> None:
+    results, _ = run(SERVER, Action.CREATE, ctx_for(FLOATING_PROPS), [
+        FLOATING_LOOKUPS, {"iport0": ok({"id": "ip1"})}, None])
+    assert methods(results[3]) == ["update_ip", "update_ip"]
+    assert _sent(results[3]) == _sent(results[2])
+    refused, _ = run(SERVER, Action.CREATE, ctx_for(FLOATING_PROPS), [
+        FLOATING_LOOKUPS, {"iport0": ok({"id": "ip1"})},
+        {"fip0": error(ErrorKind.CONFLICT, "Port ip1 already has a floating IP", 409), "fip1": ok({})}])
+    assert isinstance(refused[-1], Failed) and "already has a floating IP" in refused[-1].message
 
 
 def test_lost_port_answers_reuse_the_tagged_ports() -> None:
