@@ -62,7 +62,7 @@ def start(ctx: StepContext) -> StepResult:
 
 def _at_replacement(new_id: str, *, data: Mapping[str, str | None] | None = None, delay: float = 0.0) -> Call:
     return cs.call("restore", cs.compute(NEW_SERVER, "get_server", new_id), _bound(NEW_PORTS, new_id),
-                data=data, delay=delay)
+                   data=data, delay=delay)
 
 
 def _bound(key: str, server_id: str) -> CloudCall:
@@ -163,7 +163,7 @@ def _attach(ctx: StepContext, taken: list[dict[str, Any]], exists: list[bool], h
         if alive:
             if str(port["id"]) not in held_ids:
                 calls.append(cs.compute(f"attach_{index}", "create_server_interface", server_id,
-                                     port_id=str(port["id"])))
+                                        port_id=str(port["id"])))
             continue
         net_id = str(port.get("network_id"))
         if spare[net_id] > 0:
@@ -172,7 +172,7 @@ def _attach(ctx: StepContext, taken: list[dict[str, Any]], exists: list[bool], h
         addresses = [{"ip_address": ip["ip_address"]} for ip in port.get("fixed_ips") or ()
                      if ip.get("ip_address")]
         calls.append(cs.compute(f"attach_{index}", "create_server_interface", server_id, net_id=net_id,
-                             **({"fixed_ips": addresses} if addresses else {})))
+                                **({"fixed_ips": addresses} if addresses else {})))
     if not calls:
         return _restored(ctx, update)
     return cs.call("restore-attach", *calls)
