@@ -41,6 +41,7 @@ def _polled(osc: Osc, stack: str, expected: set[str]) -> list[dict[str, str]]:
     return wait_until(probe, timeout=60, interval=0.5, what=f"hook poll to show {sorted(expected)}")
 
 
+@pytest.mark.slow_ci  # 16 s of CLI runs; test.sh keeps the hooks through the API (test_hooks, test_debugger)
 def test_pre_create_hooks_poll_and_clear_with_the_openstack_client(ember_env: dict[str, str],
                                                                   workdir: Path) -> None:
     with ember_dev(ember_env, workdir) as url:

@@ -202,6 +202,7 @@ def _failures(lines: list[tuple[str, str, str]]) -> dict[str, str]:
     return {n: reason for n, s, reason in lines if s == "CREATE_FAILED" and n.startswith("s")}
 
 
+@pytest.mark.slow_ci  # 11 s; test.sh keeps the simulator's ERROR boots in tests/simcloud
 @pytest.mark.parametrize("world", [FLAKY], indirect=True)
 async def test_a_fifth_of_boots_in_error_fail_the_stack_as_heat_does_and_leak_nothing(world: _World) -> None:
     async with open_runtime(world.settings, "api") as api:

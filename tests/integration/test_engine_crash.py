@@ -75,6 +75,7 @@ async def test_kill_9_of_workers_and_planner_costs_only_a_delay(
                 assert terminate(proc) == 0, name
 
 
+@pytest.mark.slow_ci  # 13 s; test.sh keeps the kill -9 of workers and planner beside it
 async def test_kill_9_of_a_worker_during_a_group_and_a_nested_stack(
         settings: Settings, ember_env: dict[str, str], tmp_path: Path) -> None:
     member = {"type": "OS::Heat::TestResource",

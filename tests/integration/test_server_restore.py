@@ -165,6 +165,7 @@ async def test_a_failed_replacement_rolled_back_gives_the_old_servers_their_port
     await _updated_and_deleted(world, made)
 
 
+@pytest.mark.slow_ci  # 10 s; test.sh keeps the rollback case beside it, .ci/run runs this one
 async def test_an_update_cancelled_while_the_replacements_boot_gives_the_ports_back(world: _World) -> None:
     made = await _made(world, "cancel")
     # The new boots take a while, and end in ERROR: the rollback waits for them first.
