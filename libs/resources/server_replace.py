@@ -41,7 +41,9 @@ FREEING: Final = "freeing"  # data: the ports being detached (a JSON list)
 FREED: Final = "freed"  # data: "1" once the old server holds none of them
 TAKEN: Final = "taken_ports"  # data: the ports detached, as Neutron showed them (a JSON list)
 PHASES: Final = frozenset({"free", "detach", "detached"})
-DATA_KEYS: Final = (REPLACED_ID, FREEING, FREED, TAKEN)
+# What the replacement's create keeps only while it runs; TAKEN outlives it: a rollback after
+# the replacement was made gives those ports back too (libs/resources/server_restore.py).
+DATA_KEYS: Final = (REPLACED_ID, FREEING, FREED)
 
 
 def to_free(ctx: StepContext) -> str | None:

@@ -18,7 +18,7 @@ import orjson
 
 from libs import stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
-from libs.engine import desired, plan, status, unchanged
+from libs.engine import desired, plan, rollback_rows, status, unchanged
 from libs.engine.hooks import HookMode
 from libs.engine.status import Action, Status
 from libs.engine.step import RowState
@@ -110,6 +110,21 @@ async def give_up_plan(rt: Runtime, request: PlanRequest, error: BaseException) 
         log.error("gave up planning %s: %s", request.action, describe(error))
 
 
+async def _back_to_best(conn: Conn, stack_id: uuid.UUID, rows: list[resources.ResourceRow],
+                        template_id: uuid.UUID) -> list[resources.ResourceRow]:
+    """The stack's rows once a rollback made each name's best row current (Heat's best existing
+    resource: the one a completed replacement replaced, where it is still there)."""
+    replaced = {r.replaces for r in rows if r.replaces is not None}
+    chosen = rollback_rows.swaps((rollback_rows.Candidate(
+        r.id, r.name, r.is_current, r.action, r.status, str(r.template_id) if r.template_id else None,
+        r.id in replaced) for r in rows), str(template_id))
+    if not chosen:
+        return rows
+    for current, best in chosen:
+        await resources.promote(conn, current, best)
+    return await resources.for_stack(conn, stack_id)
+
+
 async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, registry: Registry
                 ) -> tuple[uuid.UUID, list[str]]:
     action = Action(request.action)
@@ -118,6 +133,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     rows = await resources.for_stack(conn, stack.id)
     if action == Action.DELETE:
         rows = await _drop_never_made(conn, rows)
+    if action == Action.ROLLBACK and template_id is not None:
+        rows = await _back_to_best(conn, stack.id, rows, template_id)
     requires: dict[str, set[str]] = {}
     types: dict[str, str] = {}
     want: desired.Desired | None = None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import collections
+from typing import Any
 
 from libs import operations
 from libs.config import Settings
+from libs.db import resources
 from libs.template.request import StackRequest
 from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled, stack_row
 from tests.support import eventually
@@ -71,3 +73,34 @@ async def test_failed_create_rolls_back_when_rollback_is_enabled(settings: Setti
         statuses = [s for n, s, _ in await event_lines(api.pool, created.id) if n == "rb"]
         assert statuses == ["CREATE_IN_PROGRESS", "CREATE_FAILED", "ROLLBACK_IN_PROGRESS",
                             "ROLLBACK_COMPLETE"]
+
+
+async def test_a_rollback_goes_back_to_the_resource_a_completed_replacement_replaced(
+        settings: Settings) -> None:
+    # Heat's best existing resource: the replaced one is still there, so the rollback keeps it
+    # (the same physical id) and deletes its replacement, rather than replacing it once more.
+    async with engine(settings) as api:
+        def stack(value: str, fail: bool) -> dict[str, Any]:
+            return hot({"a": {"type": "OS::Heat::TestResource",
+                              "properties": {"value": value, "update_replace": True}},
+                        "b": {"type": "OS::Heat::TestResource", "properties": {"fail": fail},
+                              "depends_on": ["a"]}})
+        created = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="back",
+            stack_request=StackRequest(template=stack("one", False)))
+        await settled(api.pool, created.id, status="CREATE_COMPLETE", timeout=30)
+        first = (await resource_rows(api.pool, created.id))["a"].physical_id
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, created.id),
+                                      stack_request=StackRequest(template=stack("two", True)),
+                                      options=operations.Options(disable_rollback=False))
+        done = await settled(api.pool, created.id, status="ROLLBACK_COMPLETE", timeout=30)
+        assert done.status_reason == "Stack ROLLBACK completed successfully"
+        rows = await resource_rows(api.pool, created.id)
+        assert rows["a"].physical_id == first
+        assert (rows["a"].properties or {}).get("value") == "one"
+        lines = await event_lines(api.pool, created.id)
+        # The replacement was made (and its update went through) before b failed.
+        assert ("a", "CREATE_COMPLETE") in {(n, s) for n, s, _ in lines}
+        async with api.pool.acquire() as conn:
+            left = [r.physical_id for r in await resources.for_stack(conn, created.id) if r.name == "a"]
+        assert left == [first]  # the replacement is gone

@@ -56,12 +56,15 @@ async def world(settings: Settings, database_url: str, tmp_path: Path) -> AsyncI
             yield _World(sim, api)
 
 
-def _template(user_data: str) -> dict[str, Any]:
+def _template(user_data: str, *, gate: bool | None = None) -> dict[str, Any]:
     defined: dict[str, Any] = {"p": {"type": "OS::Neutron::Port", "properties": {"network": "private"}}}
     for name, network in SERVERS.items():
         defined[name] = {"type": "OS::Nova::Server", "properties": {
             "flavor": "m1.tiny", "image": "cirros", "networks": [network], "user_data": user_data,
             "user_data_update_policy": "REPLACE"}}
+    if gate is not None:  # needs every server; with True, its update fails once they are in place
+        defined["gate"] = {"type": "OS::Heat::TestResource", "properties": {"fail": gate},
+                           "depends_on": list(SERVERS)}
     return hot(defined)
 
 
@@ -96,10 +99,10 @@ class _Made:
     ports: dict[str, list[dict[str, Any]]]  # server id -> its ports
 
 
-async def _made(world: _World, name: str) -> _Made:
+async def _made(world: _World, name: str, *, gate: bool | None = None) -> _Made:
     api = world.api
     made = await operations.create_stack(api.pool, api.bus, project="demo", name=name,
-                                         stack_request=StackRequest(template=_template("one")),
+                                         stack_request=StackRequest(template=_template("one", gate=gate)),
                                          registry=default_registry())
     created = await settled(api.pool, made.id, timeout=120)
     assert created.stack_status == "CREATE_COMPLETE", created.status_reason
@@ -111,18 +114,21 @@ async def _made(world: _World, name: str) -> _Made:
     return _Made(created, servers, ports)
 
 
-async def _restored(world: _World, made: _Made) -> list[tuple[str, str, str]]:
+async def _restored(world: _World, made: _Made, *, replacements_failed: bool = True
+                    ) -> list[tuple[str, str, str]]:
     """The stack rolled back: its old servers are its own again, on their networks as they were."""
     api = world.api
     done = await settled(api.pool, made.stack.id, timeout=120)
     lines = await event_lines(api.pool, made.stack.id)
     assert done.stack_status == "ROLLBACK_COMPLETE", (done.status_reason, lines)
-    assert [s for n, s, _ in lines if n in SERVERS].count("CREATE_FAILED") == len(SERVERS), lines
+    failed = [s for n, s, _ in lines if n in SERVERS].count("CREATE_FAILED")
+    assert failed == (len(SERVERS) if replacements_failed else 0), lines
     after = await resource_rows(api.pool, made.stack.id)
     assert {name: after[name].physical_id for name in SERVERS} == made.servers
     assert all(after[name].status == "COMPLETE" for name in SERVERS), {n: r.status for n, r in after.items()}
     async with api.pool.acquire() as conn:
-        assert len(await resources.for_stack(conn, made.stack.id)) == len(SERVERS) + 1, "no replacement left"
+        names = [r.name for r in await resources.for_stack(conn, made.stack.id)]
+        assert len(names) == len(set(names)), "no replacement left"
     # And none in the cloud.
     assert await _servers(world, made.stack.name) == dict.fromkeys(made.servers.values(), "ACTIVE")
     now = await _ports_of(world, list(made.servers.values()))
@@ -183,3 +189,17 @@ async def test_an_update_cancelled_while_the_replacements_boot_gives_the_ports_b
     await _restored(world, made)
     await _updated_and_deleted(world, made)
 
+
+
+async def test_a_rollback_after_the_replacements_were_made_goes_back_to_the_old_servers(
+        world: _World) -> None:
+    made = await _made(world, "made", gate=False)
+    # The new servers boot, then the update of a resource that needs them fails (so the old ones,
+    # which it needed, are still there): Heat's rollback goes back to the old servers, gives them
+    # their ports back and deletes the new ones.
+    await operations.update_stack(world.api.pool, world.api.bus, made.stack,
+                                  stack_request=StackRequest(template=_template("two", gate=True)),
+                                  options=operations.Options(disable_rollback=False))
+    lines = await _restored(world, made, replacements_failed=False)
+    assert [s for n, s, _ in lines if n in SERVERS].count("CREATE_COMPLETE") == 2 * len(SERVERS), lines
+    await _updated_and_deleted(world, made)
