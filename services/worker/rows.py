@@ -21,6 +21,8 @@ from services.worker import pending
 
 # Where a resource paused at a named step inside its action keeps that step's hook.
 NAMED_STEP_KEY = "ember_step"
+# The traversal whose action on the row has asked its nested stack (written with the ask).
+NESTED_KEY = "ember_nested"
 # Actions whose plugin is the one the desired definition names; any other acts on what the row is.
 DEFINITION_ACTIONS = frozenset({Action.CREATE, Action.UPDATE, Action.ADOPT})
 

@@ -168,7 +168,8 @@ class Stepping:
             if answered is None:
                 return []
             ctx = answered
-        result = plugin.start(Action(action), ctx) if first else plugin.check(Action(action), ctx)
+        result = (plugin.start(Action(action), ctx) if first or self._child_unasked(plugin, row)
+                  else plugin.check(Action(action), ctx))
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))
         if isinstance(result, Wait | Call):
@@ -252,6 +253,12 @@ class Stepping:
         return self.s.registry.implementing(row.type, resource_name=row.name,
                                             environment=self.env if follows else self.own_env)
 
+    def _child_unasked(self, plugin: ResourceType, row: resources.ResourceRow) -> bool:
+        """Whether this traversal's action on a nesting ``row`` has not asked its nested stack yet:
+        a step killed between the action's first write and its ask left it so, and the
+        redelivered step asks (starts) again rather than waiting for a child nobody asked."""
+        return plugin.nests and row.data.get(rows.NESTED_KEY) != str(self.traversal_id)
+
     def _busy_elsewhere(self, row: resources.ResourceRow) -> bool:
         """Whether an older traversal's action on ``row`` is under way."""
         return row.status == Status.IN_PROGRESS and row.traversal_id != self.traversal_id
@@ -286,8 +293,9 @@ class Stepping:
                 changes: dict[str, Any] = {}
                 if child_id is not None and row.physical_id != str(child_id):
                     changes["physical_id"] = str(child_id)
-                if request.data:
-                    changes["data"] = rows.merged(row.data, request.data)
+                asked = {rows.NESTED_KEY: str(self.traversal_id)}
+                if request.data or row.data.get(rows.NESTED_KEY) != asked[rows.NESTED_KEY]:
+                    changes["data"] = rows.merged(row.data, {**request.data, **asked})
                 if changes and await self._write(row, **changes) is None:
                     raise Conflict("resource row changed under this step")
         except TemplateError as exc:

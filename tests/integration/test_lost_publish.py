@@ -123,3 +123,43 @@ async def test_a_nested_stack_made_by_a_step_that_died_before_recording_it(setti
             assert list(await stacks.children(conn, parent.id)) == [child.id]  # no second child
         assert (await stack_row(api.pool, child.id)).stack_status == "CREATE_COMPLETE"
 
+
+
+async def test_a_nested_update_whose_step_died_before_asking_the_child_still_runs(settings: Settings) -> None:
+    """The step wrote the parent's update under way and died before asking the nested stack:
+    the redelivered step asks it, instead of waiting for an update nobody asked for."""
+    def child(value: str) -> str:
+        return yaml.safe_dump({
+            "heat_template_version": "2016-10-14",
+            "resources": {"inner": {"type": "OS::Heat::TestResource", "properties": {"value": value}}},
+            "outputs": {"said": {"value": {"get_attr": ["inner", "output"]}}}})
+
+    def template(value: str) -> dict[str, object]:
+        return hot({"nest": {"type": "OS::Heat::Stack", "properties": {"template": child(value)}}},
+                   outputs={"heard": {"value": {"get_attr": ["nest", "outputs", "said"]}}})
+    registry = default_registry()
+    async with engine(settings, workers=0) as api:
+        parent = await operations.create_stack(api.pool, api.bus, project="demo", name="outer",
+                                               stack_request=StackRequest(template=template("deep")),
+                                               registry=registry)
+        async with open_runtime(settings, "worker") as worker, worker_body(worker):
+            made = await settled(api.pool, parent.id, timeout=60)
+        assert made.stack_status == "CREATE_COMPLETE", made.status_reason
+        await operations.update_stack(api.pool, api.bus, made, registry=registry,
+                                      stack_request=StackRequest(template=template("deeper")))
+
+        async def planned() -> uuid.UUID | None:
+            now = (await stack_row(api.pool, parent.id)).current_traversal
+            return now if now != made.current_traversal else None
+        traversal_id = await eventually(planned, timeout=30, what="the update planned")
+        async with api.pool.acquire() as conn:
+            row = (await resource_rows(api.pool, parent.id))["nest"]
+            # What the step wrote before it died: the update started, the child never asked.
+            started = await resources.write(conn, row, action="UPDATE", status="IN_PROGRESS",
+                                            status_reason="state changed", traversal_id=traversal_id)
+            assert started is not None
+
+        async with open_runtime(settings, "worker") as worker, worker_body(worker):
+            done = await settled(api.pool, parent.id, timeout=60)
+        assert done.stack_status == "UPDATE_COMPLETE", done.status_reason
+        assert done.outputs[0]["output_value"] == "deeper"
