@@ -11,7 +11,6 @@ in the same transaction.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 from typing import Any
 
 from libs.db import resources, snapshots, stacks, traversals
@@ -139,11 +138,9 @@ class Node(Stepping):
                 attempted = Action.CREATE if row.action == Action.INIT else Action.UPDATE
                 await self.mark_failed(row, attempted, _reason(exc))
                 return []
-        # A delete waits for calls an older step may be making (their answers name what they made),
-        # for as long as a call may take: the worker makes each once, within its request timeout,
-        # perhaps queued behind as many; an older mark is a dead step's, which its redelivery clears.
-        in_flight = pending.in_flight(row.data, row.updated_at, rows.now(), datetime.timedelta(
-            seconds=2 * self.s.cloud.request_timeout + 10))
+        # A delete waits for calls an older step may be making: their answers name what they made.
+        in_flight = pending.in_flight(row.data, row.updated_at, rows.now(),
+                                      request_timeout=self.s.cloud.request_timeout)
         state = dataclasses.replace(row.state(), calls_in_flight=in_flight)
         if plugin is not None and self.kind == NodeKind.UPDATE and restores_replaced(
                 self.trav.action, plugin.prepares_replace):

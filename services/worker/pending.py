@@ -57,11 +57,14 @@ def of(data: Mapping[str, Any]) -> Pending | None:
                    int(kept.get("tries", 1)))
 
 
-def in_flight(data: Mapping[str, Any], marked_at: datetime.datetime | None, now: datetime.datetime,
-              limit: datetime.timedelta) -> bool:
+def in_flight(data: Mapping[str, Any], marked_at: datetime.datetime | None, now: datetime.datetime, *,
+              request_timeout: float) -> bool:
     """Whether the calls kept in ``data`` may be being made now: marked attempted (at ``marked_at``,
-    the row's last write) less than ``limit`` ago. Older marks are of a step that died making them."""
+    the row's last write) less than twice the cloud's ``request_timeout`` (and 10 s) ago. The
+    worker makes each call once within that timeout, perhaps queued behind as many; an older
+    mark is a dead step's, which the step's redelivery clears."""
     kept = of(data)
+    limit = datetime.timedelta(seconds=2 * request_timeout + 10)
     return kept is not None and kept.attempted and marked_at is not None and now - marked_at < limit
 
 
