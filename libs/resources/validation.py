@@ -57,6 +57,14 @@ class NotYetCreated:
         return None
 
 
+def refuse_function(snippet: Any, path: tuple[str, str]) -> None:
+    """Heat iterates the names of a resource's properties (and of its update policy), which a
+    function in place of the whole section does not have: Python's TypeError, named so."""
+    if isinstance(snippet, base.Function):
+        kind = snippet.heat_name or type(snippet).__name__
+        raise errors.StackValidationFailed(f"'{kind}' object is not iterable", path, error="TypeError")
+
+
 def check_properties(definition: ResourceDefinition, plugin: ResourceType, resolver: base.Resolver, *,
                      resource_section: str = "resources", properties_section: str = "properties",
                      with_values: bool = True, custom_constraints: CustomConstraints | None = None) -> None:
@@ -70,10 +78,7 @@ def check_properties(definition: ResourceDefinition, plugin: ResourceType, resol
     snippet = {} if definition.properties is None else definition.properties
     if plugin.ignores_properties:
         return
-    if isinstance(snippet, base.Function):
-        # Heat iterates the properties' names, which a function does not have.
-        kind = snippet.heat_name or type(snippet).__name__
-        raise errors.StackValidationFailed(f"'{kind}' object is not iterable", path, error="TypeError")
+    refuse_function(snippet, path)
     values: dict[Any, Any] = {}
     unchecked: set[str] = set()
     for key, value in snippet.items():
@@ -191,13 +196,15 @@ class PluginChecks:
         if plugin is None:
             return
         d = stack.template.dialect
+        if self._with_values:
+            # Heat validates the update_policy before the properties; a function that fails
+            # there is the template's error now, not the worker's on every delivery later.
+            refuse_function(definition.update_policy, (d.resources, name))
+            self._resolver(stack).update_policy(name)
         check_properties(definition, plugin, self._resolver(stack), resource_section=d.resources,
                          properties_section=d.res_properties, with_values=self._with_values,
                          custom_constraints=self._custom)
         if self._with_values:
-            # Heat resolves the update_policy as it validates; a function that fails there
-            # is the template's error now, not the worker's on every delivery later.
-            self._resolver(stack).update_policy(name)
             self._check_facade(stack, definition)
             plugin.validate_in_stack(name, stack, lambda other: self.class_name(
                 stack.resources[other].type, other))

@@ -146,8 +146,14 @@ ROWS = (
                                                 "type": "OS::Heat::None"}}}})},
               "'bool' object has no attribute 'split'", routes=routes)
       for section, routes in (("deletion_policy", ("validate", "create", "preview", "update")),
-                              ("external_id", ("validate", "create", "preview", "update")),
-                              ("update_policy", RESOLVED))),
+                              ("external_id", ("validate", "create", "preview", "update")))),
+    # Heat iterates an update policy's names, as it does the properties' (measured: the parity
+    # case validation/failing_functions).
+    Hostile("a function as a resource's update_policy",
+            {"template": _template({"r": {"type": "OS::Heat::ResourceGroup", "update_policy": _SPLIT_BOOL,
+                                          "properties": {"count": 1, "resource_def": {
+                                              "type": "OS::Heat::None"}}}})},
+            "'StrSplit' object is not iterable", routes=RESOLVED),
     Hostile("a failing function as a resource's properties",
             {"template": _template({"r": {"type": "OS::Heat::Value", "properties": _SPLIT_BOOL}})},
             "'StrSplit' object is not iterable", routes=RESOLVED),
