@@ -95,6 +95,10 @@ class Decision:
     preempts: str = ""
     # For "update": the resource first takes back what its failed replacement took from it.
     restores: bool = False
+    # For "replace": decided by the update itself (a property that cannot change in place), so
+    # Heat's UPDATE_IN_PROGRESS and UPDATE_COMPLETE "requires replacement" precede it; a failed,
+    # deleted, retyped or vanished resource is replaced without them.
+    announced: bool = False
 
 
 def changed_properties(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> tuple[str, ...]:
@@ -176,7 +180,7 @@ def decide(kind: NodeKind, traversal_action: Action, traversal_id: str, template
     assert new_properties is not None
     changed = changed_properties(row.properties, new_properties)
     if changed and needs_replace is not None and needs_replace(row.properties or {}, new_properties):
-        return _restricted(Verb.REPLACE, restricted) or Decision(Verb.REPLACE)
+        return _restricted(Verb.REPLACE, restricted) or Decision(Verb.REPLACE, announced=True)
     if kind == NodeKind.UPDATE and row.replacement is not None and restores_replaced(
             traversal_action, prepares_replace):
         if row.replacement == Status.IN_PROGRESS:

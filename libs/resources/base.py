@@ -402,3 +402,10 @@ class ResourceType(abc.ABC):
         if with_description:
             shown["description"] = self.description
         return shown
+
+
+def described(heat_class: str, resource_name: str, physical_id: str | None, stack_name: str,
+              stack_id: str) -> str:
+    """A resource as Heat prints it in messages: ``Server "r" [id] Stack "s" [id]``."""
+    physical = f" [{physical_id}]" if physical_id else ""
+    return f'{heat_class} "{resource_name}"{physical} Stack "{stack_name}" [{stack_id}]'

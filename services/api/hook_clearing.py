@@ -19,6 +19,7 @@ from libs.db import resources, stacks
 from libs.engine import hooks as rules
 from libs.messaging.bus import Message
 from libs.messaging.payloads import HookClearReply, HookClearRequest, PayloadError, decode
+from libs.resources.base import described
 from libs.resources.registry import Registry
 from libs.template import errors
 from services.api.keys import REGISTRY, RUNTIME
@@ -31,8 +32,7 @@ def describe(registry: Registry, stack: stacks.StackRow, row: resources.Resource
         kind = registry.implementing(row.type, resource_name=row.name, environment=None).heat_class_name()
     except KeyError:
         kind = "Resource"
-    physical = f" [{row.physical_id}]" if row.physical_id else ""
-    return f'{kind} "{row.name}"{physical} Stack "{stack.name}" [{stack.id}]'
+    return described(kind, row.name, row.physical_id, stack.name, str(stack.id))
 
 
 def unset_hook_of(details: Any) -> str | None:

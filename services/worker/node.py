@@ -20,7 +20,7 @@ from libs.engine.keys import NodeKind
 from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb, attempted_action, restores_replaced
 from libs.errors import Permanent, Retry
-from libs.resources.base import ResourceType
+from libs.resources.base import ResourceType, described
 from libs.template.attribute_store import AttributeFailed
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import children, pending, rows
@@ -214,6 +214,8 @@ class Node(Stepping):
             assert self.want is not None
             new_type = self.want.definition.resources[row.name].type
             async with self.conn.transaction():
+                if decision.announced:
+                    await self._announce_replacement(row)
                 new_id = await resources.insert_replacement(self.conn, row, new_type)
                 if self.trav.snapshot_id is not None:
                     # Made again by a restore: it gets back the data the snapshot recorded.
@@ -228,6 +230,13 @@ class Node(Stepping):
         return await self.step(row, verb.action, first=True, props=props, changed=decision.changed,
                                external_id=decision.external_id, renamed=renamed, preempts=decision.preempts,
                                restores=decision.restores)
+
+    async def _announce_replacement(self, row: resources.ResourceRow) -> None:
+        """Heat's update that finds it must replace: it starts, then ends saying so, on the old row."""
+        text = described(self._row_plugin(row).heat_class_name(), row.name, row.physical_id,
+                         self.stack.name, str(self.stack.id))
+        await self.event(row, Action.UPDATE, Status.IN_PROGRESS, status.STATE_CHANGED)
+        await self.event(row, Action.UPDATE, Status.COMPLETE, f"The Resource {text} requires replacement.")
 
     def _renamed(self, row: resources.ResourceRow) -> dict[str, str]:
         """The row's new type name, where the template now calls its implementation otherwise."""

@@ -30,8 +30,11 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], Decision]] = [
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}), Decision(Verb.NOOP)),
     ("u", "UPDATE", {}, dict(new_properties={"value": "b"}), Decision(Verb.UPDATE, changed=("value",))),
     ("u", "UPDATE", {}, dict(new_properties={"value": "b", "update_replace": True},
-                            needs_replace=_replace_if_value), Decision(Verb.REPLACE)),
+                            needs_replace=_replace_if_value), Decision(Verb.REPLACE, announced=True)),
+    # A failed resource is replaced before any update starts (no "requires replacement" events).
     ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "a"}), Decision(Verb.REPLACE)),
+    ("u", "UPDATE", dict(status="FAILED"), dict(new_properties={"value": "b", "update_replace": True},
+                                                 needs_replace=_replace_if_value), Decision(Verb.REPLACE)),
     # A change of type replaces before the update that would reach the pre-update hook.
     ("u", "UPDATE", {}, dict(new_properties={"value": "a"}, new_type="OS::Heat::None"),
      Decision(Verb.REPLACE, hooked=False)),
