@@ -118,6 +118,8 @@ class Settings:
     plan_sweep_seconds: float = 2.0
     # The first wait before a failed webhook delivery is tried again (it doubles each time).
     notify_retry_seconds: float = 1.0
+    # How often the observer lists each cloud project it holds and compares it with the records.
+    observe_interval: float = 60.0
     # Who this process is on NATS (None: anonymous, for a server without authorization).
     nats_user: str | None = None
     nats_password: str | None = dataclasses.field(default=None, repr=False)
@@ -284,6 +286,7 @@ def load(env: Mapping[str, str]) -> Settings:
         hook_sweep_seconds=_number(env, "EMBER_HOOK_SWEEP_SECONDS", 2.0, 0.05),
         plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
+        observe_interval=_number(env, "EMBER_OBSERVE_INTERVAL", 60.0, 0.1),
         evaluation_processes=_integer(env, "EMBER_EVALUATION_PROCESSES", 2, 0, 64),
         evaluation_timeout=_number(env, "EMBER_EVALUATION_TIMEOUT", 5.0, 0.1),
         evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),

@@ -409,3 +409,8 @@ def described(heat_class: str, resource_name: str, physical_id: str | None, stac
     """A resource as Heat prints it in messages: ``Server "r" [id] Stack "s" [id]``."""
     physical = f" [{physical_id}]" if physical_id else ""
     return f'{heat_class} "{resource_name}"{physical} Stack "{stack_name}" [{stack_id}]'
+
+
+def cloud_tag(stack_id: uuid.UUID | str, resource_id: int) -> str:
+    """What Ember names or tags everything it makes for a resource row with: stable for the row's life."""
+    return f"ember-{stack_id}-{resource_id}"

@@ -324,6 +324,7 @@ class Server(ResourceType):
     def observe_listed(self, ctx: StepContext, listed: Mapping[str, Any] | None) -> Observed | None:
         if listed is None or sc.server_status(listed) in ("DELETED", "SOFT_DELETED"):
             return Observed(gone=True)
+        error = sc.in_error(listed).message if sc.server_status(listed) == "ERROR" else None
         live: dict[str, Any] = {}
         metadata = dict(listed.get("metadata") or {})
         metadata.pop(TAG_KEY, None)
@@ -337,7 +338,7 @@ class Server(ResourceType):
             live[s.FLAVOR] = flavor.get("original_name") or flavor.get("name") or flavor.get("id")
         if ctx.properties.get(s.NAME) and listed.get("name") != ctx.properties[s.NAME]:
             live[s.NAME] = listed.get("name")
-        return Observed(properties=live)
+        return Observed(properties=live, error=error)
 
     # ---- attributes ---------------------------------------------------------------------------
     def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],

@@ -236,3 +236,5 @@ class Observed:
 
     properties: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     gone: bool = False
+    # It exists but the cloud holds it in an error state (a server in ERROR): the cloud's reason.
+    error: str | None = None

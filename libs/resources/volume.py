@@ -348,7 +348,8 @@ class Volume(ResourceType):
             live[NAME] = listed.get("name")
         if ctx.properties.get(DESCRIPTION) is not None:
             live[DESCRIPTION] = listed.get("description")
-        return Observed(properties=live)
+        error = f"Volume in status {listed.get('status')}" if listed.get("status") == "error" else None
+        return Observed(properties=live, error=error)
 
     # ---- attributes ---------------------------------------------------------------------------
     def resolve_attribute(self, name: str, physical_id: str | None, data: Mapping[str, str],

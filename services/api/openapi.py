@@ -77,6 +77,11 @@ SCHEMAS: dict[str, Any] = {
                       "data": ANY_OBJ, "creation_time": NSTR}),
     "SnapshotList": _obj({"snapshots": {"type": "array", "items": _ref("Snapshot")}}),
     "SnapshotShow": _obj({"snapshot": _ref("Snapshot")}),
+    "Drift": _obj({"id": {"type": "integer"}, "resource_name": STR,
+                   "kind": {"enum": ["gone", "error", "changed"]},
+                   "fields": {"type": "array", "items": STR}, "detail": STR, "detected_at": STR,
+                   "resolved_at": NSTR, "action_taken": STR}),
+    "DriftList": _obj({"drift": {"type": "array", "items": _ref("Drift")}}),
     "Validation": _obj({"Parameters": ANY_OBJ}, {"Description": STR, "ParameterGroups": {"type": "array"},
                                                  "Environment": ANY_OBJ}),
     "ResourceTypes": _obj({"resource_types": {"type": "array"}}),
@@ -214,6 +219,9 @@ OPERATIONS: list[Op] = [
        rule=member("stacks:delete_snapshot")),
     Op("POST", f"{S}/snapshots/{{snapshot_id}}/restore", "Restore the stack to a snapshot", 202, None,
        "snapshots", rule=member("stacks:restore_snapshot")),
+    Op("GET", f"{S}/drift", "What the observer saw differ in the cloud: gone, error or changed, per"
+       " resource, open until the cloud agrees again (Ember)", 200, "DriftList", "drift",
+       rule=reader("drift:index")),
     Op("DELETE", f"{S}/abandon", "Abandon: the stack's data, then delete it keeping its resources"
        " (EMBER_ENABLE_STACK_ABANDON)", 200, "Object", "stacks", rule=member("stacks:abandon")),
     Op("GET", f"{S}/export", "The stack's abandon data, nothing deleted (EMBER_ENABLE_STACK_ABANDON)", 200,

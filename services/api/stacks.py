@@ -28,6 +28,7 @@ from libs.template.resolution import StackResolver
 from services.api import (
     bodies,
     breakpoints_api,
+    drift_api,
     event_stream,
     lookup,
     policy,
@@ -394,3 +395,4 @@ def add_routes(app: web.Application) -> None:
     breakpoints_api.add_routes(app, one)
     subscriptions_api.add_routes(app, PREFIX, one)
     snapshots_api.add_routes(app, one)
+    drift_api.add_routes(app, one)

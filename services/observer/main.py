@@ -1,20 +1,62 @@
-"""``ember observer``: the process entry point."""
+"""``ember observer``: the process entry point.
+
+Every ``EMBER_OBSERVE_INTERVAL`` seconds (jittered, so several observers do not
+move in step) one pass (:mod:`services.observer.sweep`) lists the cloud projects
+this observer holds and records drift. With no cloud configured there is nothing
+to list: it keeps its heartbeat and answers pings.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import random
+import time
 from collections.abc import AsyncIterator
 
-from libs import lifecycle
+from libs import background, dependencies, lifecycle
+from libs.cloud import sdk
+from libs.db import observer_leases
+from libs.resources.registry import default_registry
 from libs.runtime import Runtime
+from libs.telemetry import logs
+from services.observer.sweep import Observer, sweep_once
+
+log = logs.logger("observer")
+
+
+async def observe_forever(ob: Observer) -> None:
+    jitter = random.SystemRandom()
+    while True:
+        began = time.monotonic()
+        try:
+            done = await sweep_once(ob)
+            log.info("observed %d resource(s) of %d cloud project(s) (%d held) with %d list call(s):"
+                     " %d drift opened, %d closed in %.2fs", done.compared, done.targets, done.held,
+                     done.list_calls, done.opened, done.closed, time.monotonic() - began)
+        except Exception as exc:  # the next pass tries again
+            if (down := dependencies.down_in(exc)) is not None:
+                log.warning("observing failed: %s is down: %s", down, exc)
+            else:
+                log.exception("observing failed")
+        await asyncio.sleep(ob.interval * jitter.uniform(0.9, 1.1))
 
 
 @contextlib.asynccontextmanager
 async def body(rt: Runtime) -> AsyncIterator[None]:
-    # The observer consumes no queue: it polls the cloud on its own schedule.
-    # Until resource plugins exist there is nothing to poll, so it only keeps
-    # its heartbeat and answers control pings through the runtime.
-    yield
+    async with sdk.opened(rt.settings.cloud, rt.tracer) as caller:
+        if caller is None:
+            yield  # no cloud: nothing to observe
+            return
+        ob = Observer(holder=rt.service_id, pool=rt.pool, caller=caller, cloud=rt.settings.cloud,
+                      registry=default_registry(), interval=rt.settings.observe_interval)
+        try:
+            async with background.running(lambda: observe_forever(ob), name="observe"):
+                yield
+        finally:
+            with contextlib.suppress(Exception):  # a lease left behind runs out by itself
+                async with rt.pool.acquire() as conn:
+                    await observer_leases.release(conn, rt.service_id)
 
 
 def main() -> None:

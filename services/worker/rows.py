@@ -15,6 +15,7 @@ from libs.engine import desired
 from libs.engine.keys import NodeKind
 from libs.engine.status import Action
 from libs.engine.step import Decision, RowState, decide
+from libs.resources import base
 from libs.resources.base import ResourceType, physical_name
 from libs.resources.steps import Replaced, StepContext
 from services.worker import pending
@@ -78,8 +79,7 @@ def now() -> datetime.datetime:
 
 
 def cloud_tag(row: resources.ResourceRow) -> str:
-    """What Ember names or tags everything it makes for ``row`` with: stable for the row's life."""
-    return f"ember-{row.stack_id}-{row.id}"
+    return base.cloud_tag(row.stack_id, row.id)
 
 
 def step_context(stack: stacks.StackRow, row: resources.ResourceRow, props: Mapping[str, Any],

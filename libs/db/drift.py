@@ -1,0 +1,110 @@
+"""``drift``: what the observer saw of resources that differs from their record, once per change."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from libs.db import Conn
+from libs.engine.drift import Drift, DriftKind
+
+
+@dataclasses.dataclass(frozen=True)
+class Watched:
+    """A resource the observer compares with the cloud, with its open drift record if any."""
+
+    resource_id: int
+    stack_id: uuid.UUID
+    stack_name: str
+    project: str
+    name: str
+    type: str
+    physical_id: str
+    properties: dict[str, Any] | None
+    data: dict[str, Any]
+    version: int
+    open_id: int | None
+    open: Drift | None
+
+
+@dataclasses.dataclass(frozen=True)
+class DriftRow:
+    id: int
+    stack_id: uuid.UUID
+    resource_name: str
+    kind: str
+    fields: list[str]
+    detail: str
+    action_taken: str
+    detected_at: datetime.datetime
+    resolved_at: datetime.datetime | None
+
+
+async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
+    """Current resources of ``types`` that exist and are at rest, in stacks not busy with an action.
+
+    A resource under way (its row IN_PROGRESS or its stack's action running) is what a
+    traversal is changing: the cloud differing from its record then is not drift.
+    """
+    rows = await conn.fetch(
+        "SELECT r.id AS resource_id, r.stack_id, s.name AS stack_name, s.project, r.name, r.type,"
+        " r.physical_id, r.properties, r.data, r.version, d.id AS open_id, d.kind, d.fields, d.detail"
+        " FROM resources r JOIN stacks s ON s.id = r.stack_id"
+        " LEFT JOIN drift d ON d.resource_id = r.id AND d.resolved_at IS NULL"
+        " WHERE r.is_current AND r.type = ANY($1::text[]) AND r.physical_id IS NOT NULL"
+        " AND r.status = 'COMPLETE' AND r.action <> 'DELETE'"
+        " AND s.deleted_at IS NULL AND s.status <> 'IN_PROGRESS'"
+        " ORDER BY r.id", list(types))
+    return [Watched(
+        resource_id=r["resource_id"], stack_id=r["stack_id"], stack_name=r["stack_name"],
+        project=r["project"], name=r["name"], type=r["type"], physical_id=r["physical_id"],
+        properties=r["properties"], data=r["data"], version=r["version"], open_id=r["open_id"],
+        open=None if r["open_id"] is None else Drift(DriftKind(r["kind"]), tuple(r["fields"]), r["detail"]))
+        for r in rows]
+
+
+async def unchanged(conn: Conn, watched_row: Watched) -> bool:
+    """Whether the resource is still as it was when listed: current, at rest, in a stack at rest.
+
+    Checked under a row lock in the transaction that records drift, so what a traversal
+    changed meanwhile (a replacement, a delete) is not reported as drift.
+    """
+    found = await conn.fetchval(
+        "SELECT 1 FROM resources r JOIN stacks s ON s.id = r.stack_id WHERE r.id = $1 AND r.version = $2"
+        " AND r.is_current AND r.status = 'COMPLETE' AND s.deleted_at IS NULL AND s.status <> 'IN_PROGRESS'"
+        " FOR SHARE OF r", watched_row.resource_id, watched_row.version)
+    return found is not None
+
+
+async def close(conn: Conn, drift_id: int) -> None:
+    await conn.execute("UPDATE drift SET resolved_at = now() WHERE id = $1 AND resolved_at IS NULL", drift_id)
+
+
+async def open_record(conn: Conn, watched_row: Watched, drift: Drift) -> int | None:
+    """Open a record; None when one is already open for the resource (another observer's sight)."""
+    value: int | None = await conn.fetchval(
+        "INSERT INTO drift (stack_id, resource_id, resource_name, kind, fields, detail)"
+        " VALUES ($1, $2, $3, $4, $5, $6)"
+        " ON CONFLICT (resource_id) WHERE resolved_at IS NULL DO NOTHING RETURNING id",
+        watched_row.stack_id, watched_row.resource_id, watched_row.name, drift.kind.value,
+        list(drift.fields), drift.detail)
+    return value
+
+
+async def close_unwatched(conn: Conn) -> int:
+    """Close the records of resources that are gone from the stack or no longer current."""
+    status = await conn.execute(
+        "UPDATE drift d SET resolved_at = now() WHERE d.resolved_at IS NULL AND NOT EXISTS"
+        " (SELECT 1 FROM resources r WHERE r.id = d.resource_id AND r.is_current)")
+    return int(status.split()[-1])
+
+
+async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[DriftRow]:
+    rows = await conn.fetch(
+        "SELECT id, stack_id, resource_name, kind, fields, detail, action_taken, detected_at, resolved_at"
+        " FROM drift WHERE stack_id = $1 ORDER BY detected_at, id", stack_id)
+    return [DriftRow(**dict(r)) for r in rows]
+

@@ -1,0 +1,76 @@
+"""Drift: how a resource the cloud shows differs from what Ember recorded, and what a new sight changes.
+
+Pure decisions over data. The observer lists the cloud, hands each resource's
+entry to its type (``observe_listed``) and asks here whether that is drift
+(:func:`seen`) and what to record given the drift already open for the
+resource (:func:`reconcile`): a record is written once per change, never once
+per poll, and closed when the cloud agrees with the record again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from libs.resources.steps import Observed
+
+
+class DriftKind(enum.StrEnum):
+    GONE = "gone"
+    ERROR = "error"
+    CHANGED = "changed"
+
+
+@dataclasses.dataclass(frozen=True)
+class Drift:
+    kind: DriftKind
+    # For CHANGED: the properties whose values the cloud shows otherwise, sorted.
+    fields: tuple[str, ...] = ()
+    # For ERROR: the cloud's reason.
+    detail: str = ""
+
+    def describe(self, resource_name: str) -> str:
+        """What an event says about it."""
+        if self.kind == DriftKind.GONE:
+            return f"{resource_name} is gone from the cloud"
+        if self.kind == DriftKind.ERROR:
+            return f"{resource_name} is in an error state: {self.detail}" if self.detail else (
+                f"{resource_name} is in an error state")
+        return f"{resource_name} changed outside Ember: {', '.join(self.fields)}"
+
+
+def seen(applied: Mapping[str, Any] | None, observed: Observed | None) -> Drift | None:
+    """The drift in what the cloud shows of a resource, or None when it agrees with ``applied``.
+
+    ``observed`` None: the type reads nothing back, so nothing can be said.
+    """
+    if observed is None:
+        return None
+    if observed.gone:
+        return Drift(DriftKind.GONE)
+    if observed.error is not None:
+        return Drift(DriftKind.ERROR, detail=observed.error)
+    applied = applied or {}
+    fields = tuple(sorted(k for k, v in observed.properties.items() if applied.get(k) != v))
+    return Drift(DriftKind.CHANGED, fields=fields) if fields else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """What a sight does to the records: close the open one, open a new one, both, or neither."""
+
+    close: bool = False
+    open: Drift | None = None
+
+    @property
+    def nothing(self) -> bool:
+        return not self.close and self.open is None
+
+
+def reconcile(open_drift: Drift | None, now: Drift | None) -> Change:
+    """The records' change when ``now`` is seen and ``open_drift`` is the resource's open record."""
+    if open_drift == now:
+        return Change()
+    return Change(close=open_drift is not None, open=now)

@@ -1,0 +1,176 @@
+"""One pass of the observer: list the cloud projects it holds, compare, record drift once per change.
+
+Each cloud project (a ``clouds.yaml`` entry and project, :class:`~libs.cloud.caller.CloudTarget`)
+is listed by one observer per interval: it holds that project's lease in PostgreSQL
+(:mod:`libs.db.observer_leases`), renews it every pass, and holds at most its share
+of the projects, so several observers split them and one that stops hands its
+share on when its leases run out. A project's resources of each type are one list
+call (paged by openstacksdk), never a call per resource. What a type's entry shows
+is compared with the record by the pure core (:mod:`libs.engine.drift`); a change
+opens or closes a drift record and writes an event, in one transaction that first
+checks the resource is still as it was listed (a traversal's own changes are not drift).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import asyncpg
+
+from libs.cloud.caller import CloudCaller, CloudTarget
+from libs.cloud.targets import NoCloudConfigured, target_for
+from libs.config import CloudSettings
+from libs.db import Conn, drift, events, observer_leases
+from libs.engine.drift import Change, reconcile, seen
+from libs.engine.status import Action, Status
+from libs.resources.base import ResourceType, cloud_tag
+from libs.resources.registry import Registry
+from libs.resources.steps import StepContext
+from libs.telemetry import logs
+
+log = logs.logger("observer")
+DETECTED = "Resource drift detected"
+RESOLVED = "Resource drift resolved"
+# Services count as up while they reported within this many of their intervals (Heat's rule).
+_UP_WITHIN = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Observer:
+    """What a pass needs: who this observer is, where it reads and writes, what it calls."""
+
+    holder: uuid.UUID
+    pool: asyncpg.Pool
+    caller: CloudCaller
+    cloud: CloudSettings
+    registry: Registry
+    interval: float
+
+    @property
+    def lease_seconds(self) -> float:
+        # Over two intervals: a pass that runs late keeps its lease; a dead holder's share moves on soon.
+        return 2 * self.interval + min(self.interval, 5.0)
+
+    def listed_types(self) -> list[str]:
+        return sorted(t for t in self.registry.types() if self.registry.get(t).list_call() is not None)
+
+
+@dataclasses.dataclass
+class Pass:
+    """What one pass did, for its log line and for the tests."""
+
+    targets: int = 0
+    held: int = 0
+    list_calls: int = 0
+    compared: int = 0
+    opened: int = 0
+    closed: int = 0
+
+
+async def sweep_once(ob: Observer) -> Pass:
+    done = Pass()
+    async with ob.pool.acquire() as conn:
+        await drift.close_unwatched(conn)
+        rows = await drift.watched(conn, ob.listed_types())
+        observers = await observer_leases.observers_up(conn, _UP_WITHIN)
+    by_target: dict[CloudTarget, list[drift.Watched]] = defaultdict(list)
+    for row in rows:
+        try:
+            by_target[target_for(ob.cloud, row.project)].append(row)
+        except NoCloudConfigured:
+            continue  # nothing of that project was made in a cloud Ember can list
+    done.targets = len(by_target)
+    mine = await _take_share(ob, sorted(by_target, key=_lease_key), observers)
+    done.held = len(mine)
+    for target in mine:
+        await _observe(ob, target, by_target[target], done)
+    return done
+
+
+def _lease_key(target: CloudTarget) -> tuple[str, str]:
+    return target.cloud, target.project or ""
+
+
+async def _take_share(ob: Observer, targets: Sequence[CloudTarget], observers: int) -> list[CloudTarget]:
+    """The targets this observer lists this pass: those it holds first, up to its share of them all."""
+    share = math.ceil(len(targets) / observers) if targets else 0
+    mine: list[CloudTarget] = []
+    async with ob.pool.acquire() as conn:
+        held = await observer_leases.held(conn, ob.holder)
+        for target in sorted(targets, key=lambda t: _lease_key(t) not in held):
+            if len(mine) >= share:
+                break
+            if await observer_leases.take(conn, *_lease_key(target), ob.holder, ob.lease_seconds):
+                mine.append(target)
+        extra = held - {_lease_key(t) for t in mine}
+        if extra:  # more than its share (another observer started): hand those on now
+            await observer_leases.release(conn, ob.holder, extra)
+    return mine
+
+
+async def _observe(ob: Observer, target: CloudTarget, rows: Sequence[drift.Watched], done: Pass) -> None:
+    by_type: dict[str, list[drift.Watched]] = defaultdict(list)
+    for row in rows:
+        by_type[row.type].append(row)
+    for type_name, group in sorted(by_type.items()):
+        plugin = ob.registry.get(type_name)
+        call = plugin.list_call()
+        assert call is not None  # watched() reads only listed types
+        answer = (await ob.caller.call(target, [call]))[call.key]
+        done.list_calls += 1
+        if answer.error is not None:
+            # Nothing can be said of what a listing did not show: no drift this pass.
+            log.warning("listing %s in %s failed: %s", call.describe(), target.cloud, answer.error.message)
+            continue
+        listed = {str(item.get("id")): item for item in answer.value or [] if isinstance(item, Mapping)}
+        changes = [(row, change) for row in group
+                   if not (change := _compare(plugin, row, listed.get(row.physical_id))).nothing]
+        done.compared += len(group)
+        if changes:
+            await _record(ob, changes, done)
+
+
+def _compare(plugin: ResourceType, row: drift.Watched, entry: Mapping[str, Any] | None) -> Change:
+    return reconcile(row.open, seen(row.properties, plugin.observe_listed(_context(row), entry)))
+
+
+def _context(row: drift.Watched) -> StepContext:
+    """What a type's ``observe_listed`` is given: the record, as a step would see it."""
+    now = time.time()
+    data = {k: v for k, v in row.data.items() if not k.startswith("ember_")}  # the worker's own keys
+    return StepContext(stack_id=str(row.stack_id), stack_name=row.stack_name, resource_name=row.name,
+                       physical_id=row.physical_id, properties=row.properties or {}, old_properties=None,
+                       data=data, now=now, started_at=now, short_id="",
+                       cloud_tag=cloud_tag(row.stack_id, row.resource_id))
+
+
+async def _record(ob: Observer, changes: Sequence[tuple[drift.Watched, Change]], done: Pass) -> None:
+    async with ob.pool.acquire() as conn:
+        for row, change in changes:
+            async with conn.transaction():
+                if not await drift.unchanged(conn, row):
+                    continue  # a traversal acted on it since it was listed: seen again next pass
+                if change.close and row.open_id is not None and row.open is not None:
+                    await drift.close(conn, row.open_id)
+                    done.closed += 1
+                    if change.open is None:
+                        await _event(conn, row, Status.COMPLETE,
+                                     f"{RESOLVED}: {row.name} agrees with the cloud again")
+                if change.open is not None and await drift.open_record(conn, row, change.open) is not None:
+                    done.opened += 1
+                    await _event(conn, row, Status.FAILED, f"{DETECTED}: {change.open.describe(row.name)}")
+                    with logs.log_context(stack_id=str(row.stack_id), resource=row.name):
+                        log.info("drift: %s", change.open.describe(row.name))
+
+
+async def _event(conn: Conn, row: drift.Watched, state: Status, reason: str) -> None:
+    # Heat's stack check reports a resource the cloud lost as CHECK_FAILED: drift reads the same.
+    await events.add(conn, stack_id=row.stack_id, resource_name=row.name,
+                     physical_resource_id=row.physical_id, resource_type=row.type, action=Action.CHECK,
+                     status=state, reason=reason)

@@ -1,0 +1,235 @@
+"""The observer: what the cloud shows differing from the records is reported, once per change.
+
+A stack of a server and a port is made on the simulator by a planner and a worker in this
+process; then the cloud is changed behind Ember's back (the chaos API, or openstacksdk as an
+operator would) and the observer's passes (:func:`services.observer.sweep.sweep_once`) list
+it, through the same openstacksdk edge the worker uses. The records are read back through
+the api's ``GET .../drift`` and the stack's events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from libs import operations
+from libs.cloud import sdk
+from libs.config import CloudProject as ProjectCloud
+from libs.config import CloudSettings, Settings
+from libs.db import services
+from libs.resources.registry import default_registry
+from libs.runtime import Runtime, open_runtime
+from libs.simcloud.state import SimSettings
+from libs.template.request import StackRequest
+from services.api.app import make_app
+from services.observer.main import body as observer_body
+from services.observer.sweep import Observer, Pass, sweep_once
+from tests.cloud.support import Conn
+from tests.integration.api_support import Client, MakeClient
+from tests.integration.cloud_support import Sim, simulated_cloud
+from tests.integration.engine_support import engine, event_lines, hot, resource_rows, settled, stack_row
+from tests.support import eventually
+
+pytestmark = pytest.mark.slow
+
+TEMPLATE = hot({
+    "p": {"type": "OS::Neutron::Port", "properties": {"network": "private", "name": "watched-port"}},
+    "web": {"type": "OS::Nova::Server", "properties": {
+        "name": "web-1", "flavor": "m1.tiny", "image": "cirros", "metadata": {"role": "web"},
+        "networks": [{"port": {"get_resource": "p"}}]}},
+})
+
+
+@dataclasses.dataclass(frozen=True)
+class _World:
+    sim: Sim
+    engine: Runtime
+    api: Client
+    settings: Settings
+
+
+@pytest.fixture
+async def world(settings: Settings, database_url: str, tmp_path: Path,
+                aiohttp_client: MakeClient) -> AsyncIterator[_World]:
+    async with simulated_cloud(database_url, tmp_path, SimSettings(boot_seconds=0.2)) as sim:
+        with_cloud = dataclasses.replace(settings, cloud=sim.settings(), observe_interval=0.3)
+        async with engine(with_cloud) as rt:
+            yield _World(sim, rt, await aiohttp_client(make_app(with_cloud)), with_cloud)
+
+
+async def _made(world: _World, name: str = "watched", project: str = "demo") -> dict[str, str]:
+    """A stack made and complete: its resources' physical ids by name."""
+    rt = world.engine
+    made = await operations.create_stack(rt.pool, rt.bus, project=project, name=name,
+                                         stack_request=StackRequest(template=TEMPLATE),
+                                         registry=default_registry())
+    done = await settled(rt.pool, made.id, timeout=60)
+    assert done.stack_status == "CREATE_COMPLETE", done.status_reason
+    rows = await resource_rows(rt.pool, made.id)
+    return {"stack_id": str(made.id), **{n: str(r.physical_id) for n, r in rows.items()}}
+
+
+@contextlib.asynccontextmanager
+async def _observer(world: _World, cloud: CloudSettings | None = None) -> AsyncIterator[Observer]:
+    async with sdk.opened(cloud or world.settings.cloud) as caller:
+        assert caller is not None
+        yield Observer(holder=uuid.uuid4(), pool=world.engine.pool, caller=caller,
+                       cloud=cloud or world.settings.cloud, registry=default_registry(), interval=0.3)
+
+
+async def _drift(world: _World, project: str, name: str, stack_id: str) -> list[dict[str, Any]]:
+    async with world.api.get(f"/v1/{project}/stacks/{name}/{stack_id}/drift") as r:
+        assert r.status == 200, await r.text()
+        body: list[dict[str, Any]] = (await r.json())["drift"]
+        return body
+
+
+async def _drift_events(world: _World, stack_id: str) -> list[tuple[str, str, str]]:
+    return [e for e in await event_lines(world.engine.pool, uuid.UUID(stack_id)) if "drift" in e[2]]
+
+
+async def _by_hand(world: _World, act: Callable[[Conn], object]) -> None:
+    """What an operator does with openstacksdk (in a thread: the simulator answers on this loop)."""
+    await asyncio.to_thread(lambda: act(world.sim.connect()))
+
+
+async def test_a_server_deleted_behind_embers_back_is_reported_once(world: _World) -> None:
+    ids = await _made(world)
+    async with _observer(world) as ob:
+        quiet = await sweep_once(ob)
+        # Every listed type is one call for the project, never one per resource.
+        assert (quiet.compared, quiet.list_calls, quiet.opened) == (2, 2, 0)
+        assert await _drift(world, "demo", "watched", ids["stack_id"]) == []
+
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+        seen = await sweep_once(ob)
+        assert (seen.opened, seen.closed) == (1, 0)
+        [record] = await _drift(world, "demo", "watched", ids["stack_id"])
+        assert {k: record[k] for k in ("resource_name", "kind", "fields", "resolved_at", "action_taken")} == {
+            "resource_name": "web", "kind": "gone", "fields": [], "resolved_at": None,
+            "action_taken": "reported"}
+        assert record["detected_at"]
+        # Seen again on every pass, recorded once.
+        again = await sweep_once(ob)
+        assert (again.opened, again.closed) == (0, 0)
+        assert len(await _drift(world, "demo", "watched", ids["stack_id"])) == 1
+    assert await _drift_events(world, ids["stack_id"]) == [
+        ("web", "CHECK_FAILED", "Resource drift detected: web is gone from the cloud")]
+    # Reported, nothing more: the record of the resource is as it was.
+    rows = await resource_rows(world.engine.pool, uuid.UUID(ids["stack_id"]))
+    assert (rows["web"].action, rows["web"].status, rows["web"].physical_id) == (
+        "CREATE", "COMPLETE", ids["web"])
+
+
+async def test_a_change_by_hand_is_reported_per_field_and_closed_once_it_is_undone(world: _World) -> None:
+    ids = await _made(world)
+    async with _observer(world) as ob:
+        await _by_hand(world, lambda c: c.compute.update_server(ids["web"], name="renamed"))
+        await _by_hand(world, lambda c: c.compute.set_server_metadata(ids["web"], role="db"))
+        assert (await sweep_once(ob)).opened == 1
+        [changed] = await _drift(world, "demo", "watched", ids["stack_id"])
+        assert (changed["kind"], changed["fields"]) == ("changed", ["metadata", "name"])
+
+        # One field put back: the drift is another one now (the old record closed, a new one open).
+        await _by_hand(world, lambda c: c.compute.update_server(ids["web"], name="web-1"))
+        assert ((p := await sweep_once(ob)).opened, p.closed) == (1, 1)
+        first, second = await _drift(world, "demo", "watched", ids["stack_id"])
+        assert first["resolved_at"] is not None and second["resolved_at"] is None
+        assert second["fields"] == ["metadata"]
+
+        await _by_hand(world, lambda c: c.compute.set_server_metadata(ids["web"], role="web"))
+        assert ((p := await sweep_once(ob)).opened, p.closed) == (0, 1)
+        records = await _drift(world, "demo", "watched", ids["stack_id"])
+        assert all(r["resolved_at"] is not None for r in records)
+    assert await _drift_events(world, ids["stack_id"]) == [
+        ("web", "CHECK_FAILED", "Resource drift detected: web changed outside Ember: metadata, name"),
+        ("web", "CHECK_FAILED", "Resource drift detected: web changed outside Ember: metadata"),
+        ("web", "CHECK_COMPLETE", "Resource drift resolved: web agrees with the cloud again")]
+
+
+async def test_a_server_put_in_error_and_a_deleted_port_are_reported(world: _World) -> None:
+    ids = await _made(world)
+    await world.sim.chaos("POST", f"/servers/{ids['web']}/error")
+    await _by_hand(world, lambda c: c.network.delete_port(ids["p"]))
+    async with _observer(world) as ob:
+        assert (await sweep_once(ob)).opened == 2
+    records = {r["resource_name"]: r for r in await _drift(world, "demo", "watched", ids["stack_id"])}
+    assert records["p"]["kind"] == "gone"
+    assert records["web"]["kind"] == "error"
+    assert records["web"]["detail"].startswith('Went to status ERROR due to "Message: '), records["web"]
+
+
+async def test_an_update_under_way_is_not_drift_and_a_replaced_resource_closes_its_record(
+        world: _World) -> None:
+    ids = await _made(world)
+    rt = world.engine
+    async with _observer(world) as ob:
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+        assert (await sweep_once(ob)).opened == 1
+        # The user replaces the server (new user data, to be replaced): its row is replaced, so its
+        # record closes.
+        template = hot({**TEMPLATE["resources"], "web": {**TEMPLATE["resources"]["web"], "properties": {
+            **TEMPLATE["resources"]["web"]["properties"], "user_data": "two",
+            "user_data_update_policy": "REPLACE"}}})
+        stack_id = uuid.UUID(ids["stack_id"])
+        await operations.update_stack(rt.pool, rt.bus, await stack_row(rt.pool, stack_id),
+                                      stack_request=StackRequest(template=template))
+        done = await settled(rt.pool, stack_id, timeout=60)
+        assert done.stack_status == "UPDATE_COMPLETE", done.status_reason
+        after = await sweep_once(ob)
+        assert (after.opened, after.compared) == (0, 2)
+    [record] = await _drift(world, "demo", "watched", ids["stack_id"])
+    assert record["resolved_at"] is not None
+
+
+async def test_two_observers_share_the_cloud_projects_and_one_stopped_hands_its_share_on(
+        world: _World) -> None:
+    # Two Ember projects in two cloud projects (the admin entry is another project of the cloud).
+    cloud = dataclasses.replace(world.settings.cloud, projects=(
+        *world.settings.cloud.projects, ProjectCloud("ops", "simcloud-admin")))
+    world_ops = dataclasses.replace(world, settings=dataclasses.replace(world.settings, cloud=cloud))
+    await _made(world_ops, "a", "demo")
+    await _made(world_ops, "b", "ops")
+    rt = world.engine
+    async with _observer(world_ops, cloud) as one, _observer(world_ops, cloud) as two:
+        for ob in (one, two):  # both report as running observers
+            async with rt.pool.acquire() as conn:
+                await services.register(conn, service_id=ob.holder, service="observer", host="h",
+                                        hostname="h", pid=1, topic="t", report_interval=60)
+        first, second = await sweep_once(one), await sweep_once(two)
+        assert (first.targets, first.held, second.held) == (2, 1, 1)
+        # Each cloud project listed once in the interval: 2 types in each.
+        assert (first.list_calls, second.list_calls) == (2, 2)
+
+        # The second stops without a word (its leases run out, its heartbeat row ages): the first
+        # takes its share once the lease has run out.
+        async with rt.pool.acquire() as conn:
+            await services.retire(conn, two.holder)
+
+        async def both_held() -> Pass | None:
+            done = await sweep_once(one)
+            return done if done.held == 2 else None
+        taken = await eventually(both_held, timeout=10, interval=0.1, what="the share handed on")
+        assert taken.list_calls == 4
+
+
+async def test_the_observer_service_reports_a_lost_server_within_an_interval(world: _World) -> None:
+    ids = await _made(world)
+    async with open_runtime(world.settings, "observer") as rt, observer_body(rt):
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+
+        async def reported() -> list[dict[str, Any]] | None:
+            return await _drift(world, "demo", "watched", ids["stack_id"]) or None
+        # The interval is 0.3 s: a few intervals at most, however busy this machine is.
+        [record] = await eventually(reported, timeout=15, interval=0.1, what="the drift record")
+    assert (record["resource_name"], record["kind"]) == ("web", "gone")
+    # Its lease was given up on the way out: another observer takes the project at once.
+    async with world.engine.pool.acquire() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM observer_leases") == 0

@@ -1,0 +1,63 @@
+"""The drift decisions: what a sight of the cloud is, and what it changes in the records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from libs.engine.drift import Change, Drift, DriftKind, reconcile, seen
+from libs.resources.steps import Observed
+
+APPLIED = {"name": "web", "metadata": {"a": "1"}, "flavor": "m1.tiny"}
+
+SEEN: list[tuple[str, dict[str, Any] | None, Observed | None, Drift | None]] = [
+    ("a type that reads nothing back", APPLIED, None, None),
+    ("as recorded", APPLIED, Observed(properties={"name": "web", "metadata": {"a": "1"}}), None),
+    ("nothing live", APPLIED, Observed(), None),
+    ("gone", APPLIED, Observed(gone=True), Drift(DriftKind.GONE)),
+    ("gone wins over what it showed", APPLIED, Observed(properties={"name": "x"}, gone=True),
+     Drift(DriftKind.GONE)),
+    ("in error", APPLIED, Observed(properties={"name": "x"}, error="Went to status ERROR"),
+     Drift(DriftKind.ERROR, detail="Went to status ERROR")),
+    ("renamed", APPLIED, Observed(properties={"name": "db"}), Drift(DriftKind.CHANGED, fields=("name",))),
+    ("fields sorted", APPLIED, Observed(properties={"name": "db", "metadata": {}, "flavor": "m1.tiny"}),
+     Drift(DriftKind.CHANGED, fields=("metadata", "name"))),
+    ("a property never applied", {}, Observed(properties={"name": "db"}),
+     Drift(DriftKind.CHANGED, fields=("name",))),
+    ("no applied properties at all", None, Observed(properties={"name": None}), None),
+]
+
+
+@pytest.mark.parametrize(("why", "applied", "observed", "expected"), SEEN, ids=[c[0] for c in SEEN])
+def test_seen(why: str, applied: dict[str, Any] | None, observed: Observed | None,
+              expected: Drift | None) -> None:
+    assert seen(applied, observed) == expected
+
+
+GONE, RENAMED = Drift(DriftKind.GONE), Drift(DriftKind.CHANGED, fields=("name",))
+RECONCILE: list[tuple[str, Drift | None, Drift | None, Change]] = [
+    ("nothing before, nothing now", None, None, Change()),
+    ("first sight", None, GONE, Change(open=GONE)),
+    ("seen again: no second record", GONE, Drift(DriftKind.GONE), Change()),
+    ("repaired by hand", RENAMED, None, Change(close=True)),
+    ("changed into another drift", RENAMED, GONE, Change(close=True, open=GONE)),
+    ("another field changed too", RENAMED, Drift(DriftKind.CHANGED, fields=("metadata", "name")),
+     Change(close=True, open=Drift(DriftKind.CHANGED, fields=("metadata", "name")))),
+]
+
+
+@pytest.mark.parametrize(("why", "before", "now", "expected"), RECONCILE, ids=[c[0] for c in RECONCILE])
+def test_reconcile(why: str, before: Drift | None, now: Drift | None, expected: Change) -> None:
+    assert reconcile(before, now) == expected
+    assert reconcile(before, now).nothing == (expected == Change())
+
+
+@pytest.mark.parametrize(("drift", "text"), [
+    (GONE, "server is gone from the cloud"),
+    (Drift(DriftKind.ERROR, detail="boom"), "server is in an error state: boom"),
+    (Drift(DriftKind.ERROR), "server is in an error state"),
+    (Drift(DriftKind.CHANGED, fields=("metadata", "name")), "server changed outside Ember: metadata, name"),
+])
+def test_describe(drift: Drift, text: str) -> None:
+    assert drift.describe("server") == text
