@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from libs.template.budgets import DEPTH_CEILING, Budgets
+from libs.template.convergence import DriftPolicy
 
 Exporter = Literal["none", "console", "otlp", "file"]
 LogFormat = Literal["json", "text"]
@@ -120,6 +121,10 @@ class Settings:
     notify_retry_seconds: float = 1.0
     # How often the observer lists each cloud project it holds and compares it with the records.
     observe_interval: float = 60.0
+    # What drift does where a stack's environment says nothing (observe: report; heal: converge).
+    drift_policy: DriftPolicy = DriftPolicy.OBSERVE
+    # Heals of one resource the observer asks for within an hour before it only reports.
+    heal_limit: int = 3
     # Who this process is on NATS (None: anonymous, for a server without authorization).
     nats_user: str | None = None
     nats_password: str | None = dataclasses.field(default=None, repr=False)
@@ -287,6 +292,8 @@ def load(env: Mapping[str, str]) -> Settings:
         plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
         observe_interval=_number(env, "EMBER_OBSERVE_INTERVAL", 60.0, 0.1),
+        drift_policy=DriftPolicy(_choice(env, "EMBER_DRIFT_POLICY", "observe", tuple(DriftPolicy))),
+        heal_limit=_integer(env, "EMBER_HEAL_LIMIT", 3, 0, 1000),
         evaluation_processes=_integer(env, "EMBER_EVALUATION_PROCESSES", 2, 0, 64),
         evaluation_timeout=_number(env, "EMBER_EVALUATION_TIMEOUT", 5.0, 0.1),
         evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),

@@ -249,6 +249,25 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     await _send(pool, bus, plan, after_commit)
 
 
+async def heal_stack(pool: Connections, bus: Bus, stack_id: uuid.UUID, *, template_id: uuid.UUID) -> bool:
+    """Converge the stack to the desired state it has (``update --existing --converge`` changing nothing).
+
+    Asked by the observer for drift it may heal. Not while the stack is busy (a user's
+    update, a pause at a hook, a delete) or once its desired state is no longer the one the
+    drift was seen against: a heal never undoes what a person started. False when not asked.
+    """
+    async with pool.acquire() as conn, conn.transaction():
+        stack = await stacks.get(conn, stack_id, for_update=True)
+        if (stack is None or stack.deleted_at is not None or stack.status == Status.IN_PROGRESS
+                or stack.template_id != template_id or stack.action in (Action.SUSPEND, Action.DELETE)):
+            return False
+        await stacks.set_desired(conn, stack.id, action=Action.UPDATE, template_id=template_id,
+                                 reason=status.stack_started(Action.UPDATE))
+        plan = await plan_requests.stage(conn, bus.names, stack, Action.UPDATE, reason="heal", converge=True)
+    await _send(pool, bus, plan, None)
+    return True
+
+
 async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        after_commit: list[PlanRequest] | None = None) -> None:
     """Allowed while another action runs: Heat cancels it, and the delete takes over its resources."""

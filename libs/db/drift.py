@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from libs.db import Conn
-from libs.engine.drift import Drift, DriftKind
+from libs.engine.drift import Drift, DriftKind, Response
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,6 +20,8 @@ class Watched:
     stack_id: uuid.UUID
     stack_name: str
     project: str
+    # The stack's desired state when listed: a heal converges to it, and only to it.
+    template_id: uuid.UUID | None
     name: str
     type: str
     physical_id: str
@@ -28,6 +30,8 @@ class Watched:
     version: int
     open_id: int | None
     open: Drift | None
+    # The environment's ``convergence`` section of the stack's desired state (None: not given).
+    convergence: Any = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,9 +54,12 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
     traversal is changing: the cloud differing from its record then is not drift.
     """
     rows = await conn.fetch(
-        "SELECT r.id AS resource_id, r.stack_id, s.name AS stack_name, s.project, r.name, r.type,"
-        " r.physical_id, r.properties, r.data, r.version, d.id AS open_id, d.kind, d.fields, d.detail"
+        "SELECT r.id AS resource_id, r.stack_id, s.name AS stack_name, s.project, s.template_id, r.name,"
+        " r.type,"
+        " r.physical_id, r.properties, r.data, r.version, d.id AS open_id, d.kind, d.fields, d.detail,"
+        " t.environment -> 'convergence' AS convergence"
         " FROM resources r JOIN stacks s ON s.id = r.stack_id"
+        " LEFT JOIN raw_templates t ON t.id = s.template_id"
         " LEFT JOIN drift d ON d.resource_id = r.id AND d.resolved_at IS NULL"
         " WHERE r.is_current AND r.type = ANY($1::text[]) AND r.physical_id IS NOT NULL"
         " AND r.status = 'COMPLETE' AND r.action <> 'DELETE'"
@@ -60,9 +67,11 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
         " ORDER BY r.id", list(types))
     return [Watched(
         resource_id=r["resource_id"], stack_id=r["stack_id"], stack_name=r["stack_name"],
-        project=r["project"], name=r["name"], type=r["type"], physical_id=r["physical_id"],
+        project=r["project"], template_id=r["template_id"], name=r["name"], type=r["type"],
+        physical_id=r["physical_id"],
         properties=r["properties"], data=r["data"], version=r["version"], open_id=r["open_id"],
-        open=None if r["open_id"] is None else Drift(DriftKind(r["kind"]), tuple(r["fields"]), r["detail"]))
+        open=None if r["open_id"] is None else Drift(DriftKind(r["kind"]), tuple(r["fields"]), r["detail"]),
+        convergence=r["convergence"])
         for r in rows]
 
 
@@ -79,25 +88,42 @@ async def unchanged(conn: Conn, watched_row: Watched) -> bool:
     return found is not None
 
 
+# A record closed while its heal was under way was healed.
+_CLOSED = ("resolved_at = now(), action_taken = CASE WHEN action_taken = 'healing' THEN 'healed'"
+           " ELSE action_taken END")
+
+
 async def close(conn: Conn, drift_id: int) -> None:
-    await conn.execute("UPDATE drift SET resolved_at = now() WHERE id = $1 AND resolved_at IS NULL", drift_id)
+    await conn.execute(f"UPDATE drift SET {_CLOSED} WHERE id = $1 AND resolved_at IS NULL", drift_id)
 
 
-async def open_record(conn: Conn, watched_row: Watched, drift: Drift) -> int | None:
-    """Open a record; None when one is already open for the resource (another observer's sight)."""
+async def open_record(conn: Conn, watched_row: Watched, drift: Drift, response: Response) -> int | None:
+    """Open a record; None when one is already open for the resource (another observer's sight).
+
+    An accepted drift is closed as it is written: the record now holds what the cloud has.
+    """
     value: int | None = await conn.fetchval(
-        "INSERT INTO drift (stack_id, resource_id, resource_name, kind, fields, detail)"
-        " VALUES ($1, $2, $3, $4, $5, $6)"
+        "INSERT INTO drift (stack_id, resource_id, resource_name, kind, fields, detail, action_taken,"
+        " resolved_at) VALUES ($1, $2, $3, $4, $5, $6, $7, CASE WHEN $8 THEN now() END)"
         " ON CONFLICT (resource_id) WHERE resolved_at IS NULL DO NOTHING RETURNING id",
         watched_row.stack_id, watched_row.resource_id, watched_row.name, drift.kind.value,
-        list(drift.fields), drift.detail)
+        list(drift.fields), drift.detail, response.value, response == Response.ACCEPTED)
     return value
+
+
+async def heals_since(conn: Conn, stack_id: uuid.UUID, resource_name: str, seconds: float) -> int:
+    """How many heals of the resource (by name: a heal may replace its row) were asked lately."""
+    count: int = await conn.fetchval(
+        "SELECT count(*) FROM drift WHERE stack_id = $1 AND resource_name = $2"
+        " AND action_taken IN ('healing', 'healed') AND detected_at > now() - make_interval(secs => $3)",
+        stack_id, resource_name, seconds)
+    return count
 
 
 async def close_unwatched(conn: Conn) -> int:
     """Close the records of resources that are gone from the stack or no longer current."""
     status = await conn.execute(
-        "UPDATE drift d SET resolved_at = now() WHERE d.resolved_at IS NULL AND NOT EXISTS"
+        f"UPDATE drift d SET {_CLOSED} WHERE d.resolved_at IS NULL AND NOT EXISTS"
         " (SELECT 1 FROM resources r WHERE r.id = d.resource_id AND r.is_current)")
     return int(status.split()[-1])
 

@@ -274,3 +274,12 @@ async def owners(conn: Conn, stack_ids: Sequence[uuid.UUID], physical_ids: Seque
 async def current_count(conn: Conn, stack_id: uuid.UUID) -> int:
     return int(await conn.fetchval(
         "SELECT count(*) FROM resources WHERE stack_id = $1 AND is_current", stack_id))
+
+
+async def accept_properties(conn: Conn, resource_id: int, version: int,
+                            properties: Mapping[str, Any]) -> bool:
+    """The row's applied properties are now ``properties`` (what the cloud has), fenced by ``version``."""
+    status = await conn.execute(
+        "UPDATE resources SET properties = $3, version = version + 1, updated_at = now()"
+        " WHERE id = $1 AND version = $2", resource_id, version, dict(properties))
+    return status.endswith(" 1")

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from libs.resources.steps import Observed
+from libs.template.convergence import DriftPolicy, FieldPolicy, ResourcePolicy
 
 
 class DriftKind(enum.StrEnum):
@@ -74,3 +75,49 @@ def reconcile(open_drift: Drift | None, now: Drift | None) -> Change:
     if open_drift == now:
         return Change()
     return Change(close=open_drift is not None, open=now)
+
+
+class Response(enum.StrEnum):
+    """What was done about a drift (its record's ``action_taken``)."""
+
+    REPORTED = "reported"
+    HEALING = "healing"      # a converge traversal of the stack was asked for
+    HEALED = "healed"        # closed once the heal made the cloud agree
+    ACCEPTED = "accepted"    # the cloud's values taken into the record: closed at once
+    LIMIT = "reported: heal limit reached"
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    # What is recorded: the drift without ignored fields (None: nothing left to record).
+    drift: Drift | None
+    response: Response = Response.REPORTED
+    # The fields whose cloud values go into the record (``accept``).
+    accepted: tuple[str, ...] = ()
+
+
+def counted(policy: ResourcePolicy, fields: Iterable[str]) -> tuple[str, ...]:
+    """The fields a heal puts back: neither ignored nor accepted (a converge traversal skips those too)."""
+    return tuple(f for f in fields if policy.field(f) == FieldPolicy.REVERT)
+
+
+def respond(drift: Drift | None, policy: ResourcePolicy, *, heals_left: bool) -> Verdict:
+    """What a drift seen under ``policy`` does: reported, healed, its fields accepted, or nothing.
+
+    ``ignore`` fields are never drift. Under ``observe`` the rest is reported; under
+    ``heal`` accepted fields go into the record and the others (or a resource gone or in
+    error) are put back by a converge traversal, while ``heals_left``.
+    """
+    if drift is None:
+        return Verdict(None)
+    if drift.kind == DriftKind.CHANGED:
+        kept = tuple(f for f in drift.fields if policy.field(f) != FieldPolicy.IGNORE)
+        if not kept:
+            return Verdict(None)
+        drift = dataclasses.replace(drift, fields=kept)
+    if policy.policy == DriftPolicy.OBSERVE:
+        return Verdict(drift)
+    accepted = tuple(f for f in drift.fields if policy.field(f) == FieldPolicy.ACCEPT)
+    if drift.kind == DriftKind.CHANGED and not counted(policy, drift.fields):
+        return Verdict(drift, Response.ACCEPTED, accepted)
+    return Verdict(drift, Response.HEALING if heals_left else Response.LIMIT, accepted)

@@ -76,8 +76,9 @@ def uses(names: Names, service: str) -> Uses:
         "worker": Uses(streams=(n.work_stream, n.plan_stream, n.hooks_stream), consumers=(n.workers,),
                        publishes=(n.work_all, n.plan_all, n.hooks_all),
                        serves=(n.control_ping("worker"),), replies_to=probes),
-        # Nothing to poll yet (see services/observer): it only answers pings.
-        "observer": Uses(streams=(), consumers=(), publishes=(), serves=(n.control_ping("observer"),)),
+        # It polls the cloud, not a queue; a heal of drift is a plan request.
+        "observer": Uses(streams=(n.plan_stream,), consumers=(), publishes=(n.plan_all,),
+                         serves=(n.control_ping("observer"),)),
         # Events out of the outbox; event and hook notices in, for webhooks.
         "notifier": Uses(streams=(n.events_stream, n.hooks_stream),
                          consumers=(n.notifier_events, n.notifier_hooks),

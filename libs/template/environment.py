@@ -24,6 +24,7 @@ from libs.template.errors import (
     UnhandledPythonError,
 )
 from libs.template.loader import (
+    CONVERGENCE,
     ENCRYPTED_PARAM_NAMES,
     ENV_SECTIONS,
     EVENT_SINKS,
@@ -109,6 +110,8 @@ class Environment:
     encrypted_param_names: list[Any] = dataclasses.field(default_factory=list)
     event_sinks: list[Any] = dataclasses.field(default_factory=list)
     parameter_merge_strategies: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Ember's own section: what drift does (libs/template/convergence.py); passed down to nested stacks.
+    convergence: dict[str, Any] = dataclasses.field(default_factory=dict)
     event_sink_types: frozenset[str] | None = dataclasses.field(
         default=DEFAULT_EVENT_SINK_TYPES, compare=False, repr=False)
 
@@ -128,7 +131,7 @@ class Environment:
         else:
             parameters = {key: value for key, value in env.items()
                           if key not in (PARAMETER_DEFAULTS, ENCRYPTED_PARAM_NAMES, EVENT_SINKS,
-                                         RESOURCE_REGISTRY)}
+                                         RESOURCE_REGISTRY, CONVERGENCE)}
         return cls(
             parameters=parameters,
             parameter_defaults=env.get(PARAMETER_DEFAULTS, {}),
@@ -136,6 +139,7 @@ class Environment:
             encrypted_param_names=env.get(ENCRYPTED_PARAM_NAMES, []),
             event_sinks=_check_event_sinks(env.get(EVENT_SINKS, []), sink_types),
             parameter_merge_strategies=env.get(PARAMETER_MERGE_STRATEGIES, {}),
+            convergence=env.get(CONVERGENCE) or {},
             event_sink_types=sink_types,
         )
 
@@ -157,16 +161,19 @@ class Environment:
                  *_check_event_sinks(snippet.get(EVENT_SINKS, []), self.event_sink_types)]
         return dataclasses.replace(
             self, parameters=parameters, parameter_defaults=defaults, registry=registry,
-            event_sinks=sinks)
+            event_sinks=sinks, convergence=_merge_convergence(self.convergence, snippet.get(CONVERGENCE)))
 
     def user_dict(self) -> dict[str, Any]:
         """Heat's ``user_env_as_dict``: what is passed on to nested stacks."""
-        return {
+        shown = {
             RESOURCE_REGISTRY: self.registry.to_dict(),
             PARAMETERS: copy.deepcopy(self.parameters),
             PARAMETER_DEFAULTS: copy.deepcopy(self.parameter_defaults),
             EVENT_SINKS: copy.deepcopy(self.event_sinks),
         }
+        if self.convergence:  # Ember's own section: only where it was given, so Heat's answers stay Heat's
+            shown[CONVERGENCE] = copy.deepcopy(self.convergence)
+        return shown
 
     def to_dict(self) -> dict[str, Any]:
         """Heat's ``env_as_dict``: what Heat stores and ``GET .../environment`` returns.
@@ -268,8 +275,22 @@ def merge_environments(environment_files: Sequence[str] | None, files: Mapping[s
                     merged[section] = _merge_parameters(
                         merged[section], content, kinds, strategies=strategies, chosen=chosen,
                         filename=filename)
+                elif section == CONVERGENCE:
+                    merged[section] = _merge_convergence(merged.get(section), content)
                 else:
                     merged[section] = _merge_map(merged[section], content)
+    return merged
+
+
+def _merge_convergence(old: Any, new: Any) -> dict[str, Any]:
+    """A later layer's ``convergence`` over an earlier one: its keys win, its resources are added."""
+    merged = dict(copy.deepcopy(old) or {})
+    if not new:
+        return merged
+    resources = {**(merged.get("resources") or {}), **(new.get("resources") or {})}
+    merged.update({k: copy.deepcopy(v) for k, v in new.items() if k != "resources"})
+    if resources:
+        merged["resources"] = copy.deepcopy(resources)
     return merged
 
 

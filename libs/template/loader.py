@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from libs.template import budgets
+from libs.template import budgets, convergence
 from libs.template.errors import (
     InvalidEnvironment,
     PathItem,
@@ -46,6 +46,9 @@ ENV_SECTIONS = (
     "parameters", "resource_registry", "parameter_defaults",
     "encrypted_param_names", "event_sinks", "parameter_merge_strategies",
 )
+
+# Ember's own sections, beside Heat's (Heat would refuse them; Ember reads Heat's unchanged).
+EMBER_ENV_SECTIONS = (CONVERGENCE,) = (convergence.SECTION,)
 
 Source = str | bytes | Mapping[str, Any]
 
@@ -215,16 +218,18 @@ def parse_environment(source: Source | None) -> dict[str, Any]:
 
 
 def validate_environment(env: dict[str, Any]) -> dict[str, Any]:
-    """Only Heat's six sections, and none of them null.
+    """Only Heat's six sections (and Ember's ``convergence``, checked), and none of them null.
 
     Heat rejects ``parameters:`` with nothing after it rather than reading it as
     empty; heatclient does not, so such a file passes the client and fails here.
     """
     for key, value in env.items():
-        if key not in ENV_SECTIONS:
+        if key not in ENV_SECTIONS and key not in EMBER_ENV_SECTIONS:
             raise InvalidEnvironment(f'environment has wrong section "{key}"')
         if value is None:
             raise InvalidEnvironment(f'environment has empty section "{key}"')
+    if CONVERGENCE in env:
+        convergence.parse(env[CONVERGENCE])
     return env
 
 

@@ -32,8 +32,9 @@ async def observe_forever(ob: Observer) -> None:
         try:
             done = await sweep_once(ob)
             log.info("observed %d resource(s) of %d cloud project(s) (%d held) with %d list call(s):"
-                     " %d drift opened, %d closed in %.2fs", done.compared, done.targets, done.held,
-                     done.list_calls, done.opened, done.closed, time.monotonic() - began)
+                     " %d drift opened, %d closed, %d heal(s) asked in %.2fs", done.compared,
+                     done.targets, done.held, done.list_calls, done.opened, done.closed, done.heals,
+                     time.monotonic() - began)
         except Exception as exc:  # the next pass tries again
             if (down := dependencies.down_in(exc)) is not None:
                 log.warning("observing failed: %s is down: %s", down, exc)
@@ -48,8 +49,10 @@ async def body(rt: Runtime) -> AsyncIterator[None]:
         if caller is None:
             yield  # no cloud: nothing to observe
             return
-        ob = Observer(holder=rt.service_id, pool=rt.pool, caller=caller, cloud=rt.settings.cloud,
-                      registry=default_registry(), interval=rt.settings.observe_interval)
+        settings = rt.settings
+        ob = Observer(holder=rt.service_id, pool=rt.pool, caller=caller, cloud=settings.cloud,
+                      registry=default_registry(), interval=settings.observe_interval, bus=rt.bus,
+                      default_policy=settings.drift_policy, heal_limit=settings.heal_limit)
         try:
             async with background.running(lambda: observe_forever(ob), name="observe"):
                 yield

@@ -23,22 +23,28 @@ from typing import Any
 
 import asyncpg
 
+from libs import operations
 from libs.cloud.caller import CloudCaller, CloudTarget
 from libs.cloud.targets import NoCloudConfigured, target_for
 from libs.config import CloudSettings
-from libs.db import Conn, drift, events, observer_leases
-from libs.engine.drift import Change, reconcile, seen
+from libs.db import Conn, drift, events, observer_leases, resources
+from libs.engine.drift import Drift, Response, Verdict, reconcile, respond, seen
 from libs.engine.status import Action, Status
+from libs.messaging.bus import Bus
 from libs.resources.base import ResourceType, cloud_tag
 from libs.resources.registry import Registry
 from libs.resources.steps import StepContext
 from libs.telemetry import logs
+from libs.template.convergence import DriftPolicy
+from libs.template.convergence import parse as parse_policy
 
 log = logs.logger("observer")
 DETECTED = "Resource drift detected"
 RESOLVED = "Resource drift resolved"
 # Services count as up while they reported within this many of their intervals (Heat's rule).
 _UP_WITHIN = 2.0
+# Heals of one resource counted against EMBER_HEAL_LIMIT: those asked within this window.
+HEAL_WINDOW_SECONDS = 3600.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +57,10 @@ class Observer:
     cloud: CloudSettings
     registry: Registry
     interval: float
+    # Plan requests of heals go out here (None: this observer only reports).
+    bus: Bus | None = None
+    default_policy: DriftPolicy = DriftPolicy.OBSERVE
+    heal_limit: int = 3
 
     @property
     def lease_seconds(self) -> float:
@@ -71,6 +81,7 @@ class Pass:
     compared: int = 0
     opened: int = 0
     closed: int = 0
+    heals: int = 0
 
 
 async def sweep_once(ob: Observer) -> Pass:
@@ -129,15 +140,13 @@ async def _observe(ob: Observer, target: CloudTarget, rows: Sequence[drift.Watch
             log.warning("listing %s in %s failed: %s", call.describe(), target.cloud, answer.error.message)
             continue
         listed = {str(item.get("id")): item for item in answer.value or [] if isinstance(item, Mapping)}
-        changes = [(row, change) for row in group
-                   if not (change := _compare(plugin, row, listed.get(row.physical_id))).nothing]
+        sights = [(row, seen(row.properties, plugin.observe_listed(_context(row), entry)), entry)
+                  for row in group for entry in (listed.get(row.physical_id),)]
         done.compared += len(group)
-        if changes:
-            await _record(ob, changes, done)
-
-
-def _compare(plugin: ResourceType, row: drift.Watched, entry: Mapping[str, Any] | None) -> Change:
-    return reconcile(row.open, seen(row.properties, plugin.observe_listed(_context(row), entry)))
+        # What may change a record: a drift seen, or one open (it may have ended, or policy changed).
+        moving = [(row, sight, entry) for row, sight, entry in sights if sight is not None or row.open]
+        if moving:
+            await _record(ob, plugin, moving, done)
 
 
 def _context(row: drift.Watched) -> StepContext:
@@ -150,23 +159,57 @@ def _context(row: drift.Watched) -> StepContext:
                        cloud_tag=cloud_tag(row.stack_id, row.resource_id))
 
 
-async def _record(ob: Observer, changes: Sequence[tuple[drift.Watched, Change]], done: Pass) -> None:
+async def _record(ob: Observer, plugin: ResourceType,
+                  sights: Sequence[tuple[drift.Watched, Drift | None, Mapping[str, Any] | None]],
+                  done: Pass) -> None:
+    """Each sight under its stack's policy: records opened or closed, fields accepted, heals asked."""
+    heal: dict[uuid.UUID, drift.Watched] = {}
     async with ob.pool.acquire() as conn:
-        for row, change in changes:
+        for row, sight, entry in sights:
+            policy = parse_policy(row.convergence, ob.default_policy).for_resource(row.name)
             async with conn.transaction():
                 if not await drift.unchanged(conn, row):
                     continue  # a traversal acted on it since it was listed: seen again next pass
-                if change.close and row.open_id is not None and row.open is not None:
+                heals = await drift.heals_since(conn, row.stack_id, row.name, HEAL_WINDOW_SECONDS)
+                verdict = respond(sight, policy, heals_left=heals < ob.heal_limit)
+                change = reconcile(row.open, verdict.drift)
+                if change.nothing:
+                    continue
+                if change.close and row.open_id is not None:
                     await drift.close(conn, row.open_id)
                     done.closed += 1
                     if change.open is None:
                         await _event(conn, row, Status.COMPLETE,
                                      f"{RESOLVED}: {row.name} agrees with the cloud again")
-                if change.open is not None and await drift.open_record(conn, row, change.open) is not None:
-                    done.opened += 1
-                    await _event(conn, row, Status.FAILED, f"{DETECTED}: {change.open.describe(row.name)}")
-                    with logs.log_context(stack_id=str(row.stack_id), resource=row.name):
-                        log.info("drift: %s", change.open.describe(row.name))
+                if change.open is None or await drift.open_record(
+                        conn, row, change.open, verdict.response) is None:
+                    continue
+                done.opened += 1
+                what = change.open.describe(row.name)
+                await _event(conn, row, Status.FAILED, f"{DETECTED}: {what}{_taken(verdict)}")
+                if verdict.accepted and entry is not None:
+                    live = plugin.observe_listed(_context(row), entry)
+                    assert live is not None
+                    await resources.accept_properties(conn, row.resource_id, row.version, {
+                        **(row.properties or {}), **{f: live.properties.get(f) for f in verdict.accepted}})
+                if verdict.response == Response.HEALING:
+                    heal.setdefault(row.stack_id, row)
+                with logs.log_context(stack_id=str(row.stack_id), resource=row.name):
+                    log.info("drift: %s (%s)", what, verdict.response.value)
+    for row in heal.values():
+        if ob.bus is not None and row.template_id is not None and await operations.heal_stack(
+                ob.pool, ob.bus, row.stack_id, template_id=row.template_id):
+            done.heals += 1
+
+
+def _taken(verdict: Verdict) -> str:
+    if verdict.response == Response.HEALING:
+        return "; healing"
+    if verdict.response == Response.ACCEPTED:
+        return f"; accepted {', '.join(verdict.accepted)}"
+    if verdict.response == Response.LIMIT:
+        return "; not healed: heal limit reached"
+    return ""
 
 
 async def _event(conn: Conn, row: drift.Watched, state: Status, reason: str) -> None:

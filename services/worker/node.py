@@ -16,12 +16,15 @@ from typing import Any
 from libs.db import resources, snapshots, stacks, traversals
 from libs.engine import desired, status
 from libs.engine import hooks as rules
+from libs.engine.drift import counted
 from libs.engine.keys import NodeKind
 from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb, attempted_action, restores_replaced
 from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType, described
 from libs.template.attribute_store import AttributeFailed
+from libs.template.convergence import FieldPolicy
+from libs.template.convergence import parse as parse_policy
 from libs.template.resolution import StackResolver, StaticResourceData
 from services.worker import children, pending, rows
 from services.worker.hook_gate import Gate
@@ -155,12 +158,24 @@ class Node(Stepping):
                 self.calls = Calls((asked,), None, self.stack.project)
                 return []
             observed = observer.observe(dataclasses.replace(seen, answers=self.answers or {}))
-            if observed is not None and observed.gone:
-                return await self.carry_out(row, Decision(Verb.REPLACE), new_props)  # Heat: UpdateReplace
+            if observed is not None and (observed.gone or observed.error is not None):
+                # Heat: UpdateReplace for one that is gone; one the cloud holds in error is made
+                # again too, as Heat's next update replaces a resource its check found failed.
+                return await self.carry_out(row, Decision(Verb.REPLACE), new_props)
             if observed is not None:
                 applied = dict(row.properties or {})
-                live = {k: observed.properties[k] for k in applied if k in observed.properties}
-                state = dataclasses.replace(state, properties={**applied, **live})
+                # What the environment's convergence section accepts or ignores is not put back.
+                assert self.want is not None  # a converging update node has its desired state
+                fields = parse_policy(self.want.environment.convergence).for_resource(row.name)
+                live = {k: observed.properties[k] for k in counted(fields, applied)
+                        if k in observed.properties}
+                # And an update starts from the cloud's values, so what was changed by hand is in
+                # its diff and put back.
+                self.live = {**applied, **live}
+                state = dataclasses.replace(state, properties=self.live)
+                if new_props is not None:  # what was accepted (or is ignored) stays as recorded
+                    new_props = {**new_props, **{k: applied[k] for k in applied if k in new_props
+                                                 and fields.field(k) != FieldPolicy.REVERT}}
         same: bool | None = None
         nested_check_failed = False
         if plugin is not None and row.action != Action.INIT:

@@ -67,6 +67,9 @@ class Stepping:
         self.traversal_id = uuid.UUID(item.traversal_id)
         self.env: ResourceRegistry | None = None
         self.own_env: ResourceRegistry | None = None
+        # An update with ``converge``: the applied properties with what the cloud shows laid over
+        # (Heat's before_props with the live state), which the update's first step starts from.
+        self.live: dict[str, Any] | None = None
 
     @property
     def notices(self) -> list[HookNotice]:
@@ -420,7 +423,10 @@ class Stepping:
         """An action's first write, with the rows it needs recorded (:func:`writer.with_requires`)."""
         first = self._write_of(row, action, out)
         [write] = await writer.with_requires(self.conn, self.stack_id, self.want, [first])
-        return await self._carry(write)
+        written = await self._carry(write)
+        if action == Action.UPDATE and self.live is not None:
+            return dataclasses.replace(written, properties=self.live)  # what the plugin's diff starts from
+        return written
 
     async def _carry(self, write: writer.Write) -> resources.ResourceRow:
         written = (await writer.write(self.conn, [write]))[write.row.id]

@@ -64,11 +64,14 @@ async def world(settings: Settings, database_url: str, tmp_path: Path,
             yield _World(sim, rt, await aiohttp_client(make_app(with_cloud)), with_cloud)
 
 
-async def _made(world: _World, name: str = "watched", project: str = "demo") -> dict[str, str]:
+async def _made(world: _World, name: str = "watched", project: str = "demo",
+                convergence: dict[str, Any] | None = None, template: dict[str, Any] = TEMPLATE
+                ) -> dict[str, str]:
     """A stack made and complete: its resources' physical ids by name."""
     rt = world.engine
-    made = await operations.create_stack(rt.pool, rt.bus, project=project, name=name,
-                                         stack_request=StackRequest(template=TEMPLATE),
+    environment = {"convergence": convergence} if convergence is not None else None
+    asked = StackRequest(template=template, environment=environment)
+    made = await operations.create_stack(rt.pool, rt.bus, project=project, name=name, stack_request=asked,
                                          registry=default_registry())
     done = await settled(rt.pool, made.id, timeout=60)
     assert done.stack_status == "CREATE_COMPLETE", done.status_reason
@@ -77,11 +80,13 @@ async def _made(world: _World, name: str = "watched", project: str = "demo") -> 
 
 
 @contextlib.asynccontextmanager
-async def _observer(world: _World, cloud: CloudSettings | None = None) -> AsyncIterator[Observer]:
+async def _observer(world: _World, cloud: CloudSettings | None = None, heal_limit: int = 3
+                    ) -> AsyncIterator[Observer]:
     async with sdk.opened(cloud or world.settings.cloud) as caller:
         assert caller is not None
         yield Observer(holder=uuid.uuid4(), pool=world.engine.pool, caller=caller,
-                       cloud=cloud or world.settings.cloud, registry=default_registry(), interval=0.3)
+                       cloud=cloud or world.settings.cloud, registry=default_registry(), interval=0.3,
+                       bus=world.engine.bus, heal_limit=heal_limit)
 
 
 async def _drift(world: _World, project: str, name: str, stack_id: str) -> list[dict[str, Any]]:
@@ -233,3 +238,92 @@ async def test_the_observer_service_reports_a_lost_server_within_an_interval(wor
     # Its lease was given up on the way out: another observer takes the project at once.
     async with world.engine.pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM observer_leases") == 0
+
+
+async def _healed(world: _World, stack_id: str) -> None:
+    """The heal's converge traversal ran to its end."""
+    done = await settled(world.engine.pool, uuid.UUID(stack_id), timeout=60)
+    lines = await event_lines(world.engine.pool, uuid.UUID(stack_id))
+    assert done.stack_status == "UPDATE_COMPLETE", (done.status_reason, lines)
+
+
+async def test_under_heal_a_lost_server_is_made_again_on_its_port(world: _World) -> None:
+    ids = await _made(world, convergence={"policy": "heal"})
+    async with _observer(world) as ob:
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+        healing = await sweep_once(ob)
+        assert (healing.opened, healing.heals) == (1, 1)
+        await _healed(world, ids["stack_id"])
+        rows = await resource_rows(world.engine.pool, uuid.UUID(ids["stack_id"]))
+        made_again = str(rows["web"].physical_id)
+        assert made_again != ids["web"]
+        # The new server is on the template's port, and the record is closed as healed.
+        ports = await asyncio.to_thread(lambda: [
+            i.port_id for i in world.sim.connect().compute.server_interfaces(made_again)])
+        assert ports == [ids["p"]]
+        after = await sweep_once(ob)
+        assert (after.opened, after.heals) == (0, 0)
+    [record] = await _drift(world, "demo", "watched", ids["stack_id"])
+    assert (record["kind"], record["action_taken"]) == ("gone", "healed")
+    assert record["resolved_at"] is not None
+    assert await _drift_events(world, ids["stack_id"]) == [
+        ("web", "CHECK_FAILED", "Resource drift detected: web is gone from the cloud; healing")]
+
+
+async def test_under_heal_a_server_in_error_is_replaced(world: _World) -> None:
+    # On a network (Nova makes its port): a port the template gives stays bound to a server in
+    # ERROR (Nova detaches nothing from one, and Heat leaves it), so its replacement could not boot.
+    on_network = hot({"web": {"type": "OS::Nova::Server", "properties": {
+        "name": "web-1", "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}]}}})
+    ids = await _made(world, convergence={"policy": "heal"}, template=on_network)
+    async with _observer(world) as ob:
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/error")
+        assert (await sweep_once(ob)).heals == 1
+        await _healed(world, ids["stack_id"])
+        rows = await resource_rows(world.engine.pool, uuid.UUID(ids["stack_id"]))
+        assert rows["web"].physical_id != ids["web"]
+        servers = await asyncio.to_thread(lambda: {
+            s.id: s.status for s in world.sim.connect().compute.servers() if s.name == "web-1"})
+        assert servers == {rows["web"].physical_id: "ACTIVE"}  # the one in ERROR is gone
+        await sweep_once(ob)
+    [record] = await _drift(world, "demo", "watched", ids["stack_id"])
+    assert (record["kind"], record["action_taken"]) == ("error", "healed")
+
+
+async def test_under_heal_a_change_by_hand_is_reverted_accepted_or_ignored_per_field(world: _World) -> None:
+    ids = await _made(world, convergence={"policy": "heal", "resources": {
+        "web": {"fields": {"name": "ignore"}}, "p": {"fields": {"name": "accept"}}}})
+    async with _observer(world) as ob:
+        await _by_hand(world, lambda c: c.compute.update_server(ids["web"], name="renamed"))
+        await _by_hand(world, lambda c: c.compute.set_server_metadata(ids["web"], role="db"))
+        await _by_hand(world, lambda c: c.network.update_port(ids["p"], name="renamed-port"))
+        first = await sweep_once(ob)
+        assert (first.opened, first.heals) == (2, 1)
+        await _healed(world, ids["stack_id"])
+        server = await asyncio.to_thread(lambda: world.sim.connect().compute.get_server(ids["web"]))
+        # The metadata is put back, in place; the name was ignored; the port's name accepted.
+        assert (server.metadata["role"], server.name) == ("web", "renamed")
+        rows = await resource_rows(world.engine.pool, uuid.UUID(ids["stack_id"]))
+        assert rows["web"].physical_id == ids["web"]
+        assert rows["p"].properties is not None and rows["p"].properties["name"] == "renamed-port"
+        port = await asyncio.to_thread(lambda: world.sim.connect().network.get_port(ids["p"]))
+        assert port.name == "renamed-port"
+        quiet = await sweep_once(ob)
+        assert (quiet.opened, quiet.heals) == (0, 0)
+    records = {r["resource_name"]: r for r in await _drift(world, "demo", "watched", ids["stack_id"])}
+    assert (records["web"]["fields"], records["web"]["action_taken"]) == (["metadata"], "healed")
+    assert (records["p"]["fields"], records["p"]["action_taken"]) == (["name"], "accepted")
+    assert all(r["resolved_at"] is not None for r in records.values())
+
+
+async def test_under_heal_no_more_heals_than_the_limit(world: _World) -> None:
+    ids = await _made(world, convergence={"policy": "heal"})
+    async with _observer(world, heal_limit=0) as ob:
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+        done = await sweep_once(ob)
+        assert (done.opened, done.heals) == (1, 0)
+    [record] = await _drift(world, "demo", "watched", ids["stack_id"])
+    assert record["action_taken"] == "reported: heal limit reached"
+    assert await _drift_events(world, ids["stack_id"]) == [
+        ("web", "CHECK_FAILED",
+         "Resource drift detected: web is gone from the cloud; not healed: heal limit reached")]

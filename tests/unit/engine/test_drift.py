@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from libs.engine.drift import Change, Drift, DriftKind, reconcile, seen
+from libs.engine.drift import Change, Drift, DriftKind, Response, Verdict, counted, reconcile, respond, seen
 from libs.resources.steps import Observed
+from libs.template.convergence import DriftPolicy, FieldPolicy, ResourcePolicy
 
 APPLIED = {"name": "web", "metadata": {"a": "1"}, "flavor": "m1.tiny"}
 
@@ -61,3 +62,40 @@ def test_reconcile(why: str, before: Drift | None, now: Drift | None, expected: 
 ])
 def test_describe(drift: Drift, text: str) -> None:
     assert drift.describe("server") == text
+
+
+CHANGED = Drift(DriftKind.CHANGED, fields=("metadata", "name"))
+META = Drift(DriftKind.CHANGED, fields=("metadata",))
+HEAL_ALL = ResourcePolicy(DriftPolicy.HEAL)
+FIELDS = ResourcePolicy(DriftPolicy.HEAL, {"name": FieldPolicy.IGNORE, "metadata": FieldPolicy.ACCEPT})
+RESPOND: list[tuple[str, Drift | None, ResourcePolicy, bool, Verdict]] = [
+    ("nothing seen", None, HEAL_ALL, True, Verdict(None)),
+    ("observe reports", CHANGED, ResourcePolicy(DriftPolicy.OBSERVE), True, Verdict(CHANGED)),
+    ("observe still ignores", CHANGED, ResourcePolicy(DriftPolicy.OBSERVE, {"name": FieldPolicy.IGNORE}),
+     True, Verdict(META)),
+    ("every field ignored: no drift", Drift(DriftKind.CHANGED, fields=("name",)), FIELDS, True,
+     Verdict(None)),
+    ("heal reverts", CHANGED, HEAL_ALL, True, Verdict(CHANGED, Response.HEALING)),
+    ("heal accepts what it should", CHANGED, FIELDS, True,
+     Verdict(Drift(DriftKind.CHANGED, fields=("metadata",)), Response.ACCEPTED, ("metadata",))),
+    ("accepted and reverted together", Drift(DriftKind.CHANGED, fields=("flavor", "metadata")), FIELDS, True,
+     Verdict(Drift(DriftKind.CHANGED, fields=("flavor", "metadata")), Response.HEALING, ("metadata",))),
+    ("gone is healed", GONE, FIELDS, True, Verdict(GONE, Response.HEALING)),
+    ("in error is healed", Drift(DriftKind.ERROR, detail="x"), HEAL_ALL, True,
+     Verdict(Drift(DriftKind.ERROR, detail="x"), Response.HEALING)),
+    ("no heals left: reported", GONE, HEAL_ALL, False, Verdict(GONE, Response.LIMIT)),
+    ("no heals left, only accepted fields: still accepted", META, FIELDS, False,
+     Verdict(META, Response.ACCEPTED, ("metadata",))),
+]
+
+
+@pytest.mark.parametrize(("why", "drift", "policy", "heals_left", "expected"), RESPOND,
+                         ids=[c[0] for c in RESPOND])
+def test_respond(why: str, drift: Drift | None, policy: ResourcePolicy, heals_left: bool,
+                 expected: Verdict) -> None:
+    assert respond(drift, policy, heals_left=heals_left) == expected
+
+
+def test_counted_fields_are_those_a_heal_puts_back() -> None:
+    assert counted(FIELDS, ["flavor", "name", "metadata"]) == ("flavor",)
+    assert counted(HEAL_ALL, ["name"]) == ("name",)
