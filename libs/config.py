@@ -125,6 +125,8 @@ class Settings:
     drift_policy: DriftPolicy = DriftPolicy.OBSERVE
     # Heals of one resource the observer asks for within an hour before it only reports.
     heal_limit: int = 3
+    # Heat's action_retry_limit: times a create the cloud put in an error state is made again.
+    action_retry_limit: int = 2
     # Who this process is on NATS (None: anonymous, for a server without authorization).
     nats_user: str | None = None
     nats_password: str | None = dataclasses.field(default=None, repr=False)
@@ -294,6 +296,7 @@ def load(env: Mapping[str, str]) -> Settings:
         observe_interval=_number(env, "EMBER_OBSERVE_INTERVAL", 60.0, 0.1),
         drift_policy=DriftPolicy(_choice(env, "EMBER_DRIFT_POLICY", "observe", tuple(DriftPolicy))),
         heal_limit=_integer(env, "EMBER_HEAL_LIMIT", 3, 0, 1000),
+        action_retry_limit=_integer(env, "EMBER_ACTION_RETRY_LIMIT", 2, 0, 100),
         evaluation_processes=_integer(env, "EMBER_EVALUATION_PROCESSES", 2, 0, 64),
         evaluation_timeout=_number(env, "EMBER_EVALUATION_TIMEOUT", 5.0, 0.1),
         evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),

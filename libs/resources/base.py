@@ -175,6 +175,8 @@ class ResourceType(abc.ABC):
     # True: the first step of a replacement's create is given the old resource (``ctx.replaces``)
     # and prepares it, as Heat's ``prepare_for_replace`` does (a server frees its ports).
     prepares_replace: ClassVar[bool] = False
+    # Data keys a create tried again after the cloud put it in error keeps (the rest starts afresh).
+    kept_on_retry: ClassVar[tuple[str, ...]] = ()
 
     def heat_class_name(self) -> str:
         return self.heat_class or type(self).__name__

@@ -93,6 +93,8 @@ class Server(ResourceType):
     physical_name_limit: ClassVar[int | None] = 53  # Heat keeps server names short (hostnames)
     has_check: ClassVar[bool] = True
     prepares_replace: ClassVar[bool] = True  # the old server frees its ports first
+    # Made again after going ERROR, a replacement still holds the ports it took (for a rollback).
+    kept_on_retry: ClassVar[tuple[str, ...]] = (server_replace.TAKEN,)
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any

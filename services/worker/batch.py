@@ -39,7 +39,7 @@ from opentelemetry.context import Context
 
 from libs.cloud.calls import Answers
 from libs.db import Conn, breakpoints, locks, resources, stacks, traversals
-from libs.engine import desired, hooks, status
+from libs.engine import create_retry, desired, hooks, status
 from libs.engine.keys import NodeKey
 from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb, restores_replaced
@@ -122,6 +122,7 @@ class _Group:
     heavy: frozenset[str] = frozenset()
     # Whether the worker has a cloud to make plugins' calls on.
     can_call: bool = False
+    retry_limit: int = 0
 
     def own_environment(self, row: resources.ResourceRow) -> ResourceRegistry | None:
         """The registry of the desired state ``row`` was made or last converged with."""
@@ -234,7 +235,8 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
                 and not (j.row is not None and j.row.replaces is not None and not j.row.is_current)]
         entry = await ctx.cache.entry(conn, stack, trav.template_id) if trav.template_id is not None else None
         group = _Group(stack, trav, entry.desired if entry else None, live, finish=gone, again=again,
-                       heavy=entry.heavy if entry else frozenset(), can_call=ctx.caller is not None)
+                       heavy=entry.heavy if entry else frozenset(), can_call=ctx.caller is not None,
+                       retry_limit=ctx.retry_limit)
         # What a row is resolves through the environment it was made with.
         for template_id in {rowkit.own_template(j.row, trav, stack) for j in live if j.row is not None}:
             if template_id is not None:
@@ -395,7 +397,8 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
                     continue
                 step_ctx = dataclasses.replace(step_ctx, answers=got)
             try:
-                job.outcome = (plugin.start(Action(job.action), step_ctx) if job.first
+                starts = job.first or create_retry.restarts(row.data, job.action)
+                job.outcome = (plugin.start(Action(job.action), step_ctx) if starts
                                else plugin.check(Action(job.action), step_ctx))
             except Exception as exc:  # redelivered, it continues with the plugin's check
                 results[job.index] = exc
@@ -488,7 +491,7 @@ def _outcome(group: _Group, job: _Job) -> Outcome:
     return outcome.of_step(row, job.action, job.outcome, job.plugin, props=job.props,
                            traversal_id=group.trav.id, template_id=group.trav.template_id,
                            deletion_policy=rowkit.deletion_policy(group.want, row.name),
-                           can_call=group.can_call)
+                           can_call=group.can_call, retry_limit=group.retry_limit)
 
 
 def _write(group: _Group, job: _Job, out: Outcome) -> writer.Write:

@@ -35,6 +35,8 @@ class WorkerContext:
     caller: CloudCaller | None = None
     # Which clouds.yaml entry each project's calls go to.
     cloud: CloudSettings = dataclasses.field(default_factory=CloudSettings)
+    # Heat's action_retry_limit (libs/engine/create_retry.py).
+    retry_limit: int = 2
 
     @property
     def outputs(self) -> routing.OutputsOf:

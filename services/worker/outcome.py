@@ -18,7 +18,7 @@ from typing import Any
 
 from libs.cloud.calls import CloudCall
 from libs.db.resources import ResourceRow
-from libs.engine import status
+from libs.engine import create_retry, status
 from libs.engine.status import Action, Status
 from libs.resources.base import ResourceType
 from libs.resources.steps import Call, Done, Failed, KeepType, Wait
@@ -34,6 +34,8 @@ class Outcome:
     changes: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # The event of the action: (status, reason).
     event: tuple[Status, str] | None = None
+    # Events written before it, each of its own action: (action, status, reason).
+    preceding: tuple[tuple[str, Status, str], ...] = ()
     # The row is deleted (after its event).
     removed: bool = False
     # The node is finished: its successors are released.
@@ -82,15 +84,29 @@ def settled(changes: Mapping[str, Any] | None = None, *, removed: bool = False) 
 def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, plugin: ResourceType, *,
             props: Mapping[str, Any], traversal_id: uuid.UUID, template_id: uuid.UUID | None,
             deletion_policy: str, reads: frozenset[tuple[Any, ...]] = frozenset(),
-            kept: bool = False, can_call: bool = True) -> Outcome:
+            kept: bool = False, can_call: bool = True, retry_limit: int = 0) -> Outcome:
     """What the plugin's answer to a step of ``action`` on ``row`` does.
 
     ``kept``: a completed DELETE keeps its row (as DELETE_COMPLETE, while it may
     wait at its post-hook). ``can_call``: the worker has a cloud to call.
+    ``retry_limit``: Heat's ``action_retry_limit`` (:mod:`libs.engine.create_retry`).
     """
-    data = pending.without(row.data)  # an answered step's calls are done with
+    # An answered step's calls are done with; a restart's start has run.
+    data = {k: v for k, v in pending.without(row.data).items() if k != create_retry.RESTART}
     if isinstance(result, Failed):
-        return failed(action, result.status_reason("resources", row.name), traversal_id)
+        reason = result.status_reason("resources", row.name)
+        again = create_retry.after_failure(action, result.error, row.data, retry_limit, str(traversal_id))
+        if again is not None:
+            return _retried(row, data, again, reason)
+        out = failed(action, reason, traversal_id)
+        if create_retry.KEY not in row.data:
+            return out
+        # Failed for good: the retry's record goes (a later delete is a plain delete).
+        return dataclasses.replace(out, changes={**out.changes, "data": {
+            k: v for k, v in data.items() if k != create_retry.KEY}})
+    retry = create_retry.retrying(row.data, str(traversal_id))
+    if retry is not None and action == Action.DELETE and isinstance(result, Done):
+        return _created_again(row, plugin, data, retry)
     if isinstance(result, Wait):
         return Outcome(_recorded(row, result.data, result.physical_id, data), retry=result.delay,
                        about=f"{action} of {row.name} in progress")
@@ -111,6 +127,7 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
         return Outcome({"action": action, "status": Status.COMPLETE, "status_reason": status.STATE_CHANGED},
                        event=(Status.COMPLETE, status.STATE_CHANGED), finished=True)
     data = rows.merged(data, result.data)
+    data.pop(create_retry.KEY, None)  # made at last
     physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
     return Outcome({
         "action": action, "status": Status.COMPLETE, "status_reason": reason, "physical_id": physical_id,
@@ -119,6 +136,29 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
         "attributes": plugin.stored_attributes(reads, physical_id, data, props, resource_name=row.name),
         "template_id": template_id or row.template_id, "deletion_policy": deletion_policy,
     }, event=(Status.COMPLETE, reason), finished=True)
+
+
+def _retried(row: ResourceRow, data: Mapping[str, Any], again: create_retry.Retry, reason: str) -> Outcome:
+    """A create the cloud put in error, tried again: first the resource is deleted (Heat's events)."""
+    marked = {**data, create_retry.KEY: again.record(), create_retry.RESTART: Action.DELETE}
+    return Outcome({"action": Action.DELETE, "status": Status.IN_PROGRESS,
+                    "status_reason": status.STATE_CHANGED, "data": marked},
+                   preceding=((Action.CREATE, Status.FAILED, reason),
+                              (Action.DELETE, Status.IN_PROGRESS, status.STATE_CHANGED)),
+                   retry=0.0, about=f"{row.name} is deleted to be made again ({again.failed} failed)")
+
+
+def _created_again(row: ResourceRow, plugin: ResourceType, data: Mapping[str, Any],
+                   retry: create_retry.Retry) -> Outcome:
+    """The failed resource deleted: its create starts again after Heat's backoff, afresh but for
+    what the type keeps across a retry (a replacement's record of the ports it took)."""
+    kept = {k: data[k] for k in plugin.kept_on_retry if k in data}
+    fresh = {**kept, create_retry.KEY: retry.record(), create_retry.RESTART: Action.CREATE}
+    return Outcome({"action": Action.CREATE, "status": Status.IN_PROGRESS,
+                    "status_reason": status.STATE_CHANGED, "physical_id": None, "data": fresh},
+                   preceding=((Action.DELETE, Status.COMPLETE, status.STATE_CHANGED),
+                              (Action.CREATE, Status.IN_PROGRESS, status.STATE_CHANGED)),
+                   retry=retry.delay, about=f"{row.name} is made again in {retry.delay:g}s")
 
 
 def _recorded(row: ResourceRow, changes: Mapping[str, str | None], physical_id: str | KeepType | None,

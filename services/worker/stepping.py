@@ -15,7 +15,7 @@ from libs import plan_requests
 from libs.cloud.calls import Answers
 from libs.db import Conn, events, resources, stacks, traversals
 from libs.db.pool import Held
-from libs.engine import desired, status
+from libs.engine import create_retry, desired, status
 from libs.engine import hooks as rules
 from libs.engine.keys import NodeKey, NodeKind
 from libs.engine.status import Action, Status
@@ -171,17 +171,16 @@ class Stepping:
             if answered is None:
                 return []
             ctx = answered
-        result = (plugin.start(Action(action), ctx) if first or self._child_unasked(plugin, row)
-                  else plugin.check(Action(action), ctx))
+        starts = first or self._child_unasked(plugin, row) or create_retry.restarts(row.data, action)
+        result = plugin.start(Action(action), ctx) if starts else plugin.check(Action(action), ctx)
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))
         if isinstance(result, Wait | Call):
             named = result.step or (plugin.named_steps[0] if first and plugin.named_steps else None)
             return await self.wait(row, plugin, action, props, result,
                                    step_hook=rules.named_hook(action, named) if named else None)
-        if isinstance(result, Failed):
-            await self.mark_failed(row, action, result.status_reason("resources", row.name))
-            return []
+        if isinstance(result, Failed):  # the resource fails, or is made again (Heat's action_retry_limit)
+            return await self.wait(row, plugin, action, props, result, step_hook=None)
         assert isinstance(result, Done)
         return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
 
@@ -205,11 +204,12 @@ class Stepping:
         return dataclasses.replace(ctx, answers=got)
 
     async def wait(self, row: resources.ResourceRow, plugin: ResourceType, action: str,
-                   props: Mapping[str, Any], result: Wait | Call, *, step_hook: str | None) -> list[str]:
+                   props: Mapping[str, Any], result: Wait | Call | Failed, *, step_hook: str | None
+                   ) -> list[str]:
         """Record what the step gave, then look again after its delay (or pause at a named step),
         or once the calls it asked for are made."""
         out = self._outcome(row, plugin, action, props, result)
-        if out.failure is not None:  # a Call with no cloud to call
+        if out.failure is not None:  # failed (or a Call with no cloud to call)
             await self.mark_failed(row, action, out.changes["status_reason"])
             return []
         written = await self._apply(row, action, out)
@@ -321,6 +321,9 @@ class Stepping:
         post = rules.post_hook(self.trav.action, action) if propagate and self.current else None
         # Kept as DELETE_COMPLETE while it may wait at post-delete; gone once past it.
         out = self._outcome(row, plugin, action, props, result, kept=post is not None)
+        if not out.finished:  # a retry's delete done: the create starts again after its backoff
+            await self._apply(row, action, out)
+            raise Retry(out.retry or 0.0, out.about)
         adopted: resources.ResourceRow | None = None
         async with self.conn.transaction():
             [write] = await writer.with_requires(self.conn, self.stack_id, self.want,
@@ -345,7 +348,7 @@ class Stepping:
         return outcome.of_step(row, action, result, plugin, props=props, traversal_id=self.traversal_id,
                                template_id=self.trav.template_id,
                                deletion_policy=self._deletion_policy(row.name), reads=self._reads(row.name),
-                               kept=kept, can_call=self.s.caller is not None)
+                               kept=kept, can_call=self.s.caller is not None, retry_limit=self.s.retry_limit)
 
     async def done(self, row: resources.ResourceRow, *, in_transaction: bool = False) -> list[str]:
         """The node's action is complete: past its post-hook, if it has one, it is finished."""

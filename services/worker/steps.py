@@ -51,7 +51,8 @@ class Steps:
         self.rt = rt
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=DesiredCache(),
                                  rng=random.SystemRandom(), evaluation=evaluation, api_url=api_url,
-                                 limits=limits, caller=caller, cloud=cloud or CloudSettings())
+                                 limits=limits, caller=caller, cloud=cloud or CloudSettings(),
+                                 retry_limit=rt.settings.action_retry_limit)
         self.batches: Coalescer[Arrival, executor.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 

@@ -53,6 +53,8 @@ async def write(conn: Conn, writes: Sequence[Write]) -> dict[int, resources.Reso
         fresh = out[w.row.id]
         if fresh is None:
             continue
+        for action, state, reason in w.outcome.preceding:
+            new_events.append(_event(dataclasses.replace(w, action=action), fresh, state, reason))
         if w.outcome.event is not None:
             state, reason = w.outcome.event
             new_events.append(_event(w, fresh, state, reason))

@@ -77,6 +77,9 @@ async def world(request: pytest.FixtureRequest, settings: Settings, ember_env: d
     async with simulated_cloud(database_url, tmp_path, sim_settings) as sim:
         env = {**ember_env, "OS_CLIENT_CONFIG_FILE": str(sim.clouds_yaml), "OS_CLOUD": "simcloud",
                "EMBER_CLOUD_RETRY_SECONDS": "0.05"}
+        if sim_settings.error_share:
+            # Boots in ERROR fail their resource at once (no create tried again: test_create_retry).
+            env["EMBER_ACTION_RETRY_LIMIT"] = "0"
         services = _Services(env, tmp_path)
         try:
             yield _World(sim, dataclasses.replace(settings, cloud=sim.settings()), services)

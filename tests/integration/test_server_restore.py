@@ -51,7 +51,8 @@ class _World:
 async def world(settings: Settings, database_url: str, tmp_path: Path) -> AsyncIterator[_World]:
     sim_settings = SimSettings(boot_seconds=0.3, delete_seconds=0.2)
     async with simulated_cloud(database_url, tmp_path, sim_settings) as sim:
-        with_cloud = dataclasses.replace(settings, cloud=sim.settings())
+        # A replacement in ERROR fails at once (no create tried again), so the rollback comes soon.
+        with_cloud = dataclasses.replace(settings, cloud=sim.settings(), action_retry_limit=0)
         async with engine(with_cloud) as api:
             yield _World(sim, api)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import uuid
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 
 from libs.cloud.calls import Answer, CloudCall, CloudError, ErrorKind, Service
 from libs.db.resources import ResourceRow
+from libs.engine import create_retry
 from libs.engine.status import Status
 from libs.resources.base import ResourceType
 from libs.resources.steps import KEEP, Call, Done, Failed, StepContext, StepResult, Wait
@@ -40,9 +42,15 @@ def _row(**changes: Any) -> ResourceRow:
 
 
 def _of(result: Done | Wait | Failed | Call, action: str = "CREATE", *, kept: bool = False,
-        can_call: bool = True, **row: Any) -> Outcome:
+        can_call: bool = True, retry_limit: int = 0, **row: Any) -> Outcome:
     return outcome.of_step(_row(**row), action, result, Thing(), props={"v": 1}, traversal_id=TRAV,
-                           template_id=TEMPLATE, deletion_policy="Delete", kept=kept, can_call=can_call)
+                           template_id=TEMPLATE, deletion_policy="Delete", kept=kept, can_call=can_call,
+                           retry_limit=retry_limit)
+
+
+IN_ERROR = Failed('Went to status ERROR due to "Message: boom, Code: 500"', "ResourceInError")
+RETRIED_TWICE = {"failed": 2, "traversal": str(TRAV)}
+ERROR_REASON = 'ResourceInError: resources.r: Went to status ERROR due to "Message: boom, Code: 500"'
 
 
 CASES: list[tuple[str, Outcome, Outcome]] = [
@@ -66,6 +74,38 @@ CASES: list[tuple[str, Outcome, Outcome]] = [
               "status_reason": "ValueError: resources.r: boom"},
              event=(Status.FAILED, "ValueError: resources.r: boom"),
              failure="Resource CREATE failed: ValueError: resources.r: boom")),
+    # Heat's action_retry_limit: a create the cloud put in error is deleted and made again.
+    ("a create in error, retries left: its delete starts", _of(IN_ERROR, retry_limit=2),
+     Outcome({"action": "DELETE", "status": "IN_PROGRESS", "status_reason": "state changed",
+              "data": {"a": "1", create_retry.KEY: {"failed": 1, "traversal": str(TRAV)},
+                       create_retry.RESTART: "DELETE"}},
+             preceding=(("CREATE", Status.FAILED, ERROR_REASON),
+                        ("DELETE", Status.IN_PROGRESS, "state changed")),
+             retry=0.0, about="r is deleted to be made again (1 failed)")),
+    ("the retry's delete done: made again after 2**n s, afresh", _of(
+        Done(), "DELETE", data={"a": "1", create_retry.KEY: RETRIED_TWICE}),
+     Outcome({"action": "CREATE", "status": "IN_PROGRESS", "status_reason": "state changed",
+              "physical_id": None, "data": {create_retry.KEY: RETRIED_TWICE, create_retry.RESTART: "CREATE"}},
+             preceding=(("DELETE", Status.COMPLETE, "state changed"),
+                        ("CREATE", Status.IN_PROGRESS, "state changed")),
+             retry=4.0, about="r is made again in 4s")),
+    ("the limit reached: the resource fails",
+     _of(IN_ERROR, retry_limit=2, data={"a": "1", create_retry.KEY: RETRIED_TWICE}),
+     dataclasses.replace(outcome.failed("CREATE", ERROR_REASON, TRAV), changes={
+         **outcome.failed("CREATE", ERROR_REASON, TRAV).changes, "data": {"a": "1"}})),
+    ("another traversal's delete (the stack's) is a plain delete",
+     _of(Done(), "DELETE", data={create_retry.KEY: {"failed": 1, "traversal": "another"}}),
+     Outcome(event=(Status.COMPLETE, "state changed"), removed=True, finished=True)),
+    ("no retry of other failures", _of(Failed("boom", "ValueError"), retry_limit=2),
+     outcome.failed("CREATE", "ValueError: resources.r: boom", TRAV)),
+    ("no retry of an update", _of(IN_ERROR, "UPDATE", retry_limit=2),
+     outcome.failed("UPDATE", ERROR_REASON, TRAV)),
+    ("made at last: the retry's record goes", _of(
+        Done(physical_id="p9"), data={create_retry.KEY: RETRIED_TWICE, create_retry.RESTART: "CREATE"}),
+     Outcome({"action": "CREATE", "status": "COMPLETE", "status_reason": "state changed", "physical_id": "p9",
+              "data": {}, "properties": {"v": 1}, "reference": "p9", "attributes": {},
+              "template_id": TEMPLATE, "deletion_policy": "Delete"},
+             event=(Status.COMPLETE, "state changed"), finished=True)),
     ("a delete done removes the row", _of(Done(), "DELETE"),
      Outcome(event=(Status.COMPLETE, "state changed"), removed=True, finished=True)),
     ("a delete done at a post-hook keeps it", _of(Done(), "DELETE", kept=True),
