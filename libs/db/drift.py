@@ -22,6 +22,8 @@ class Watched:
     project: str
     # The stack's desired state when listed: a heal converges to it, and only to it.
     template_id: uuid.UUID | None
+    # The stack's parent, for a nested stack (None: a root stack).
+    parent_id: uuid.UUID | None
     name: str
     type: str
     physical_id: str
@@ -54,9 +56,9 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
     traversal is changing: the cloud differing from its record then is not drift.
     """
     rows = await conn.fetch(
-        "SELECT r.id AS resource_id, r.stack_id, s.name AS stack_name, s.project, s.template_id, r.name,"
-        " r.type,"
-        " r.physical_id, r.properties, r.data, r.version, d.id AS open_id, d.kind, d.fields, d.detail,"
+        "SELECT r.id AS resource_id, r.stack_id, s.name AS stack_name, s.project, s.template_id,"
+        " s.parent_id, r.name, r.type, r.physical_id, r.properties, r.data, r.version,"
+        " d.id AS open_id, d.kind, d.fields, d.detail,"
         " t.environment -> 'convergence' AS convergence"
         " FROM resources r JOIN stacks s ON s.id = r.stack_id"
         " LEFT JOIN raw_templates t ON t.id = s.template_id"
@@ -67,8 +69,8 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
         " ORDER BY r.id", list(types))
     return [Watched(
         resource_id=r["resource_id"], stack_id=r["stack_id"], stack_name=r["stack_name"],
-        project=r["project"], template_id=r["template_id"], name=r["name"], type=r["type"],
-        physical_id=r["physical_id"],
+        project=r["project"], template_id=r["template_id"], parent_id=r["parent_id"], name=r["name"],
+        type=r["type"], physical_id=r["physical_id"],
         properties=r["properties"], data=r["data"], version=r["version"], open_id=r["open_id"],
         open=None if r["open_id"] is None else Drift(DriftKind(r["kind"]), tuple(r["fields"]), r["detail"]),
         convergence=r["convergence"])

@@ -171,7 +171,8 @@ async def _record(ob: Observer, plugin: ResourceType,
                 if not await drift.unchanged(conn, row):
                     continue  # a traversal acted on it since it was listed: seen again next pass
                 heals = await drift.heals_since(conn, row.stack_id, row.name, HEAL_WINDOW_SECONDS)
-                verdict = respond(sight, policy, heals_left=heals < ob.heal_limit)
+                verdict = respond(sight, policy, heals_left=heals < ob.heal_limit,
+                                  healable=row.parent_id is None)
                 change = reconcile(row.open, verdict.drift)
                 if change.nothing:
                     continue
