@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from libs.cloud.calls import Answers, CloudCall, CloudError, Service
+from libs.cloud.calls import Answers, CloudCall, CloudError, ErrorKind, Service
 from libs.resources.steps import Failed
 
 # The sdk's attribute names of Neutron's fields, where they differ.
@@ -132,9 +132,22 @@ def found_ids(calls: Iterable[CloudCall], answers: Answers) -> dict[str, str] | 
         if answer is None:
             return None
         if answer.error is not None:
+            if call.method == f"find_{Kind.SECURITY_GROUP.value}":
+                return security_group_failure(str(call.args[0]), answer.error)
             return failed(answer.error)
         ids[call.key] = str(neutron_view(answer.value).get("id"))
     return ids
+
+
+def security_group_failure(name: str, error: CloudError) -> Failed:
+    """A security group name the project does not have, or has twice: Heat's own errors (it lists
+    the project's groups and matches the name itself), measured against real Heat and Neutron."""
+    if error.kind is ErrorKind.NOT_FOUND:
+        return Failed(f"The Resource ({name}) could not be found.", "EntityNotFound")
+    if error.exception == "DuplicateResource":
+        return Failed(f"Multiple physical resources were found with name ({name}).",
+                      "PhysicalResourceNameAmbiguity")
+    return failed(error)
 
 
 class Resolver:

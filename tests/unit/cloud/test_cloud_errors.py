@@ -143,3 +143,15 @@ RETRIES: list[tuple[str, CloudError, bool]] = [
                          ids=[f"{m}-{e.kind.value}-{e.status}" for m, e, _ in RETRIES])
 def test_worth_retrying(method: str, error: CloudError, expected: bool) -> None:
     assert worth_retrying(method, error) is expected
+
+
+def test_classify_keeps_the_clouds_request_id() -> None:
+    # Heat's cinderclient and novaclient print it in their errors (measured: clouds/create_failed).
+    response = _response(413, CINDER_LIMIT)
+    response.headers["x-openstack-request-id"] = "req-0b1c"
+    try:
+        sdk_exceptions.raise_from_response(response)
+    except sdk_exceptions.SDKException as exc:
+        assert classify(exc) == CloudError(ErrorKind.QUOTA, CINDER_LIMIT_TEXT, 413, "HttpException", "req-0b1c")
+    else:
+        raise AssertionError("no exception raised")
