@@ -94,7 +94,7 @@ _CLIENTS: Final[Mapping[Service, Mapping[int, str]]] = {
 
 
 def client_text(error: CloudError) -> str:
-    """The cloud's refusal as novaclient and cinderclient print it (the bare message when nothing answered)."""
+    """The cloud's refusal as novaclient and cinderclient print it (bare when nothing answered)."""
     if error.status is None:
         return error.message
     text = f"{error.message} (HTTP {error.status})"

@@ -87,7 +87,8 @@ def test_quota_refusal_fails_with_the_clouds_message() -> None:
     results, _ = run(VOLUME, Action.CREATE, ctx_for(PROPS), [{"created": over}])
     assert isinstance(results[-1], Failed)
     assert results[-1].status_reason("resources", "vol") == (
-        "OverLimit: resources.vol: VolumeSizeExceedsAvailableQuota: Requested 9G (HTTP 413) (Request-ID: req-7)")
+        "OverLimit: resources.vol: VolumeSizeExceedsAvailableQuota: Requested 9G (HTTP 413) "
+        "(Request-ID: req-7)")
 
 
 @pytest.mark.parametrize(("script", "last"), [
