@@ -93,6 +93,12 @@ class CloudError:
     status: int | None = None
     # openstacksdk's exception class name (Heat's reasons print the client's exception).
     exception: str = "ResourceFailure"
+    # The cloud's id of the refused request (``x-openstack-request-id``), which some of Heat's
+    # clients print in their errors.
+    request_id: str | None = None
+    # The fault type the body names (Neutron's ``NeutronError.type``), which neutronclient's
+    # exception class is named after.
+    fault_type: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -96,7 +96,10 @@ def classify(exc: BaseException) -> CloudError:
     message = message_of(exc)
     status = _status(exc)
     if status is not None:
-        return CloudError(kind_of(status, message, _body_type(exc)), message, status, name)
+        request_id = getattr(exc, "request_id", None)
+        body_type = _body_type(exc)
+        return CloudError(kind_of(status, message, body_type), message, status, name,
+                          str(request_id) if request_id else None, body_type)
     if isinstance(exc, sdk_exceptions.NotFoundException):  # a find_* that found nothing
         return CloudError(ErrorKind.NOT_FOUND, message, None, name)
     if any(isinstance(cause, _UNREACHABLE) for cause in _causes(exc)):

@@ -209,13 +209,13 @@ CLOUD_CONSTRAINTS: Mapping[str, _Check] = {
     "cinder.volume": _Getter(Service.BLOCK_STORAGE, "get_volume", "Volume"),
     "cinder.snapshot": _Getter(Service.BLOCK_STORAGE, "get_snapshot", "VolumeSnapshot"),
     "cinder.vtype": _VolumeType(),
+    "cinder.backup": _Getter(Service.BLOCK_STORAGE, "get_backup", "Volume backup"),
+    "neutron.subnetpool": _neutron("subnetpool", "get_subnet_pool", "subnet_pools"),
 }
 
 
 # Constraints validation lets pass but whose plugins look their values up: only their words.
 _LOOKED_UP_BY_PLUGINS_ONLY: Mapping[str, _Check] = {
-    "cinder.backup": _Getter(Service.BLOCK_STORAGE, "get_backup", "Volume backup"),
-    "neutron.subnetpool": _neutron("subnetpool", "get_subnet_pool", "subnet_pools"),
     "neutron.address_scope": _neutron("address_scope", "get_address_scope", "address_scopes"),
 }
 

@@ -17,7 +17,7 @@ from typing import Any
 from libs.cloud.calls import CloudCall
 from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY, ResourceType
-from libs.resources.cloud_steps import call, cloud_failure, phase
+from libs.resources.cloud_steps import call, client_failure, cloud_failure, phase
 from libs.resources.steps import Done, Observed, StepContext, StepResult
 
 CREATED = "created"
@@ -80,7 +80,7 @@ class CloudObject(ResourceType, abc.ABC):
             if answer is None:
                 return call("refind", self.find_call(ctx))
             if answer.error is not None:
-                return cloud_failure(answer.error)
+                return client_failure(self.create_call(ctx).service, answer.error)
             made = dict(answer.value or {})
             return self.after_create(ctx, made, adopted=False)
         if step == "refind":

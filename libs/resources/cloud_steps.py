@@ -80,6 +80,37 @@ def cloud_failure(error: CloudError) -> Failed:
     return Failed(error.message, error=error.exception)
 
 
+# The exception Heat's client of a service raises for each HTTP status (any other: ClientException):
+# Heat reaches Nova through novaclient and Cinder through cinderclient, whose errors read
+# ``<message> (HTTP <status>) (Request-ID: req-...)``. Measured against real Heat, Nova and Cinder.
+_NOVACLIENT: Final[Mapping[int, str]] = {
+    400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+    406: "NotAcceptable", 409: "Conflict", 413: "OverLimit", 429: "RateLimit", 501: "HTTPNotImplemented"}
+_CINDERCLIENT: Final[Mapping[int, str]] = {
+    400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 406: "NotAcceptable",
+    413: "OverLimit", 501: "HTTPNotImplemented"}
+_CLIENTS: Final[Mapping[Service, Mapping[int, str]]] = {
+    Service.COMPUTE: _NOVACLIENT, Service.BLOCK_STORAGE: _CINDERCLIENT}
+
+
+def client_text(error: CloudError) -> str:
+    """The cloud's refusal as novaclient and cinderclient print it (bare when nothing answered)."""
+    if error.status is None:
+        return error.message
+    text = f"{error.message} (HTTP {error.status})"
+    if error.request_id:
+        text += f" (Request-ID: {error.request_id})"
+    return text
+
+
+def client_failure(service: Service, error: CloudError) -> Failed:
+    """A refusal of Nova or Cinder as Heat's reason names it: its client's exception and text."""
+    classes = _CLIENTS.get(service)
+    if classes is None or error.status is None:
+        return cloud_failure(error)
+    return Failed(client_text(error), error=classes.get(error.status, "ClientException"))
+
+
 def value(answer: Answer | None) -> Any:
     return None if answer is None else answer.value
 

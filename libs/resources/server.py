@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from libs.cloud.calls import CloudCall, ErrorKind
+from libs.cloud.calls import CloudCall, ErrorKind, Service
 from libs.engine.status import Action
 from libs.resources import server_create as sc
 from libs.resources import server_delete, server_power, server_replace, server_restore, server_validation
@@ -38,6 +38,7 @@ from libs.resources.cloud_steps import (
     TAG_KEY,
     answered,
     call,
+    client_failure,
     cloud_failure,
     compute,
     dumps,
@@ -242,7 +243,7 @@ class Server(ResourceType):
             # The create's outcome was lost: a server may exist; find it before making another.
             return call("refind", self._find_existing(ctx))
         if answer.error is not None:
-            return cloud_failure(answer.error)
+            return client_failure(Service.COMPUTE, answer.error)
         server_id = str(answer.value["id"])
         return call("build", sc.get_server(server_id), delay=poll_delay(ctx), physical_id=server_id)
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from libs.cloud.calls import CloudCall, ErrorKind
+from libs.cloud.calls import CloudCall, ErrorKind, Service
 from libs.engine.status import Action
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
@@ -23,6 +23,7 @@ from libs.resources.cloud_steps import (
     TAG_KEY,
     block_storage,
     call,
+    client_failure,
     cloud_failure,
     dumps,
     image,
@@ -172,7 +173,7 @@ class Volume(ResourceType):
                 # Lost: a volume may exist; the lookup looks for it before making another.
                 return self.start_create(ctx)
             if answer.error is not None:
-                return cloud_failure(answer.error)
+                return client_failure(Service.BLOCK_STORAGE, answer.error)
             made = answer.value or {}
             volume_id = str(made.get("volume_id") or made.get("id"))
             return call("build", get_volume(volume_id), delay=poll_delay(ctx), physical_id=volume_id)

@@ -18,7 +18,16 @@ from typing import Any, ClassVar, Final
 from libs.cloud.calls import CloudCall, ErrorKind
 from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY, ResourceType, SupportStatus
-from libs.resources.cloud_steps import block_storage, call, cloud_failure, compute, phase, poll_delay, polled
+from libs.resources.cloud_steps import (
+    block_storage,
+    call,
+    client_text,
+    cloud_failure,
+    compute,
+    phase,
+    poll_delay,
+    polled,
+)
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
 from libs.template.constraints import CustomConstraint
@@ -85,7 +94,7 @@ class VolumeAttachment(ResourceType):
                 return self._attach(props, delay=poll_delay(ctx))  # Heat tries again on a conflict
             if answer.error is not None:
                 return Failed(f"Failed to attach volume {volume_id} to server {server_id} - "
-                              f"{answer.error.message}", error="Error")
+                              f"{client_text(answer.error)}", error="Error")
             attachment_id = str((answer.value or {}).get("id") or volume_id)
             return call("attaching", get, delay=poll_delay(ctx), physical_id=attachment_id)
         volume = polled(ctx, VOLUME_KEY, "attaching", get)

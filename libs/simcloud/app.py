@@ -9,6 +9,8 @@ written yet are skipped, so a partial simulator still serves.
 from __future__ import annotations
 
 import importlib
+import uuid
+from collections.abc import Awaitable, Callable
 from types import ModuleType
 
 from aiohttp import web
@@ -25,9 +27,30 @@ SERVICE_MODULES = {
 }
 
 
+# Whether a service's answers also carry ``x-compute-request-id`` (Nova's and Cinder's do).
+COMPUTE_REQUEST_ID = web.AppKey("compute_request_id", bool)
+
+
+@web.middleware
+async def request_id(request: web.Request,
+                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    """Each answer names its request as OpenStack's services do (``req-<uuid>``); Nova and Cinder
+    also under their older header, which novaclient and cinderclient print in their errors."""
+    response = await handler(request)
+    if response.prepared:  # streamed: its headers are sent
+        return response
+    made = f"req-{uuid.uuid4()}"
+    response.headers.setdefault("x-openstack-request-id", made)
+    if request.app.get(COMPUTE_REQUEST_ID):
+        response.headers.setdefault("x-compute-request-id", made)
+    return response
+
+
 def service_app(state: SimState, style: errors.ErrorStyle) -> web.Application:
     """A service's sub-app: the state at hand, its errors answered in its own shape."""
-    app = web.Application(middlewares=[errors.middleware(style)], client_max_size=64 * 1024 * 1024)
+    app = web.Application(middlewares=[request_id, errors.middleware(style)],
+                          client_max_size=64 * 1024 * 1024)
+    app[COMPUTE_REQUEST_ID] = style is errors.ErrorStyle.NOVA  # Cinder's style too
     app[STATE] = state
     return app
 

@@ -9,7 +9,11 @@ launcher starts the engine in-process, builds the API from Heat's own paste pipe
 
 Run it with the Heat venv's interpreter, after ``setup.sh``::
 
-    $HEAT_REF_DIR/venv/bin/python launch.py [--debug]
+    $HEAT_REF_DIR/venv/bin/python launch.py [--debug] [--keystone]
+
+``--keystone``: Keystone mode, with ``$HEAT_REF_DIR/keystone.conf`` (``scripts.heat_reference.keystone``
+writes it for the one-machine OpenStack) read after heat.conf: tokens are checked, the cloud's
+services are reached. Without it, noauth as before.
 
 Environment: HEAT_REF_DIR (/work/heat: heat.conf, heat.conf.d/, the pid file), HEAT_REF_HOST
 (127.0.0.1), HEAT_REF_PORT (8005), HEAT_REF_KEEP_SLEEP=1 to keep Heat's 1 s pause per leaf.
@@ -66,8 +70,8 @@ def _heat_dir() -> Path:
     return Path(os.environ.get("HEAT_REF_DIR", "/work/heat"))
 
 
-def _configure(heat_dir: Path, argv: list[str]) -> Any:
-    """Parse heat.conf (and heat.conf.d/) into oslo.config's global CONF and set up logging."""
+def _configure(heat_dir: Path, argv: list[str], keystone: bool = False) -> Any:
+    """Parse heat.conf (keystone.conf with ``keystone``, then heat.conf.d/) into oslo.config's CONF."""
     from heat.common import config  # noqa: F401  (registers Heat's options before parsing)
     from oslo_config import cfg
     from oslo_log import log as logging
@@ -75,6 +79,12 @@ def _configure(heat_dir: Path, argv: list[str]) -> Any:
     conf_file = heat_dir / "heat.conf"
     if not conf_file.is_file():
         sys.exit(f"heat_reference: {conf_file} is missing; run scripts/heat_reference/setup.sh first")
+    files = [str(conf_file)]
+    if keystone:
+        keystone_file = heat_dir / "keystone.conf"
+        if not keystone_file.is_file():
+            sys.exit(f"heat_reference: {keystone_file} is missing; run scripts.heat_reference.keystone first")
+        files.append(str(keystone_file))
     conf_dir = heat_dir / "heat.conf.d"
     conf = cfg.CONF
     logging.register_options(conf)
@@ -82,7 +92,7 @@ def _configure(heat_dir: Path, argv: list[str]) -> Any:
         argv,
         project="heat",
         prog="heat-reference",
-        default_config_files=[str(conf_file)],
+        default_config_files=files,
         default_config_dirs=[str(conf_dir)] if conf_dir.is_dir() else [],
     )
     logging.setup(conf, "heat")
@@ -165,10 +175,13 @@ def main() -> None:
     heat_dir = _heat_dir()
     host = os.environ.get("HEAT_REF_HOST", "127.0.0.1")
     port = int(os.environ.get("HEAT_REF_PORT", "8005"))
-    conf = _configure(heat_dir, sys.argv[1:])
+    argv = sys.argv[1:]
+    keystone = "--keystone" in argv
+    conf = _configure(heat_dir, [a for a in argv if a != "--keystone"], keystone)
     if os.environ.get("HEAT_REF_KEEP_SLEEP") != "1":
         _remove_leaf_pacing()
-    _grant_implied_roles()
+    if not keystone:
+        _grant_implied_roles()
     _prepare_engine(conf)
 
     try:

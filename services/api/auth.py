@@ -1,7 +1,9 @@
 """The auth middleware: a :class:`~services.api.context.RequestContext` for every project route.
 
 ``noauth`` (Heat's noauth pipeline, the dev default): the project is the one
-in the path, with or without a token. ``keystone``: ``X-Auth-Token`` must name
+in the path, with or without a token; the caller is an admin unless ``X-Roles``
+(a comma list, as the reference Heat's launcher takes) names other roles, whose
+route rules then apply as in keystone mode. ``keystone``: ``X-Auth-Token`` must name
 a live token; its project must be the path's (else 403, as Heat's
 ``tenant_local`` check), and its roles must satisfy the rule the matched route
 declares in :data:`~services.api.openapi.OPERATIONS` (else Heat's 403 naming
@@ -10,6 +12,7 @@ the policy). The rule is found by route, never by the look of the path.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,8 +72,14 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     settings = request.app[SETTINGS].api
     token = request.headers.get("X-Auth-Token")
     if settings.auth == "noauth":
-        set_context(request, RequestContext(project=project, user=request.headers.get("X-User-Id"),
-                                            token=token))
+        given = request.headers.get("X-Roles")
+        roles = frozenset(r.strip() for r in given.split(",") if r.strip()) if given else None
+        if roles is not None:
+            rule = await _rule(request)
+            if rule is not None and not policy.allows(rule.needs, roles):
+                return answer(policy.Forbidden(rule.action))
+        noauth = RequestContext(project=project, user=request.headers.get("X-User-Id"), token=token)
+        set_context(request, noauth if roles is None else dataclasses.replace(noauth, roles=roles))
         return await handler(request)
     if not token:
         return fault(401, "HTTPUnauthorized", "Authentication required",

@@ -17,6 +17,7 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from libs.template.errors import TemplateError
 
@@ -68,6 +69,52 @@ def allows(needs: Need, roles: frozenset[str]) -> bool:
     if needs is Need.MEMBER:
         return bool(roles & MEMBER_ROLES)
     return "admin" in roles
+
+
+# Heat 27's ``resource_types:<type>`` policies (``heat/policies/resource_types.py``): the types only
+# a project's admin may use in a stack (``::*`` ends a family). Every other type is anyone's.
+ADMIN_RESOURCE_TYPES: frozenset[str] = frozenset({
+    "OS::Nova::Flavor", "OS::Cinder::EncryptedVolumeType", "OS::Cinder::VolumeType", "OS::Cinder::Quota",
+    "OS::Neutron::Quota", "OS::Nova::Quota", "OS::Octavia::Quota", "OS::Manila::ShareType",
+    "OS::Neutron::ProviderNet", "OS::Neutron::QoSPolicy", "OS::Neutron::QoSBandwidthLimitRule",
+    "OS::Neutron::QoSDscpMarkingRule", "OS::Neutron::QoSMinimumBandwidthRule",
+    "OS::Neutron::QoSMinimumPacketRateRule", "OS::Neutron::Segment", "OS::Nova::HostAggregate",
+    "OS::Cinder::QoSSpecs", "OS::Cinder::QoSAssociation", "OS::Keystone::*", "OS::Blazar::Host",
+    "OS::Octavia::Flavor", "OS::Octavia::FlavorProfile", "OS::Octavia::AvailabilityZone",
+    "OS::Octavia::AvailabilityZoneProfile"})
+
+
+def admin_only_type(type_name: str) -> bool:
+    return refusal_for_type(type_name) is not None
+
+
+def refusal_for_type(type_name: str) -> str | None:
+    """What Heat's refusal of an admin-only type to a non-admin names (None: anyone may use it): its
+    policy, or for a type of an admin-only family (``OS::Keystone::*``) the bare type name."""
+    if type_name in ADMIN_RESOURCE_TYPES:
+        return f"resource_types:{type_name}"
+    if "::".join([*type_name.split("::")[:-1], "*"]) in ADMIN_RESOURCE_TYPES:
+        return type_name
+    return None
+
+
+def enforce_resource_types(template: Any, roles: frozenset[str]) -> None:
+    """Heat's check of a stack's resource types against their policies, made when a stack is created,
+    updated or previewed, before its validation: ``Forbidden`` for the first admin-only type a
+    non-admin's template uses (in the template's order)."""
+    if "admin" in roles or not isinstance(template, Mapping):
+        return
+    for section in ("resources", "Resources"):
+        found = template.get(section)
+        if not isinstance(found, Mapping):
+            continue
+        for definition in found.values():
+            if not isinstance(definition, Mapping):
+                continue
+            type_name = definition.get("type", definition.get("Type"))
+            refusal = refusal_for_type(type_name) if isinstance(type_name, str) else None
+            if refusal is not None:
+                raise Forbidden(refusal)
 
 
 class Forbidden(TemplateError):

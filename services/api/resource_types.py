@@ -3,7 +3,9 @@
 Heat's filters and errors: ``name`` is a regular expression matched at the
 start of the name (one that does not compile matches nothing), hidden types
 are never listed, shown or generated, and an unknown type is Heat's
-``EntityNotFound``.
+``EntityNotFound``. A type its ``resource_types:<type>`` policy keeps for admins
+(:data:`services.api.policy.ADMIN_RESOURCE_TYPES`) is not listed to others, and
+showing it is their ``Forbidden``, checked first (measured against Heat on Keystone).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from aiohttp import web
 from libs.resources.base import ResourceType
 from libs.template import errors
 from libs.template.errors import EntityNotFound, MalformedRequest
+from services.api import policy
+from services.api.context import context
 from services.api.http import json_response, query_bool
 from services.api.keys import REGISTRY
 from services.api.type_templates import provider_template
@@ -60,8 +64,10 @@ async def list_types(req: web.Request) -> web.Response:
     except re.error:
         return json_response({"resource_types": []})
     registry = req.app[REGISTRY]
+    admin = context(req).is_admin
     found = [plugin for plugin in map(registry.get, registry.types())
-             if _matches(plugin, pattern, status, _last(req, "version"))]
+             if _matches(plugin, pattern, status, _last(req, "version"))
+             and (admin or not policy.admin_only_type(plugin.type_name))]
     if with_description:
         return json_response({"resource_types": [
             {"resource_type": plugin.type_name, "description": plugin.description} for plugin in found]})
@@ -70,6 +76,9 @@ async def list_types(req: web.Request) -> web.Response:
 
 def _plugin(req: web.Request) -> ResourceType:
     type_name = req.match_info["type_name"]
+    refusal = policy.refusal_for_type(type_name)
+    if refusal is not None and not context(req).is_admin:
+        raise policy.Forbidden(refusal)
     registry = req.app[REGISTRY]
     if type_name not in registry:
         raise EntityNotFound("Resource Type", type_name)

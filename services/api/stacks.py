@@ -130,6 +130,7 @@ async def create(request: web.Request) -> web.Response:
     evaluator = evaluation(request)
     stack_request, limits = await evaluator.run(bodies.parsed, bodies.stack_request(body),
                                                  limits_of(request))
+    policy.enforce_resource_types(stack_request.template, ctx.roles)
     row = await operations.create_stack(
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
         options=bodies.options(body), limits=limits,
@@ -146,16 +147,19 @@ async def preview_create(request: web.Request) -> web.Response:
     name = bodies.stack_name(body)
     options = bodies.options(body)
     project = context(request).project
+    roles = context(request).roles
     stack = await with_lookups(request.app[CLOUD_LOOKUPS], project, lambda cloud: evaluation(request).run(
         _previewed, bodies.stack_request(body), limits_of(request), request.app[REGISTRY], name=name,
-        project=project, options=options, base=lookup.base_url(request), cloud=cloud))
+        project=project, options=options, base=lookup.base_url(request), cloud=cloud, roles=roles))
     return json_response({"stack": stack})
 
 
 def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
-               project: str, options: operations.Options, base: str, cloud: CloudAnswers) -> dict[str, Any]:
+               project: str, options: operations.Options, base: str, cloud: CloudAnswers,
+               roles: frozenset[str] = frozenset({"admin"})) -> dict[str, Any]:
     """The body of a create preview (pure: it runs in the evaluation pool)."""
     stack_request, limits = bodies.parsed(given, limits)
+    policy.enforce_resource_types(stack_request.template, roles)
     with cloud.checking() as custom:
         loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
                                         project_id=project, limits=limits, builtin_types=registry.types(),
@@ -278,6 +282,7 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     evaluator = evaluation(request)
     stack_request, limits = await evaluator.run(
         bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
+    policy.enforce_resource_types(stack_request.template, context(request).roles)
     await operations.update_stack(
         rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
@@ -301,6 +306,7 @@ async def _preview_update(request: web.Request, *, existing: bool) -> web.Respon
     evaluator = evaluation(request)
     stack_request, limits = await evaluator.run(
         bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
+    policy.enforce_resource_types(stack_request.template, context(request).roles)
     changes = await update_preview.preview_update(
         request.app[RUNTIME].pool, row, stack_request=stack_request,
         registry=request.app[REGISTRY], existing=existing, limits=limits,

@@ -144,7 +144,7 @@ def _dump_answer(answer: Answer) -> dict[str, Any]:
         return {"value": answer.value}
     e = answer.error
     return {"error": {"kind": e.kind.value, "message": e.message, "status": e.status,
-                      "exception": e.exception}}
+                      "exception": e.exception, "request_id": e.request_id, "fault_type": e.fault_type}}
 
 
 def _load_answer(raw: Mapping[str, Any]) -> Answer:
@@ -152,4 +152,5 @@ def _load_answer(raw: Mapping[str, Any]) -> Answer:
     if error is None:
         return Answer(raw.get("value"))
     return Answer(error=CloudError(ErrorKind(error["kind"]), str(error["message"]), error.get("status"),
-                                   str(error.get("exception", "ResourceFailure"))))
+                                   str(error.get("exception", "ResourceFailure")), error.get("request_id"),
+                                   error.get("fault_type")))

@@ -289,3 +289,20 @@ def test_missing_things_answer_404_and_bad_references_400(conn: Conn) -> None:
     bad_flavor = error_of(lambda: conn.compute.create_server(
         name=unique("server"), flavor_id=missing, image_id=image.id, networks=[{"uuid": net.id}]))
     assert isinstance(bad_flavor, exceptions.BadRequestException) and bad_flavor.status_code == 400
+
+
+def test_what_heats_parity_cases_rely_on(conn: Conn) -> None:
+    """The answers the clouds parity cases (tests/heat_parity/cases/clouds) met on real OpenStack."""
+    image = conn.image.find_image("cirros", ignore_missing=False)
+    flavor = conn.compute.find_flavor("m1.tiny", ignore_missing=False)
+    net = conn.network.find_network("private", ignore_missing=False)
+    no_group = error_of(lambda: conn.compute.create_server(
+        name=unique("server"), flavor_id=flavor.id, image_id=image.id, networks=[{"uuid": net.id}],
+        security_groups=[{"name": "no-such-group"}]))
+    assert isinstance(no_group, exceptions.BadRequestException) and no_group.status_code == 400
+    assert no_group.details == "Unable to find security_group with name or id 'no-such-group'"
+    # Heat's clients print each refusal's request id.
+    assert str(no_group.request_id).startswith("req-")
+    assert list(conn.network.subnet_pools(name="no-such-pool")) == []
+    missing = error_of(lambda: conn.network.get_subnet_pool(str(uuid.uuid4())))
+    assert isinstance(missing, exceptions.NotFoundException) and missing.status_code == 404

@@ -44,6 +44,8 @@ PROJECT = "parity"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
 _HOST = re.compile(r"https?://[^/\s\"']+")
+# A cloud's request ids in its clients' errors, whole or cut off by a 255-character event reason.
+_REQUEST_ID = re.compile(r"\breq-[0-9a-f][0-9a-f-]*")
 # Heat's 12-character short ids of resources, inside physical names (<stack>-<res>-<short>).
 _SHORT = re.compile(r"(?<=-)[a-z2-7]{12}\b")
 # Keys whose values come from who asks and how Heat was deployed, not from the behaviour compared:
@@ -121,7 +123,7 @@ def substitute(value: Any, variables: Mapping[str, str]) -> Any:
 def normalize(value: Any) -> Any:
     """What differs between any two runs (ids, times, hosts, short ids) replaced by placeholders."""
     if isinstance(value, str):
-        text = _HOST.sub("", value)
+        text = _REQUEST_ID.sub("req-<uuid>", _HOST.sub("", value))
         text = _UUID.sub("<uuid>", text)
         text = _TIME.sub("<time>", text)
         return _SHORT.sub("<short>", text)

@@ -155,6 +155,12 @@ def test_errors_are_novas(cloud: Connection) -> None:
     assert unauthenticated.status_code == 401
     with pytest.raises(openstack.exceptions.BadRequestException):
         cloud.compute.create_server(name="x", flavor_id="no-such-flavor", image_id="nope", networks="none")
+    # Real Nova's words (measured through Heat: clouds/create_failed), and each answer's request id.
+    with pytest.raises(openstack.exceptions.BadRequestException) as no_group:
+        _boot(cloud, "x", networks="none", security_groups=[{"name": "no-such-group"}])
+    assert no_group.value.details == "Unable to find security_group with name or id 'no-such-group'"
+    assert str(no_group.value.request_id).startswith("req-")
+    assert missing.headers["x-compute-request-id"] == missing.headers["x-openstack-request-id"]
     cloud.compute.delete_server(server.id)
 
 

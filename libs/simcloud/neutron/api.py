@@ -253,9 +253,18 @@ async def extensions(request: web.Request) -> web.Response:
     names = ("router", "external-net", "security-group", "standard-attr-tag", "tag-ext", "quotas",
              "binding", "allowed-address-pairs", "port-security", "extraroute", "ext-gw-mode",
              "standard-attr-description", "standard-attr-timestamp", "standard-attr-revisions",
-             "net-mtu", "provider", "sorting", "pagination", "fip-port-details", "filter-validation")
+             "net-mtu", "provider", "sorting", "pagination", "fip-port-details", "filter-validation",
+             "subnet_allocation")
     return jsonweb.reply({"extensions": [{"alias": n, "name": n, "description": "", "links": [],
                                           "updated": discovery.UPDATED} for n in names]})
+
+
+async def subnet_pools(request: web.Request) -> web.Response:
+    """Subnet pools: the API answers (as Neutron's with ``subnet_allocation``), none exist, none are made."""
+    if "id" in request.match_info:
+        raise ApiError(404, f"Subnet pool {request.match_info['id']} could not be found.",
+                       "SubnetPoolNotFound")
+    return jsonweb.reply({"subnetpools": []})
 
 
 def make_app(state: SimState) -> web.Application:
@@ -264,6 +273,8 @@ def make_app(state: SimState) -> web.Application:
     base = "/v2.0"
     r = app.router
     r.add_get(f"{base}/extensions", extensions)
+    r.add_get(f"{base}/subnetpools", subnet_pools)
+    r.add_get(base + "/subnetpools/{id}", subnet_pools)
     r.add_get(base + "/quotas/{project_id}{details:(/details|/default)?}", quota_show)
     r.add_put(base + "/quotas/{project_id}", quota_update)
     r.add_delete(base + "/quotas/{project_id}", quota_reset)

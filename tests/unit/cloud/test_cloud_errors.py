@@ -59,12 +59,14 @@ CASES: list[tuple[str, BaseException, CloudError]] = [
     ("nova 404", _sdk_error(404, NOVA_404),
      CloudError(ErrorKind.NOT_FOUND, "Flavor m1.huge could not be found.", 404, "NotFoundException")),
     ("neutron 409 in use", _sdk_error(409, IN_USE),
-     CloudError(ErrorKind.CONFLICT, "Unable to complete operation on network n1.", 409, "ConflictException")),
+     CloudError(ErrorKind.CONFLICT, "Unable to complete operation on network n1.", 409, "ConflictException",
+                fault_type="NetworkInUse")),
     ("neutron over quota", _sdk_error(409, NEUTRON_QUOTA),
-     CloudError(ErrorKind.QUOTA, "Quota exceeded for resources: ['port'].", 409, "ConflictException")),
+     CloudError(ErrorKind.QUOTA, "Quota exceeded for resources: ['port'].", 409, "ConflictException",
+                fault_type="OverQuota")),
     ("neutron OverQuota type alone", _sdk_error(409, {"NeutronError": {"type": "OverQuota", "message": "No.",
                                                                        "detail": ""}}),
-     CloudError(ErrorKind.QUOTA, "No.", 409, "ConflictException")),
+     CloudError(ErrorKind.QUOTA, "No.", 409, "ConflictException", fault_type="OverQuota")),
     ("nova quota 403", _sdk_error(403, NOVA_QUOTA),
      CloudError(ErrorKind.QUOTA, NOVA_QUOTA_TEXT, 403, "ForbiddenException")),
     ("cinder 413", _sdk_error(413, CINDER_LIMIT),
@@ -143,3 +145,16 @@ RETRIES: list[tuple[str, CloudError, bool]] = [
                          ids=[f"{m}-{e.kind.value}-{e.status}" for m, e, _ in RETRIES])
 def test_worth_retrying(method: str, error: CloudError, expected: bool) -> None:
     assert worth_retrying(method, error) is expected
+
+
+def test_classify_keeps_the_clouds_request_id() -> None:
+    # Heat's cinderclient and novaclient print it in their errors (measured: clouds/create_failed).
+    response = _response(413, CINDER_LIMIT)
+    response.headers["x-openstack-request-id"] = "req-0b1c"
+    try:
+        sdk_exceptions.raise_from_response(response)
+    except sdk_exceptions.SDKException as exc:
+        assert classify(exc) == CloudError(ErrorKind.QUOTA, CINDER_LIMIT_TEXT, 413, "HttpException",
+                                           "req-0b1c")
+    else:
+        raise AssertionError("no exception raised")

@@ -69,7 +69,7 @@ def test_keypair_create_conflict_fails_and_changes_replace() -> None:
     results, _ = run(KEYPAIR, Action.CREATE, ctx_for(KEY), [{"created": taken}])
     assert isinstance(results[-1], Failed)
     assert results[-1].status_reason("resources", "key") == (
-        "ConflictException: resources.key: Key pair 'k1' already exists.")
+        "Conflict: resources.key: Key pair 'k1' already exists. (HTTP 409)")
     assert KEYPAIR.needs_replace(KEY, KEYPAIR.validate({"name": "k2"}, resource_name="key"))
 
 

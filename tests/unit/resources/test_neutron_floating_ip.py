@@ -111,7 +111,7 @@ def test_associate_refused_fails() -> None:
     refused = error(ErrorKind.NOT_FOUND, "External network is not reachable from subnet", 404,
                     "NotFoundException")
     results, _ = run(ASSOCIATION, Action.CREATE, ctx_for(_assoc()), [{"associate": refused}])
-    assert results[1] == Failed("External network is not reachable from subnet", "NotFoundException")
+    assert results[1] == Failed("External network is not reachable from subnet", "NotFound")
 
 
 @pytest.mark.parametrize("answer", [ok(SHOWN), NOT_FOUND])

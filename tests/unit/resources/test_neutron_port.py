@@ -6,12 +6,23 @@ from typing import Any
 
 import pytest
 
+from libs.cloud.calls import ErrorKind
 from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY
 from libs.resources.neutron.base import SHOW
-from libs.resources.steps import Call, Done
+from libs.resources.steps import Call, Done, Failed
 from libs.template.errors import StackValidationFailed
-from tests.unit.resources.cloud_support import TAG, after, call_of, ctx_for, methods, ok, run
+from tests.unit.resources.cloud_support import (
+    NOT_FOUND,
+    TAG,
+    after,
+    call_of,
+    ctx_for,
+    error,
+    methods,
+    ok,
+    run,
+)
 from tests.unit.resources.resource_support import plugin
 
 PORT = plugin("OS::Neutron::Port")
@@ -158,3 +169,17 @@ def test_observe_leaves_out_what_nova_sets_and_what_was_given_by_name() -> None:
     by_id = PORT.observe(after(ctx_for(_props(security_groups=[SG_ID]), physical_id=PORT_ID), Done(),
                                {OBSERVE_KEY: ok(_port("ACTIVE"))}))
     assert by_id is not None and by_id.properties["security_groups"] == [SG_ID]
+
+
+@pytest.mark.parametrize(("answer", "reason"), [
+    (NOT_FOUND, "EntityNotFound: resources.r1: The Resource (web) could not be found."),
+    (error(ErrorKind.BAD_REQUEST, "More than one SecurityGroup exists with the name 'web'.", None,
+           "DuplicateResource"),
+     "PhysicalResourceNameAmbiguity: resources.r1: Multiple physical resources were found with name (web)."),
+])
+def test_a_security_group_name_the_project_lacks_fails_as_heats(answer: Any, reason: str) -> None:
+    # Heat lists the project's groups and matches the name itself (measured: clouds/create_failed).
+    props = PORT.validate({"network": NET_ID, "security_groups": ["web"]}, resource_name="r1")
+    results, _ = run(PORT, Action.CREATE, ctx_for(props), [{"find:security_group:web": answer}])
+    assert isinstance(results[-1], Failed)
+    assert results[-1].status_reason("resources", "r1") == reason

@@ -171,7 +171,7 @@ def test_interface_add_refused_fails() -> None:
     props = INTERFACE.validate({"router": ROUTER_ID, "subnet": SUB_ID}, resource_name="r1")
     refused = error(ErrorKind.BAD_REQUEST, "Router already has a port on subnet", 400, "BadRequestException")
     results, _ = run(INTERFACE, Action.CREATE, ctx_for(props), [{"add": refused}])
-    assert results[1] == Failed("Router already has a port on subnet", "BadRequestException")
+    assert results[1] == Failed("Router already has a port on subnet", "BadRequest")
 
 
 @pytest.mark.parametrize("answer", [ok({}), NOT_FOUND])

@@ -185,4 +185,4 @@ def test_rule_conflict_fails_with_neutrons_words() -> None:
     exists = error(ErrorKind.CONFLICT, "Security group rule already exists. Rule id is r7.", 409,
                    "ConflictException")
     results, _ = run(RULE, Action.CREATE, ctx_for(props), [{"create": exists}])
-    assert results[1] == Failed("Security group rule already exists. Rule id is r7.", "ConflictException")
+    assert results[1] == Failed("Security group rule already exists. Rule id is r7.", "Conflict")

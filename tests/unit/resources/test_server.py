@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 from typing import Any
 
 import pytest
 
-from libs.cloud.calls import ErrorKind
+from libs.cloud.calls import Answer, ErrorKind
 from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY
 from libs.resources.steps import Call, Done, Failed, Wait
@@ -106,11 +107,18 @@ def test_lookup_failures(answers: dict[str, Any], reason: str) -> None:
 
 
 def test_create_refused_fails_with_the_clouds_message() -> None:
+    # As Heat's novaclient prints it (measured: clouds/create_failed).
     bad = error(ErrorKind.BAD_REQUEST, "Invalid key_name provided.", 400, "BadRequestException")
     results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [LOOKUPS, {"created": bad}])
     assert isinstance(results[-1], Failed)
     assert results[-1].status_reason("resources", "r1") == (
-        "BadRequestException: resources.r1: Invalid key_name provided.")
+        "BadRequest: resources.r1: Invalid key_name provided. (HTTP 400)")
+    assert bad.error is not None
+    named = Answer(error=dataclasses.replace(bad.error, request_id="req-1"))
+    results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [LOOKUPS, {"created": named}])
+    assert isinstance(results[-1], Failed)
+    assert results[-1].status_reason("resources", "r1") == (
+        "BadRequest: resources.r1: Invalid key_name provided. (HTTP 400) (Request-ID: req-1)")
 
 
 TAGGED = {"id": "s9", "status": "BUILD", "metadata": {"ember_resource": TAG}}

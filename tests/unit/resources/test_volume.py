@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from libs.cloud.calls import ErrorKind
+from libs.cloud.calls import Answer, ErrorKind
 from libs.engine.status import Action
 from libs.resources.base import OBSERVE_KEY
 from libs.resources.steps import Call, Done, Failed
@@ -74,11 +75,20 @@ def test_lost_create_adopts_the_tagged_volume() -> None:
 
 
 def test_quota_refusal_fails_with_the_clouds_message() -> None:
-    over = error(ErrorKind.BAD_REQUEST, "Invalid input received: size 0", 400, "BadRequestException")
+    # As Heat's cinderclient prints it (measured: clouds/create_failed).
+    bad = error(ErrorKind.BAD_REQUEST, "Invalid input received: size 0", 400, "BadRequestException")
+    results, _ = run(VOLUME, Action.CREATE, ctx_for(PROPS), [{"created": bad}])
+    assert isinstance(results[-1], Failed)
+    assert results[-1].status_reason("resources", "vol") == (
+        "BadRequest: resources.vol: Invalid input received: size 0 (HTTP 400)")
+    quota = error(ErrorKind.QUOTA, "VolumeSizeExceedsAvailableQuota: Requested 9G", 413, "HttpException")
+    assert quota.error is not None
+    over = Answer(error=dataclasses.replace(quota.error, request_id="req-7"))
     results, _ = run(VOLUME, Action.CREATE, ctx_for(PROPS), [{"created": over}])
     assert isinstance(results[-1], Failed)
     assert results[-1].status_reason("resources", "vol") == (
-        "BadRequestException: resources.vol: Invalid input received: size 0")
+        "OverLimit: resources.vol: VolumeSizeExceedsAvailableQuota: Requested 9G (HTTP 413) "
+        "(Request-ID: req-7)")
 
 
 @pytest.mark.parametrize(("script", "last"), [
@@ -167,7 +177,7 @@ def test_attach_refused() -> None:
     bad = error(ErrorKind.BAD_REQUEST, "Invalid volume", 400, "BadRequestException")
     results, _ = run(ATTACHMENT, Action.CREATE, ctx_for(ATT), [{"volume": ok(AVAILABLE)}, {"attach": bad}])
     assert isinstance(results[-1], Failed)
-    assert results[-1].message == "Failed to attach volume v1 to server s1 - Invalid volume"
+    assert results[-1].message == "Failed to attach volume v1 to server s1 - Invalid volume (HTTP 400)"
 
 
 def test_detach_waits_for_cinder_then_nova() -> None:
