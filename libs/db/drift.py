@@ -117,16 +117,22 @@ async def heals_since(conn: Conn, stack_id: uuid.UUID, resource_name: str, secon
     """How many heals of the resource (by name: a heal may replace its row) were asked lately."""
     count: int = await conn.fetchval(
         "SELECT count(*) FROM drift WHERE stack_id = $1 AND resource_name = $2"
-        " AND action_taken IN ('healing', 'healed') AND detected_at > now() - make_interval(secs => $3)",
+        " AND action_taken IN ('healing', 'healed', 'heal failed')"
+        " AND detected_at > now() - make_interval(secs => $3)",
         stack_id, resource_name, seconds)
     return count
 
 
 async def close_unwatched(conn: Conn) -> int:
-    """Close the records of resources that are gone from the stack or no longer current."""
+    """Close the records of resources that are gone from the stack or no longer current, and mark
+    heals that ended in a failed stack (the drift stays open: it is still there)."""
     status = await conn.execute(
         f"UPDATE drift d SET {_CLOSED} WHERE d.resolved_at IS NULL AND NOT EXISTS"
         " (SELECT 1 FROM resources r WHERE r.id = d.resource_id AND r.is_current)")
+    await conn.execute(
+        "UPDATE drift d SET action_taken = 'heal failed' FROM stacks s WHERE s.id = d.stack_id"
+        " AND d.resolved_at IS NULL AND d.action_taken = 'healing' AND s.status = 'FAILED'"
+        " AND s.updated_at > d.detected_at")
     return int(status.split()[-1])
 
 

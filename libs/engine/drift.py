@@ -83,6 +83,7 @@ class Response(enum.StrEnum):
     REPORTED = "reported"
     HEALING = "healing"      # a converge traversal of the stack was asked for
     HEALED = "healed"        # closed once the heal made the cloud agree
+    HEAL_FAILED = "heal failed"  # the heal's traversal failed the stack: the drift is still there
     ACCEPTED = "accepted"    # the cloud's values taken into the record: closed at once
     LIMIT = "reported: heal limit reached"
 

@@ -327,3 +327,17 @@ async def test_under_heal_no_more_heals_than_the_limit(world: _World) -> None:
     assert await _drift_events(world, ids["stack_id"]) == [
         ("web", "CHECK_FAILED",
          "Resource drift detected: web is gone from the cloud; not healed: heal limit reached")]
+
+
+async def test_a_heal_that_fails_is_recorded_as_such_and_not_asked_again(world: _World) -> None:
+    ids = await _made(world, convergence={"policy": "heal"})
+    async with _observer(world) as ob:
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+        await world.sim.chaos("PUT", "/settings", {"error_share": 1.0})  # the server made again fails
+        assert (await sweep_once(ob)).heals == 1
+        done = await settled(world.engine.pool, uuid.UUID(ids["stack_id"]), timeout=90)
+        assert done.stack_status == "UPDATE_FAILED", done.status_reason
+        again = await sweep_once(ob)
+        assert (again.opened, again.heals) == (0, 0)  # the same drift: no second heal of it
+    [record] = await _drift(world, "demo", "watched", ids["stack_id"])
+    assert (record["kind"], record["action_taken"], record["resolved_at"]) == ("gone", "heal failed", None)
