@@ -32,6 +32,8 @@ class Watched:
     version: int
     open_id: int | None
     open: Drift | None
+    # What was done about the open record (its ``action_taken``).
+    open_action: str | None
     # The environment's ``convergence`` section of the stack's desired state (None: not given).
     convergence: Any = None
 
@@ -58,7 +60,7 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
     rows = await conn.fetch(
         "SELECT r.id AS resource_id, r.stack_id, s.name AS stack_name, s.project, s.template_id,"
         " s.parent_id, r.name, r.type, r.physical_id, r.properties, r.data, r.version,"
-        " d.id AS open_id, d.kind, d.fields, d.detail,"
+        " d.id AS open_id, d.kind, d.fields, d.detail, d.action_taken AS open_action,"
         " t.environment -> 'convergence' AS convergence"
         " FROM resources r JOIN stacks s ON s.id = r.stack_id"
         " LEFT JOIN raw_templates t ON t.id = s.template_id"
@@ -73,6 +75,7 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
         type=r["type"], physical_id=r["physical_id"],
         properties=r["properties"], data=r["data"], version=r["version"], open_id=r["open_id"],
         open=None if r["open_id"] is None else Drift(DriftKind(r["kind"]), tuple(r["fields"]), r["detail"]),
+        open_action=r["open_action"],
         convergence=r["convergence"])
         for r in rows]
 

@@ -207,6 +207,31 @@ class HookClearReply(Payload):
 
 
 @dataclasses.dataclass(frozen=True)
+class DriftNotice(Payload):
+    """A drift record opened or closed, on ``<prefix>.drift.<project>.<stack>`` (with its event)."""
+
+    kind: ClassVar[str] = "drift"
+    event_id: str
+    project: str
+    stack_id: str
+    stack_name: str
+    resource_name: str
+    drift: str  # gone, error, changed
+    fields: list[str]
+    detail: str
+    action_taken: str
+    resolved: bool
+    event_time: str
+
+    @property
+    def msg_id(self) -> str:
+        return f"drift:{self.event_id}"
+
+    def log_ids(self) -> dict[str, str]:
+        return {"stack_id": self.stack_id, "resource": self.resource_name}
+
+
+@dataclasses.dataclass(frozen=True)
 class EventNotice(Payload):
     """A stack or resource event, on ``<prefix>.events.<project>.<stack>``, as the API shows it."""
 

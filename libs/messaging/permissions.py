@@ -79,10 +79,11 @@ def uses(names: Names, service: str) -> Uses:
         # It polls the cloud, not a queue; a heal of drift is a plan request.
         "observer": Uses(streams=(n.plan_stream,), consumers=(), publishes=(n.plan_all,),
                          serves=(n.control_ping("observer"),)),
-        # Events out of the outbox; event and hook notices in, for webhooks.
-        "notifier": Uses(streams=(n.events_stream, n.hooks_stream),
+        # Events (and the drift notices of drift events) out of the outbox; event and hook
+        # notices in, for webhooks.
+        "notifier": Uses(streams=(n.events_stream, n.hooks_stream, n.drift_stream),
                          consumers=(n.notifier_events, n.notifier_hooks),
-                         publishes=(n.events_all,),
+                         publishes=(n.events_all, n.drift_all),
                          serves=(n.control_ping("notifier"),), replies_to=probes),
     }
     if service not in table:
@@ -126,7 +127,7 @@ def service_permissions(names: Names, service: str) -> Permissions:
 
 
 def project_permissions(names: Names, project: str) -> Permissions:
-    """An integration of ``project``: its hooks, scaling groups and events, nothing else.
+    """An integration of ``project``: its hooks, scaling groups, events and drift, nothing else.
 
     History is read through a push consumer it creates on the events or hooks
     stream, named and filtered in the request's subject
@@ -135,10 +136,12 @@ def project_permissions(names: Names, project: str) -> Permissions:
     the project's subjects, and the deliveries go to the integration's inbox.
     """
     events, hooks = names.project_events(project), names.project_hooks(project)
+    drift = names.project_drift(project)
     publish = (names.project_hook_clears(project), names.project_scales(project),
                f"{_JS}.CONSUMER.CREATE.{names.events_stream.name}.*.{events}",
-               f"{_JS}.CONSUMER.CREATE.{names.hooks_stream.name}.*.{hooks}")
-    subscribe = (events, hooks, f"{inbox_prefix(names, project_principal(project))}.>")
+               f"{_JS}.CONSUMER.CREATE.{names.hooks_stream.name}.*.{hooks}",
+               f"{_JS}.CONSUMER.CREATE.{names.drift_stream.name}.*.{drift}")
+    subscribe = (events, hooks, drift, f"{inbox_prefix(names, project_principal(project))}.>")
     return Permissions(publish=publish, subscribe=subscribe, allow_responses=False)
 
 

@@ -56,8 +56,12 @@ class Names:
         return StreamSpec(f"{self._stream_prefix}_HOOKS", (f"{self.prefix}.hooks.>",), "limits", 7 * 86400)
 
     @property
+    def drift_stream(self) -> StreamSpec:
+        return StreamSpec(f"{self._stream_prefix}_DRIFT", (f"{self.prefix}.drift.>",), "limits", 7 * 86400)
+
+    @property
     def streams(self) -> tuple[StreamSpec, ...]:
-        return (self.plan_stream, self.work_stream, self.events_stream, self.hooks_stream)
+        return (self.plan_stream, self.work_stream, self.events_stream, self.hooks_stream, self.drift_stream)
 
     # ---- durable consumers ----------------------------------------------
     @property
@@ -122,6 +126,13 @@ class Names:
     def events(self, project: str, stack_id: str) -> str:
         return f"{self.prefix}.events.{_token(project)}.{_token(stack_id)}"
 
+    @property
+    def drift_all(self) -> str:
+        return f"{self.prefix}.drift.>"
+
+    def drift(self, project: str, stack_id: str) -> str:
+        return f"{self.prefix}.drift.{_token(project)}.{_token(stack_id)}"
+
     def hooks(self, project: str, stack_id: str, resource: str) -> str:
         return f"{self.prefix}.hooks.{_token(project)}.{_token(stack_id)}.{_token(resource)}"
 
@@ -152,6 +163,9 @@ class Names:
 
     def project_hooks(self, project: str) -> str:
         return f"{self.prefix}.hooks.{_token(project)}.>"
+
+    def project_drift(self, project: str) -> str:
+        return f"{self.prefix}.drift.{_token(project)}.>"
 
     def project_hook_clears(self, project: str) -> str:
         return f"{self.prefix}.hookclear.{_token(project)}.>"

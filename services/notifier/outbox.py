@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from libs import background
 from libs.db import Conn, dead_letters, events, listener
 from libs.errors import describe, is_transient
-from libs.messaging.payloads import EventNotice
+from libs.messaging.payloads import DriftNotice, EventNotice
 from libs.runtime import Runtime
 from libs.telemetry import logs
 
@@ -42,17 +42,24 @@ async def publish_pending(rt: Runtime) -> int:
         taken: list[int] = []
         for row in rows:
             notice = _notice(row)
-            subject = rt.names.events(notice.project, notice.stack_id)
+            outgoing: list[tuple[str, EventNotice | DriftNotice]] = [
+                (rt.names.events(notice.project, notice.stack_id), notice)]
+            drift = _drift_notice(row)
+            if drift is not None:  # a drift event is a drift notice too
+                outgoing.append((rt.names.drift(drift.project, drift.stack_id), drift))
             with rt.bus.tracer.start_as_current_span("publish event notice", context=row.written_by.context(),
                                                      attributes={"ember.stack_id": notice.stack_id,
                                                                  "ember.event_id": notice.id}):
-                try:
-                    await rt.bus.publish(subject, notice, msg_id=notice.msg_id)
-                except Exception as exc:
-                    if is_transient(exc):
-                        away = exc
-                        break
-                    await _set_aside(conn, notice, subject, exc)
+                for subject, payload in outgoing:
+                    try:
+                        await rt.bus.publish(subject, payload, msg_id=payload.msg_id)
+                    except Exception as exc:
+                        if is_transient(exc):
+                            away = exc
+                            break
+                        await _set_aside(conn, notice, subject, exc)
+            if away is not None:
+                break
             taken.append(row.event.seq)
         if taken:
             await events.mark_published(conn, taken)
@@ -69,8 +76,25 @@ def _notice(row: events.Unpublished) -> EventNotice:
         physical_resource_id=event.physical_resource_id, resource_type=event.resource_type,
         resource_action=event.action, resource_status=event.resource_status,
         resource_status_reason=event.reason,
-        event_time=event.created_at.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        traversal_id=str(event.traversal_id or ""))
+        event_time=_time(event), traversal_id=str(event.traversal_id or ""))
+
+
+def _drift_notice(row: events.Unpublished) -> DriftNotice | None:
+    """The drift notice of a drift event (the observer's: its properties carry the drift)."""
+    shown = row.event.properties.get("drift") if isinstance(row.event.properties, dict) else None
+    if not isinstance(shown, dict):
+        return None
+    event = row.event
+    return DriftNotice(
+        event_id=str(event.id), project=row.project, stack_id=str(event.stack_id), stack_name=row.stack_name,
+        resource_name=event.resource_name, drift=str(shown.get("kind", "")),
+        fields=[str(f) for f in shown.get("fields") or ()], detail=str(shown.get("detail", "")),
+        action_taken=str(shown.get("action_taken", "")), resolved=bool(shown.get("resolved")),
+        event_time=_time(event))
+
+
+def _time(event: events.EventRow) -> str:
+    return event.created_at.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 async def _set_aside(conn: Conn, notice: EventNotice, subject: str, error: BaseException) -> None:

@@ -179,15 +179,18 @@ async def _record(ob: Observer, plugin: ResourceType,
                 if change.close and row.open_id is not None:
                     await drift.close(conn, row.open_id)
                     done.closed += 1
-                    if change.open is None:
+                    if change.open is None and row.open is not None:
                         await _event(conn, row, Status.COMPLETE,
-                                     f"{RESOLVED}: {row.name} agrees with the cloud again")
+                                     f"{RESOLVED}: {row.name} agrees with the cloud again",
+                                     _shown(row.open, _closed_as(row.open_action), resolved=True))
                 if change.open is None or await drift.open_record(
                         conn, row, change.open, verdict.response) is None:
                     continue
                 done.opened += 1
                 what = change.open.describe(row.name)
-                await _event(conn, row, Status.FAILED, f"{DETECTED}: {what}{_taken(verdict)}")
+                accepted = verdict.response == Response.ACCEPTED
+                await _event(conn, row, Status.FAILED, f"{DETECTED}: {what}{_taken(verdict)}",
+                             _shown(change.open, verdict.response, resolved=accepted))
                 if verdict.accepted and entry is not None:
                     live = plugin.observe_listed(_context(row), entry)
                     assert live is not None
@@ -213,8 +216,21 @@ def _taken(verdict: Verdict) -> str:
     return ""
 
 
-async def _event(conn: Conn, row: drift.Watched, state: Status, reason: str) -> None:
+def _closed_as(action_taken: str | None) -> Response:
+    """What a record closed because the cloud agrees again says was done (as ``drift.close``)."""
+    if action_taken == Response.HEALING:
+        return Response.HEALED
+    return Response(action_taken) if action_taken else Response.REPORTED
+
+
+def _shown(seen_drift: Drift, response: Response, *, resolved: bool) -> dict[str, Any]:
+    """The drift as its event carries it (``resource_properties``): the notifier's drift notice."""
+    return {"drift": {"kind": seen_drift.kind.value, "fields": list(seen_drift.fields),
+                      "detail": seen_drift.detail, "action_taken": response.value, "resolved": resolved}}
+
+
+async def _event(conn: Conn, row: drift.Watched, state: Status, reason: str, shown: dict[str, Any]) -> None:
     # Heat's stack check reports a resource the cloud lost as CHECK_FAILED: drift reads the same.
     await events.add(conn, stack_id=row.stack_id, resource_name=row.name,
                      physical_resource_id=row.physical_id, resource_type=row.type, action=Action.CHECK,
-                     status=state, reason=reason)
+                     status=state, reason=reason, properties=shown)

@@ -74,8 +74,9 @@ async def test_each_service_is_refused_outside_its_permissions(auth_nats: AuthNa
             ("api", lambda nc: _pull_one(nc, names.workers.stream, names.workers.durable),
              f'publish to "$js.api.consumer.msg.next.{names.workers.stream.lower()}.workers"'),
             ("api", lambda nc: _next(nc, names.work_all), f'subscription to "{names.work_all}"'),
-            ("observer", lambda nc: nc.jetstream(timeout=1).publish(names.plan("demo", stack_id), b"{}"),
-             f'publish to "{names.plan("demo", stack_id)}"'),
+            # The observer asks for heals (plan requests), never for work.
+            ("observer", lambda nc: nc.jetstream(timeout=1).publish(names.work(stack_id), item.to_bytes()),
+             f'publish to "{names.work(stack_id)}"'),
             ("worker", lambda nc: nc.jetstream(timeout=1).publish(names.events("demo", stack_id), b"{}"),
              f'publish to "{names.events("demo", stack_id)}"'),
             ("planner", lambda nc: _next(nc, names.hook_clear_all),

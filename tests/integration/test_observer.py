@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,13 @@ from libs.cloud import sdk
 from libs.config import CloudProject as ProjectCloud
 from libs.config import CloudSettings, Settings
 from libs.db import services
+from libs.messaging.payloads import DriftNotice, decode
 from libs.resources.registry import default_registry
 from libs.runtime import Runtime, open_runtime
 from libs.simcloud.state import SimSettings
 from libs.template.request import StackRequest
 from services.api.app import make_app
+from services.notifier.main import body as notifier_body
 from services.observer.main import body as observer_body
 from services.observer.sweep import Observer, Pass, sweep_once
 from tests.cloud.support import Conn
@@ -94,6 +96,12 @@ async def _drift(world: _World, project: str, name: str, stack_id: str) -> list[
         assert r.status == 200, await r.text()
         body: list[dict[str, Any]] = (await r.json())["drift"]
         return body
+
+
+def _async(probe: Callable[[], Any]) -> Callable[[], Awaitable[Any]]:
+    async def run() -> Any:
+        return probe()
+    return run
 
 
 async def _drift_events(world: _World, stack_id: str) -> list[tuple[str, str, str]]:
@@ -227,14 +235,32 @@ async def test_two_observers_share_the_cloud_projects_and_one_stopped_hands_its_
 
 async def test_the_observer_service_reports_a_lost_server_within_an_interval(world: _World) -> None:
     ids = await _made(world)
-    async with open_runtime(world.settings, "observer") as rt, observer_body(rt):
-        await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+    notices: list[DriftNotice] = []
 
-        async def reported() -> list[dict[str, Any]] | None:
-            return await _drift(world, "demo", "watched", ids["stack_id"]) or None
-        # The interval is 0.3 s: a few intervals at most, however busy this machine is.
-        [record] = await eventually(reported, timeout=15, interval=0.1, what="the drift record")
+    async def collect(msg: Any) -> None:
+        notice = decode(msg.data)
+        assert isinstance(notice, DriftNotice)
+        notices.append(notice)
+
+    bus = world.engine.bus
+    sub = await bus.nc.subscribe(f"{bus.names.prefix}.drift.demo.{ids['stack_id']}", cb=collect)
+    try:
+        async with open_runtime(world.settings, "observer") as rt, observer_body(rt), \
+                open_runtime(world.settings, "notifier") as nrt, notifier_body(nrt):
+            await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
+
+            async def reported() -> list[dict[str, Any]] | None:
+                return await _drift(world, "demo", "watched", ids["stack_id"]) or None
+            # The interval is 0.3 s: a few intervals at most, however busy this machine is.
+            [record] = await eventually(reported, timeout=15, interval=0.1, what="the drift record")
+            # And it goes out on NATS, on the stack's drift subject, once.
+            await eventually(_async(lambda: notices or None), timeout=15, what="the drift notice")
+    finally:
+        await sub.unsubscribe()
     assert (record["resource_name"], record["kind"]) == ("web", "gone")
+    [notice] = notices
+    assert (notice.resource_name, notice.drift, notice.action_taken, notice.resolved, notice.stack_name) == (
+        "web", "gone", "reported", False, "watched")
     # Its lease was given up on the way out: another observer takes the project at once.
     async with world.engine.pool.acquire() as conn:
         assert await conn.fetchval("SELECT count(*) FROM observer_leases") == 0

@@ -44,8 +44,10 @@ def test_a_project_reaches_its_own_subjects_only() -> None:
     rules = permissions.project_permissions(N, "demo")
     assert rules.publish == ("ember.hookclear.demo.>", "ember.scale.demo.>",
                              "$JS.API.CONSUMER.CREATE.EMBER_EVENTS.*.ember.events.demo.>",
-                             "$JS.API.CONSUMER.CREATE.EMBER_HOOKS.*.ember.hooks.demo.>")
-    assert rules.subscribe == ("ember.events.demo.>", "ember.hooks.demo.>", "_INBOX.ember.project.demo.>")
+                             "$JS.API.CONSUMER.CREATE.EMBER_HOOKS.*.ember.hooks.demo.>",
+                             "$JS.API.CONSUMER.CREATE.EMBER_DRIFT.*.ember.drift.demo.>")
+    assert rules.subscribe == ("ember.events.demo.>", "ember.hooks.demo.>", "ember.drift.demo.>",
+                               "_INBOX.ember.project.demo.>")
     assert not rules.allow_responses
     # A project id is one subject token, escaped as in its subjects: "a.b" cannot reach "a".
     assert permissions.project_permissions(N, "a.b").subscribe[0] == "ember.events.a%2Eb.>"
