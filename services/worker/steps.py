@@ -46,13 +46,13 @@ class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
                  api_url: str | None = None, evaluation: EvaluationPool = INLINE,
                  limits: Limits = DEFAULT_LIMITS, caller: CloudCaller | None = None,
-                 cloud: CloudSettings | None = None) -> None:
+                 cloud: CloudSettings | None = None, retry_limit: int = 2) -> None:
         # A step's calls go to the cloud its stack's project is mapped to.
         self.rt = rt
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=DesiredCache(),
                                  rng=random.SystemRandom(), evaluation=evaluation, api_url=api_url,
                                  limits=limits, caller=caller, cloud=cloud or CloudSettings(),
-                                 retry_limit=rt.settings.action_retry_limit)
+                                 retry_limit=retry_limit)
         self.batches: Coalescer[Arrival, executor.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 
