@@ -75,6 +75,8 @@ class Case:
     about: str
     steps: tuple[Step, ...]
     path: Path
+    # ``slow_ci: true``: replayed by .ci/run only (a case of many cloud stacks), to keep ./test.sh short.
+    slow: bool = False
 
     @property
     def recording(self) -> Path:
@@ -102,7 +104,8 @@ def load(path: Path) -> Case:
                           sort=item.get("sort") or {}, ordered=bool(item.get("ordered")),
                           known_difference=item.get("known_difference")))
     name = str(path.relative_to(CASES_DIR).with_suffix(""))
-    return Case(name=name, about=str(raw.get("about", "")), steps=tuple(steps), path=path)
+    return Case(name=name, about=str(raw.get("about", "")), steps=tuple(steps), path=path,
+                slow=bool(raw.get("slow_ci", False)))
 
 
 def all_cases() -> list[Case]:

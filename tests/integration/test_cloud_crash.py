@@ -116,6 +116,7 @@ async def _one_server(api: Runtime, name: str) -> StackRow:
                                          registry=default_registry())
 
 
+@pytest.mark.slow_ci  # 14 s; to keep test.sh under 15 minutes
 async def test_a_worker_killed_right_after_nova_made_the_server_leaves_one_server(world: _World) -> None:
     # Nova makes the server at once, and holds its answer back: the worker is killed meanwhile.
     await world.sim.chaos("POST", "/faults", {"service": "compute", "method": "POST", "count": 1, "hold": 60})

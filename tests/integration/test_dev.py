@@ -148,6 +148,7 @@ def test_dev_runs_everything_keeps_state_and_leaves_nothing(data_dir: Path, tmp_
     wait_until(lambda: _no_process_left(data_dir), timeout=15, what="no process of the third run")
 
 
+@pytest.mark.slow_ci  # 8 s; test.sh keeps ember dev's whole run
 def test_dev_uses_given_servers_instead_of_embedded(data_dir: Path, tmp_path: Path, servers: Servers,
                                                     database_url: str, nats_prefix: str) -> None:
     port = free_port()
@@ -164,6 +165,7 @@ def test_dev_uses_given_servers_instead_of_embedded(data_dir: Path, tmp_path: Pa
         assert terminate(proc) == 0
 
 
+@pytest.mark.slow_ci  # 8 s; test.sh keeps ember dev's whole run
 def test_a_second_dev_on_the_same_data_dir_is_refused(data_dir: Path, tmp_path: Path) -> None:
     port = free_port()
     first = ember(["dev"], _dev_env(data_dir, port), tmp_path / "dev-1.log")

@@ -64,7 +64,8 @@ def compared(case: Case, recorded: list[dict[str, Any]], answers: list[dict[str,
     return problems
 
 
-@pytest.mark.parametrize("case", all_cases(), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow_ci) if c.slow else c
+                                  for c in all_cases()], ids=lambda c: c.name)
 async def test_ember_answers_as_heat_did(case: Case, api: Client) -> None:
     assert case.recording.exists(), f"{case.name} has no recording: run scripts/heat_reference/record.py"
     recorded = json.loads(case.recording.read_text())["steps"]

@@ -167,6 +167,7 @@ async def test_a_change_by_hand_is_reported_per_field_and_closed_once_it_is_undo
         ("web", "CHECK_COMPLETE", "Resource drift resolved: web agrees with the cloud again")]
 
 
+@pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
 async def test_a_server_put_in_error_and_a_deleted_port_are_reported(world: _World) -> None:
     ids = await _made(world)
     await world.sim.chaos("POST", f"/servers/{ids['web']}/error")
@@ -179,6 +180,7 @@ async def test_a_server_put_in_error_and_a_deleted_port_are_reported(world: _Wor
     assert records["web"]["detail"].startswith('Went to status ERROR due to "Message: '), records["web"]
 
 
+@pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
 async def test_an_update_under_way_is_not_drift_and_a_replaced_resource_closes_its_record(
         world: _World) -> None:
     ids = await _made(world)
@@ -202,6 +204,7 @@ async def test_an_update_under_way_is_not_drift_and_a_replaced_resource_closes_i
     assert record["resolved_at"] is not None
 
 
+@pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
 async def test_two_observers_share_the_cloud_projects_and_one_stopped_hands_its_share_on(
         world: _World) -> None:
     # Two Ember projects in two cloud projects (the admin entry is another project of the cloud).
@@ -296,6 +299,7 @@ async def test_under_heal_a_lost_server_is_made_again_on_its_port(world: _World)
         ("web", "CHECK_FAILED", "Resource drift detected: web is gone from the cloud; healing")]
 
 
+@pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
 async def test_under_heal_a_server_in_error_is_replaced(world: _World) -> None:
     # On a network (Nova makes its port): a port the template gives stays bound to a server in
     # ERROR (Nova detaches nothing from one, and Heat leaves it), so its replacement could not boot.
@@ -355,6 +359,7 @@ async def test_under_heal_no_more_heals_than_the_limit(world: _World) -> None:
          "Resource drift detected: web is gone from the cloud; not healed: heal limit reached")]
 
 
+@pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
 async def test_a_heal_that_fails_is_recorded_as_such_and_not_asked_again(world: _World) -> None:
     ids = await _made(world, convergence={"policy": "heal"})
     async with _observer(world) as ob:

@@ -192,6 +192,7 @@ async def test_an_update_cancelled_while_the_replacements_boot_gives_the_ports_b
 
 
 
+@pytest.mark.slow_ci  # 12 s; test.sh keeps the failed replacement's rollback
 async def test_a_rollback_after_the_replacements_were_made_goes_back_to_the_old_servers(
         world: _World) -> None:
     made = await _made(world, "made", gate=False)

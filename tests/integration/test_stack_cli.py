@@ -140,6 +140,7 @@ def _chain(value: str) -> dict[str, Any]:
                 "c": _test({"get_attr": ["b", "output"]})})
 
 
+@pytest.mark.slow_ci  # 16 s; to keep test.sh under 15 minutes
 async def test_break_then_an_update_pauses_and_step_continue_and_watch_follow_it(api: Api) -> None:
     url = await _create(api, "dbg", _chain("A"))
     await _settled(api, url, "CREATE_COMPLETE")
