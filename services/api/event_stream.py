@@ -15,8 +15,8 @@ that event. ``?until=settled`` ends the stream after the stack's own event
 ``*_COMPLETE`` or ``*_FAILED``; otherwise it stays open, with a comment line
 every 15 s so that proxies keep it.
 
-In keystone mode the stream's token is checked again before each read and at
-least every ``EMBER_TOKEN_RECHECK_SECONDS``: once it is revoked or expired,
+In keystone mode the stream's token is checked again after each read (before what it read
+is sent) and at least every ``EMBER_TOKEN_RECHECK_SECONDS``: once it is revoked or expired,
 the stream sends a last ``event: error`` (Heat's 401 fault body) and ends, so
 a token's end is also the end of what it can see.
 """
@@ -101,10 +101,6 @@ async def stream(request: web.Request) -> web.StreamResponse:
         with request.app[EVENT_FEED].watch(str(stack.id)) as wake:
             while True:
                 wake.clear()  # before reading: a commit after this read wakes the next wait
-                if not await _token_live(request):
-                    await response.write(b"event: error\ndata: " + TOKEN_ENDED + b"\n\n")
-                    await response.write_eof()
-                    return response
                 pause = wait
                 try:
                     async with request.app[RUNTIME].pool.acquire() as conn:
@@ -115,6 +111,12 @@ async def stream(request: web.Request) -> web.StreamResponse:
                         raise
                     # The stream outlasts a database restart: it reads again shortly.
                     rows, now, pause = [], None, DATABASE_RETRY_SECONDS
+                # Checked after the read, before anything read is sent: an event written after the
+                # token ended was read after it ended, so this check sees the end and sends nothing.
+                if not await _token_live(request):
+                    await response.write(b"event: error\ndata: " + TOKEN_ENDED + b"\n\n")
+                    await response.write_eof()
+                    return response
                 for row in rows:
                     data = orjson.dumps(views.event(base, stack, row, detail=True)).decode()
                     await response.write(f"id: {row.id}\nevent: event\ndata: {data}\n\n".encode())
