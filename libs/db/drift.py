@@ -32,8 +32,6 @@ class Watched:
     version: int
     open_id: int | None
     open: Drift | None
-    # What was done about the open record (its ``action_taken``).
-    open_action: str | None
     # The environment's ``convergence`` section of the stack's desired state (None: not given).
     convergence: Any = None
 
@@ -60,7 +58,7 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
     rows = await conn.fetch(
         "SELECT r.id AS resource_id, r.stack_id, s.name AS stack_name, s.project, s.template_id,"
         " s.parent_id, r.name, r.type, r.physical_id, r.properties, r.data, r.version,"
-        " d.id AS open_id, d.kind, d.fields, d.detail, d.action_taken AS open_action,"
+        " d.id AS open_id, d.kind, d.fields, d.detail,"
         " t.environment -> 'convergence' AS convergence"
         " FROM resources r JOIN stacks s ON s.id = r.stack_id"
         " LEFT JOIN raw_templates t ON t.id = s.template_id"
@@ -75,7 +73,6 @@ async def watched(conn: Conn, types: Sequence[str]) -> list[Watched]:
         type=r["type"], physical_id=r["physical_id"],
         properties=r["properties"], data=r["data"], version=r["version"], open_id=r["open_id"],
         open=None if r["open_id"] is None else Drift(DriftKind(r["kind"]), tuple(r["fields"]), r["detail"]),
-        open_action=r["open_action"],
         convergence=r["convergence"])
         for r in rows]
 
@@ -98,8 +95,11 @@ _CLOSED = ("resolved_at = now(), action_taken = CASE WHEN action_taken = 'healin
            " ELSE action_taken END")
 
 
-async def close(conn: Conn, drift_id: int) -> None:
-    await conn.execute(f"UPDATE drift SET {_CLOSED} WHERE id = $1 AND resolved_at IS NULL", drift_id)
+async def close(conn: Conn, drift_id: int) -> Response | None:
+    """Close an open record; what it says was done (None: it was closed already)."""
+    taken = await conn.fetchval(
+        f"UPDATE drift SET {_CLOSED} WHERE id = $1 AND resolved_at IS NULL RETURNING action_taken", drift_id)
+    return Response(taken) if taken is not None else None
 
 
 async def open_record(conn: Conn, watched_row: Watched, drift: Drift, response: Response) -> int | None:

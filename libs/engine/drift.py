@@ -125,3 +125,27 @@ def respond(drift: Drift | None, policy: ResourcePolicy, *, heals_left: bool, he
     if drift.kind == DriftKind.CHANGED and not counted(policy, drift.fields):
         return Verdict(drift, Response.ACCEPTED, accepted)
     return Verdict(drift, Response.HEALING if heals_left else Response.LIMIT, accepted)
+
+
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """A drift as its event carries it (``resource_properties``), which the notifier sends on."""
+
+    drift: Drift
+    action_taken: Response
+    resolved: bool
+
+    def properties(self) -> dict[str, Any]:
+        return {"drift": {"kind": self.drift.kind.value, "fields": list(self.drift.fields),
+                          "detail": self.drift.detail, "action_taken": self.action_taken.value,
+                          "resolved": self.resolved}}
+
+    @classmethod
+    def of(cls, properties: Any) -> Shown | None:
+        """The drift an event's properties carry; None for any other event."""
+        shown = properties.get("drift") if isinstance(properties, Mapping) else None
+        if not isinstance(shown, Mapping):
+            return None
+        drift = Drift(DriftKind(shown["kind"]), tuple(str(f) for f in shown.get("fields") or ()),
+                      str(shown.get("detail", "")))
+        return cls(drift, Response(shown["action_taken"]), bool(shown.get("resolved")))

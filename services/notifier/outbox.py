@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 
 from libs import background
 from libs.db import Conn, dead_letters, events, listener
+from libs.engine.drift import Shown
 from libs.errors import describe, is_transient
 from libs.messaging.payloads import DriftNotice, EventNotice
 from libs.runtime import Runtime
@@ -81,15 +82,14 @@ def _notice(row: events.Unpublished) -> EventNotice:
 
 def _drift_notice(row: events.Unpublished) -> DriftNotice | None:
     """The drift notice of a drift event (the observer's: its properties carry the drift)."""
-    shown = row.event.properties.get("drift") if isinstance(row.event.properties, dict) else None
-    if not isinstance(shown, dict):
+    shown = Shown.of(row.event.properties)
+    if shown is None:
         return None
     event = row.event
     return DriftNotice(
         event_id=str(event.id), project=row.project, stack_id=str(event.stack_id), stack_name=row.stack_name,
-        resource_name=event.resource_name, drift=str(shown.get("kind", "")),
-        fields=[str(f) for f in shown.get("fields") or ()], detail=str(shown.get("detail", "")),
-        action_taken=str(shown.get("action_taken", "")), resolved=bool(shown.get("resolved")),
+        resource_name=event.resource_name, drift=shown.drift.kind.value, fields=list(shown.drift.fields),
+        detail=shown.drift.detail, action_taken=shown.action_taken.value, resolved=shown.resolved,
         event_time=_time(event))
 
 

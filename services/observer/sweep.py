@@ -19,7 +19,6 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import asyncpg
 
@@ -28,14 +27,14 @@ from libs.cloud.caller import CloudCaller, CloudTarget
 from libs.cloud.targets import NoCloudConfigured, target_for
 from libs.config import CloudSettings
 from libs.db import Conn, drift, events, observer_leases, resources
-from libs.engine.drift import Drift, Response, Verdict, reconcile, respond, seen
+from libs.engine.drift import Drift, Response, Shown, Verdict, reconcile, respond, seen
 from libs.engine.status import Action, Status
 from libs.messaging.bus import Bus
-from libs.resources.base import ResourceType, cloud_tag
+from libs.resources.base import cloud_tag
 from libs.resources.registry import Registry
-from libs.resources.steps import StepContext
+from libs.resources.steps import Observed, StepContext
 from libs.telemetry import logs
-from libs.template.convergence import DriftPolicy
+from libs.template.convergence import ConvergencePolicy, DriftPolicy
 from libs.template.convergence import parse as parse_policy
 
 log = logs.logger("observer")
@@ -140,13 +139,13 @@ async def _observe(ob: Observer, target: CloudTarget, rows: Sequence[drift.Watch
             log.warning("listing %s in %s failed: %s", call.describe(), target.cloud, answer.error.message)
             continue
         listed = {str(item.get("id")): item for item in answer.value or [] if isinstance(item, Mapping)}
-        sights = [(row, seen(row.properties, plugin.observe_listed(_context(row), entry)), entry)
-                  for row in group for entry in (listed.get(row.physical_id),)]
+        observed = [(row, plugin.observe_listed(_context(row), listed.get(row.physical_id))) for row in group]
         done.compared += len(group)
         # What may change a record: a drift seen, or one open (it may have ended, or policy changed).
-        moving = [(row, sight, entry) for row, sight, entry in sights if sight is not None or row.open]
+        moving = [(row, live, sight) for row, live in observed
+                  if (sight := seen(row.properties, live)) is not None or row.open]
         if moving:
-            await _record(ob, plugin, moving, done)
+            await _record(ob, moving, done)
 
 
 def _context(row: drift.Watched) -> StepContext:
@@ -159,30 +158,33 @@ def _context(row: drift.Watched) -> StepContext:
                        cloud_tag=cloud_tag(row.stack_id, row.resource_id))
 
 
-async def _record(ob: Observer, plugin: ResourceType,
-                  sights: Sequence[tuple[drift.Watched, Drift | None, Mapping[str, Any] | None]],
+async def _record(ob: Observer, sights: Sequence[tuple[drift.Watched, Observed | None, Drift | None]],
                   done: Pass) -> None:
     """Each sight under its stack's policy: records opened or closed, fields accepted, heals asked."""
     heal: dict[uuid.UUID, drift.Watched] = {}
+    policies: dict[uuid.UUID, ConvergencePolicy] = {}  # each stack's, parsed once a pass
     async with ob.pool.acquire() as conn:
-        for row, sight, entry in sights:
-            policy = parse_policy(row.convergence, ob.default_policy).for_resource(row.name)
+        for row, live, sight in sights:
+            if row.stack_id not in policies:
+                policies[row.stack_id] = parse_policy(row.convergence, ob.default_policy)
+            policy = policies[row.stack_id].for_resource(row.name)
             async with conn.transaction():
                 if not await drift.unchanged(conn, row):
                     continue  # a traversal acted on it since it was listed: seen again next pass
-                heals = await drift.heals_since(conn, row.stack_id, row.name, HEAL_WINDOW_SECONDS)
+                heals = (await drift.heals_since(conn, row.stack_id, row.name, HEAL_WINDOW_SECONDS)
+                         if policy.policy == DriftPolicy.HEAL else 0)
                 verdict = respond(sight, policy, heals_left=heals < ob.heal_limit,
                                   healable=row.parent_id is None)
                 change = reconcile(row.open, verdict.drift)
                 if change.nothing:
                     continue
-                if change.close and row.open_id is not None:
-                    await drift.close(conn, row.open_id)
+                if change.close and row.open_id is not None and row.open is not None:
+                    closed_as = await drift.close(conn, row.open_id)
                     done.closed += 1
-                    if change.open is None and row.open is not None:
+                    if change.open is None and closed_as is not None:
                         await _event(conn, row, Status.COMPLETE,
                                      f"{RESOLVED}: {row.name} agrees with the cloud again",
-                                     _shown(row.open, _closed_as(row.open_action), resolved=True))
+                                     Shown(row.open, closed_as, resolved=True))
                 if change.open is None or await drift.open_record(
                         conn, row, change.open, verdict.response) is None:
                     continue
@@ -190,10 +192,8 @@ async def _record(ob: Observer, plugin: ResourceType,
                 what = change.open.describe(row.name)
                 accepted = verdict.response == Response.ACCEPTED
                 await _event(conn, row, Status.FAILED, f"{DETECTED}: {what}{_taken(verdict)}",
-                             _shown(change.open, verdict.response, resolved=accepted))
-                if verdict.accepted and entry is not None:
-                    live = plugin.observe_listed(_context(row), entry)
-                    assert live is not None
+                             Shown(change.open, verdict.response, resolved=accepted))
+                if verdict.accepted and live is not None:
                     await resources.accept_properties(conn, row.resource_id, row.version, {
                         **(row.properties or {}), **{f: live.properties.get(f) for f in verdict.accepted}})
                 if verdict.response == Response.HEALING:
@@ -216,21 +216,8 @@ def _taken(verdict: Verdict) -> str:
     return ""
 
 
-def _closed_as(action_taken: str | None) -> Response:
-    """What a record closed because the cloud agrees again says was done (as ``drift.close``)."""
-    if action_taken == Response.HEALING:
-        return Response.HEALED
-    return Response(action_taken) if action_taken else Response.REPORTED
-
-
-def _shown(seen_drift: Drift, response: Response, *, resolved: bool) -> dict[str, Any]:
-    """The drift as its event carries it (``resource_properties``): the notifier's drift notice."""
-    return {"drift": {"kind": seen_drift.kind.value, "fields": list(seen_drift.fields),
-                      "detail": seen_drift.detail, "action_taken": response.value, "resolved": resolved}}
-
-
-async def _event(conn: Conn, row: drift.Watched, state: Status, reason: str, shown: dict[str, Any]) -> None:
+async def _event(conn: Conn, row: drift.Watched, state: Status, reason: str, shown: Shown) -> None:
     # Heat's stack check reports a resource the cloud lost as CHECK_FAILED: drift reads the same.
     await events.add(conn, stack_id=row.stack_id, resource_name=row.name,
                      physical_resource_id=row.physical_id, resource_type=row.type, action=Action.CHECK,
-                     status=state, reason=reason, properties=shown)
+                     status=state, reason=reason, properties=shown.properties())

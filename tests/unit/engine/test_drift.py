@@ -6,7 +6,18 @@ from typing import Any
 
 import pytest
 
-from libs.engine.drift import Change, Drift, DriftKind, Response, Verdict, counted, reconcile, respond, seen
+from libs.engine.drift import (
+    Change,
+    Drift,
+    DriftKind,
+    Response,
+    Shown,
+    Verdict,
+    counted,
+    reconcile,
+    respond,
+    seen,
+)
 from libs.resources.steps import Observed
 from libs.template.convergence import DriftPolicy, FieldPolicy, ResourcePolicy
 
@@ -103,3 +114,13 @@ def test_a_nested_stacks_drift_is_reported_not_healed() -> None:
 def test_counted_fields_are_those_a_heal_puts_back() -> None:
     assert counted(FIELDS, ["flavor", "name", "metadata"]) == ("flavor",)
     assert counted(HEAL_ALL, ["name"]) == ("name",)
+
+
+@pytest.mark.parametrize("properties", [None, {}, {"name": "web"}, {"drift": "gone"}, ["drift"]])
+def test_an_event_that_carries_no_drift_shows_none(properties: Any) -> None:
+    assert Shown.of(properties) is None
+
+
+def test_a_drift_event_carries_what_its_notice_says() -> None:
+    shown = Shown(Drift(DriftKind.CHANGED, fields=("metadata", "name")), Response.HEALING, resolved=False)
+    assert Shown.of(shown.properties()) == shown
