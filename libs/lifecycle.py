@@ -3,7 +3,10 @@
 A service supplies ``body(runtime)``: an async context manager that starts its
 consumers on enter and drains them on exit. SIGTERM or SIGINT ends the wait;
 the body gets ``shutdown_grace`` seconds to finish what it holds, then the
-runtime closes in reverse order.
+runtime closes in reverse order. A close that waits on a server already gone
+(``ember dev`` killed as a whole takes PostgreSQL and NATS with it) does not
+hold the process: :data:`TEARDOWN_MARGIN` seconds past the grace it exits anyway,
+which costs nothing a crash would not (every step is redelivered).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from libs.template import budgets
 
 Body = Callable[[Runtime], AbstractAsyncContextManager[None]]
 
+TEARDOWN_MARGIN = 5.0
+
 
 def load_settings_or_exit(*, need_urls: bool = False) -> config.Settings:
     """Settings from the environment; a bad value ends the process with one line naming it."""
@@ -42,10 +47,20 @@ async def serve(settings: config.Settings, service: str, body: Body) -> None:
     budgets.configure(settings.budgets)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
+    ready = False
+
+    def stopping() -> None:
+        # Before ready it holds no work to drain, and may be waiting for servers that are gone.
+        if not stop.is_set():
+            loop.call_later((settings.shutdown_grace if ready else 0.0) + TEARDOWN_MARGIN,
+                            _abandon, log, service)
+        stop.set()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, stopping)
     try:
         async with open_runtime(settings, service) as rt, body(rt):
+            ready = True
             log.info("%s ready", service, extra={"service_id": str(rt.service_id)})
             await stop.wait()
             log.info("%s stopping (grace %.1fs)", service, settings.shutdown_grace)
@@ -53,6 +68,18 @@ async def serve(settings: config.Settings, service: str, body: Body) -> None:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+
+
+def _abandon(log: logging.Logger, service: str) -> None:
+    log.warning("%s did not close within its grace and margin: leaving without the rest", service)
+    _exit_now()
+
+
+def _exit_now() -> None:
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def run(service: str, body: Body) -> None:
@@ -63,7 +90,4 @@ def run(service: str, body: Body) -> None:
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
         # Everything is closed; what is left is a thread blocked in a cloud call whose answer no
         # one will read (libs.cloud.sdk's close says so). The interpreter would join it at exit.
-        logging.shutdown()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
+        _exit_now()

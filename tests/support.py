@@ -108,3 +108,24 @@ def live_pids_mentioning(needle: str) -> list[int]:
         if needle.encode() in blob:
             found.append(int(entry.name))
     return found
+
+
+def wait_all_gone(needle: str, *, timeout: float, what: str) -> None:
+    """Wait until no live process mentions ``needle``; a timeout names those still there."""
+    deadline = time.monotonic() + timeout
+    while (left := survivors_mentioning(needle)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if left:
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}; still running: {left}")
+
+
+def survivors_mentioning(needle: str) -> list[str]:
+    """``pid: command line`` of each live process mentioning ``needle``."""
+    shown = []
+    for pid in live_pids_mentioning(needle):
+        try:
+            argv = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        shown.append(f"{pid}: {argv.decode(errors='replace').strip()[:200]}")
+    return shown

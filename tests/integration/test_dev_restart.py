@@ -15,7 +15,7 @@ from libs.embedded.process import free_port
 from libs.runtime import open_runtime
 from libs.template.request import StackRequest
 from tests.integration.engine_support import hot, resource_rows, settled
-from tests.support import ember, eventually, live_pids_mentioning, wait_until
+from tests.support import ember, eventually, wait_all_gone, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +52,7 @@ async def test_the_whole_of_dev_restarted_during_a_create(data_dir: Path, tmp_pa
     finally:
         first.kill()  # the whole of dev, without warning: its children die with it
         first.wait()
-    await asyncio.to_thread(wait_until, lambda: not live_pids_mentioning(str(data_dir)), timeout=30,
+    await asyncio.to_thread(wait_all_gone, str(data_dir), timeout=30,
                             what="every process of the first run gone")
 
     (data_dir / "dev.env").unlink()  # the old run's ports; the new run writes its own

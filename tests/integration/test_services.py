@@ -12,9 +12,11 @@ import asyncpg
 import pytest
 
 from libs.db import services
+from libs.embedded.nats import EmbeddedNats
+from libs.embedded.postgres import EmbeddedPostgres
 from libs.embedded.process import free_port
 from libs.messaging.subjects import SERVICES
-from tests.support import ember, eventually, terminate
+from tests.support import Servers, ember, eventually, terminate
 
 pytestmark = pytest.mark.slow
 
@@ -145,3 +147,28 @@ async def test_spans_reach_an_otlp_collector(ember_env: dict[str, str], tmp_path
     finally:
         await asyncio.to_thread(terminate, api)
         await runner.cleanup()
+
+
+
+
+async def test_a_service_whose_servers_are_gone_still_stops_on_sigterm(
+        servers: Servers, nats_prefix: str, tmp_path: Path) -> None:
+    """`ember dev` killed as a whole takes PostgreSQL and NATS with it while its services run:
+    their SIGTERM must end them within their grace and a margin, not leave them waiting for ever."""
+    base = servers.scratch / f"gone-{nats_prefix}"
+    postgres, nats_server = EmbeddedPostgres(base / "postgres", fsync=False), EmbeddedNats(base / "nats")
+    env = {"EMBER_DATABASE_URL": postgres.start(), "EMBER_NATS_URL": nats_server.start(),
+           "EMBER_NATS_PREFIX": nats_prefix, "EMBER_SHUTDOWN_GRACE": "2", "EMBER_LOG_LEVEL": "DEBUG"}
+    log = tmp_path / "notifier.log"
+    proc = ember(["notifier"], env, log)
+    try:
+        await eventually(_async(lambda: "notifier ready" in log.read_text() or None), timeout=60,
+                         what="the notifier ready")
+    finally:
+        nats_server.stop()
+        postgres.stop()
+    await eventually(_async(lambda: "nats disconnected" in log.read_text() or None), timeout=30,
+                     what="the notifier seeing NATS gone")
+    code = await asyncio.to_thread(terminate, proc, 30.0)
+    assert code == 0, log.read_text()[-2000:]
+    assert "notifier stopping" in log.read_text()
