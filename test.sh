@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create .venv, install Ember with its test tools, then lint, type-check and run every test.
-# Uses EMBER_DATABASE_URL / EMBER_NATS_URL when set; otherwise the tests start embedded
+# Uses EMBER_DATABASE_URL / EMBER_NATS_URL when set, else PostgreSQL on 127.0.0.1:5432 and NATS on
+# 127.0.0.1:4222 where they answer (tests/conftest.py); otherwise the tests start embedded
 # PostgreSQL and nats-server from the installed packages on free ports.
 set -euo pipefail
 cd "$(dirname "$0")"

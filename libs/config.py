@@ -121,6 +121,8 @@ class Settings:
     notify_retry_seconds: float = 1.0
     # How often the observer lists each cloud project it holds and compares it with the records.
     observe_interval: float = 60.0
+    # Per resource type, where it differs (EMBER_OBSERVE_INTERVALS): (type, seconds), sorted.
+    observe_type_intervals: tuple[tuple[str, float], ...] = ()
     # What drift does where a stack's environment says nothing (observe: report; heal: converge).
     drift_policy: DriftPolicy = DriftPolicy.OBSERVE
     # Heals of one resource the observer asks for within an hour before it only reports.
@@ -210,6 +212,23 @@ def _integer(env: Mapping[str, str], name: str, default: int, minimum: int, maxi
     return int(value)
 
 
+def _type_intervals(env: Mapping[str, str], name: str) -> tuple[tuple[str, float], ...]:
+    """``OS::Nova::Server=30,OS::Neutron::Port=300``: seconds per resource type."""
+    found: dict[str, float] = {}
+    for part in (p.strip() for p in (_get(env, name) or "").split(",")):
+        if not part:
+            continue
+        type_name, sep, value = part.rpartition("=")
+        try:
+            seconds = float(value) if sep and type_name.strip() else -1.0
+        except ValueError:
+            seconds = -1.0
+        if not seconds >= 0.1:
+            raise ConfigError(name, f"expected <resource type>=<seconds of at least 0.1>, got {part!r}")
+        found[type_name.strip()] = seconds
+    return tuple(sorted(found.items()))
+
+
 def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
     value = _get(env, name) or default
     if value not in choices:
@@ -294,6 +313,7 @@ def load(env: Mapping[str, str]) -> Settings:
         plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
         observe_interval=_number(env, "EMBER_OBSERVE_INTERVAL", 60.0, 0.1),
+        observe_type_intervals=_type_intervals(env, "EMBER_OBSERVE_INTERVALS"),
         drift_policy=DriftPolicy(_choice(env, "EMBER_DRIFT_POLICY", "observe", tuple(DriftPolicy))),
         heal_limit=_integer(env, "EMBER_HEAL_LIMIT", 3, 0, 1000),
         action_retry_limit=_integer(env, "EMBER_ACTION_RETRY_LIMIT", 2, 0, 100),

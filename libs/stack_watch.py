@@ -6,8 +6,11 @@ each started after the last event read before the tree was (so that no event
 falls between the two). A nested stack made while watching is found by one
 look at the resource whose event first carries its id. Paused markers come from
 the stack show's ``ember_paused``, read again only when an event says that a
-hook was reached or cleared. Rendering is a pure function of the tree: on a
-terminal the tree is redrawn, elsewhere one line is printed per change.
+hook was reached or cleared. Drift the observer saw is a marker on the resource
+(``≠ web is gone from the cloud``): read once per stack from its drift route, then
+kept by the drift events (which leave the resource's own status as it was).
+Rendering is a pure function of the tree: on a terminal the tree is redrawn,
+elsewhere one line is printed per change.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from typing import Any, NamedTuple, TextIO
 from urllib.parse import quote, unquote, urlsplit
 
 from libs.api_client import Api, EventStreams, parse_time
+from libs.engine.drift import DETECTED, RESOLVED, Drift, DriftKind, Response
 
 PAUSED = "⏸"
+DRIFTED = "≠"
 REDRAW_SECONDS = 0.1
 
 
@@ -38,6 +43,7 @@ class Node:
     started: datetime.datetime | None = None  # when its current action began, if seen
     ended: datetime.datetime | None = None
     nested: str | None = None  # the path of the stack it nests
+    drift: str = ""  # what the observer saw differ in the cloud, while that lasts
 
 
 @dataclasses.dataclass
@@ -192,6 +198,10 @@ def apply(tree: Tree, path: str, event: dict[str, Any]) -> Effect:
         return Effect(refresh=refresh)
     node = stack.nodes.setdefault(name, Node(name=name, type=str(event.get("resource_type") or ""),
                                              status=""))
+    if reason.startswith((f"{DETECTED}: ", f"{RESOLVED}: ")):
+        # The observer's word on the cloud, not an action of the resource: its status stands.
+        node.drift = reason.split(": ", 1)[1] if reason.startswith(DETECTED) else ""
+        return Effect()
     at = parse_time(event.get("event_time"))
     key = resource_path(tree, path, name)
     ended = _HOOK_ENDED.fullmatch(reason)
@@ -215,6 +225,24 @@ def apply(tree: Tree, path: str, event: dict[str, Any]) -> Effect:
     return Effect(refresh, lookup)
 
 
+def set_drift(tree: Tree, path: str, records: list[dict[str, Any]]) -> None:
+    """The stack's drift still open, from its drift route, as markers on its resources."""
+    stack = tree.stacks.get(path)
+    if stack is None:
+        return
+    for record in records:
+        node = stack.nodes.get(str(record.get("resource_name", "")))
+        if node is None:
+            continue
+        if record.get("resolved_at"):
+            node.drift = ""
+            continue
+        seen = Drift(DriftKind(record["kind"]), tuple(record.get("fields") or ()),
+                     str(record.get("detail") or ""))
+        taken = str(record.get("action_taken") or Response.REPORTED)
+        node.drift = seen.describe(node.name) + (f"; {taken}" if taken != Response.REPORTED else "")
+
+
 def set_paused(tree: Tree, stack: dict[str, Any]) -> None:
     """The stack's status and paused nodes from its show."""
     tree.status = str(stack.get("stack_status") or tree.status)
@@ -234,8 +262,9 @@ def _row(tree: Tree, key: str, lead: str, node: Node, now: datetime.datetime) ->
         took = elapsed((now - paused.since).total_seconds()) if paused.since else ""
     elif node.started is not None:
         took = elapsed(((node.ended or now) - node.started).total_seconds())
+    marker = f"{PAUSED} {paused.hook}" if paused else f"{DRIFTED} {node.drift}" if node.drift else ""
     return Row(key=key, lead=lead, name=node.name, type=node.type, status=node.status,
-               marker=f"{PAUSED} {paused.hook}" if paused else "", elapsed=took,
+               marker=marker, elapsed=took,
                reason=node.reason if node.status.endswith("_FAILED") else "")
 
 
@@ -298,7 +327,8 @@ def changes(seen: Mapping[str, Row], candidates: Iterable[Row]) -> tuple[list[st
             continue
         updates[row.key] = after
         # A pause that ended says little: the action it let go says the rest next.
-        if before is None or before.marker == "" or after != before._replace(marker=""):
+        if (before is None or not before.marker.startswith(PAUSED) or after.marker
+                or after != before._replace(marker="")):
             out.append(line(row, timed=not row.marker and _settled(row.status)))
     return out, updates
 
@@ -356,6 +386,7 @@ async def follow(api: Api, tree: Tree, streams: EventStreams, path: str, *, unti
         listing = await api.resources(path, depth)
     added = merge(tree, listing)
     for stack in [path, *added]:
+        set_drift(tree, stack, (await api.call("GET", f"{stack}/drift"))["drift"])
         streams.open(stack, markers.get(stack), until_settled=until_settled and stack == tree.root)
 
 

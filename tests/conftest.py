@@ -1,14 +1,22 @@
 """Real servers for every test run.
 
 Where ``EMBER_DATABASE_URL`` and ``EMBER_NATS_URL`` are set, the run uses those
-servers; otherwise it starts an embedded PostgreSQL (fsync off) and nats-server
-on free ports. Either way the run works in its own database (created and
-dropped here) and its own stream prefix, so it never sees another run's data.
+servers; otherwise the usual local ones (PostgreSQL on 127.0.0.1:5432 as
+``postgres``, nats-server with JetStream on 127.0.0.1:4222) where they answer,
+and else an embedded PostgreSQL (fsync off) and nats-server on free ports
+(``EMBER_TEST_EMBEDDED=1`` asks for those always). Either way the run works in
+its own database (created and dropped here) and its own stream prefix, so it
+never sees another run's data.
+
+Running servers first: each test's ``CREATE DATABASE ... TEMPLATE`` takes about
+0.1 s on the machine's PostgreSQL and 0.4 s on the embedded one, over some 500
+tests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import gc
 import os
@@ -31,12 +39,43 @@ from libs.messaging.subjects import Names
 from tests.support import Servers, database_url_for, scratch
 
 RUN_ID = uuid.uuid4().hex[:8]
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+LOCAL_NATS = "nats://127.0.0.1:4222"
+
+
+async def _answers(db_url: str, nats_url: str) -> tuple[bool, bool]:
+    """Whether PostgreSQL (as a superuser) and NATS (with JetStream) answer at these URLs."""
+    postgres_ok = nats_ok = False
+    with contextlib.suppress(Exception):
+        conn = await asyncpg.connect(db_url, timeout=2)
+        try:
+            postgres_ok = bool(await conn.fetchval(
+                "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"))
+        finally:
+            await conn.close()
+    with contextlib.suppress(Exception):
+        nc = await nats.connect(nats_url, connect_timeout=2, allow_reconnect=False, max_reconnect_attempts=0)
+        try:
+            await nc.jetstream().account_info()
+            nats_ok = True
+        finally:
+            await nc.close()
+    return postgres_ok, nats_ok
+
+
+def _running_servers() -> tuple[str | None, str | None]:
+    """The URLs of the environment's servers, else of the local ones that answer."""
+    db_url = os.environ.get("EMBER_DATABASE_URL")
+    nats_url = os.environ.get("EMBER_NATS_URL")
+    if os.environ.get("EMBER_TEST_EMBEDDED") == "1" or (db_url and nats_url):
+        return db_url, nats_url
+    postgres_ok, nats_ok = asyncio.run(_answers(LOCAL_POSTGRES, LOCAL_NATS))
+    return db_url or (LOCAL_POSTGRES if postgres_ok else None), nats_url or (LOCAL_NATS if nats_ok else None)
 
 
 @pytest.fixture(scope="session")
 def servers() -> Iterator[Servers]:
-    db_url = os.environ.get("EMBER_DATABASE_URL")
-    nats_url = os.environ.get("EMBER_NATS_URL")
+    db_url, nats_url = _running_servers()
     # One PostgreSQL reaches (else its cluster would go to /var/tmp and outlive the run).
     with scratch(f"ember-test-{RUN_ID}-") as base:
         started: list[EmbeddedPostgres | EmbeddedNats] = []

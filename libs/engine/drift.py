@@ -17,6 +17,11 @@ from typing import Any
 from libs.resources.steps import Observed
 from libs.template.convergence import DriftPolicy, FieldPolicy, ResourcePolicy
 
+# How drift events' reasons begin (CHECK_FAILED and CHECK_COMPLETE, as Heat's stack check):
+# what follows is Drift.describe's text.
+DETECTED = "Resource drift detected"
+RESOLVED = "Resource drift resolved"
+
 
 class DriftKind(enum.StrEnum):
     GONE = "gone"

@@ -67,6 +67,8 @@ class Outcome:
 
 # The longest wait between tries while PostgreSQL or NATS is away.
 OUTAGE_RETRY_SECONDS = 2.0
+# Fetches unanswered this long: is the consumer still there? (see _fetch_loop)
+_LOOK_AFTER_IDLE_SECONDS = 5.0
 
 
 def backoff(failures: int) -> float:
@@ -182,6 +184,7 @@ class Consumer:
             await self._sub.unsubscribe()
 
     async def _fetch_loop(self) -> None:
+        idle_since = time.monotonic()
         while not self._stopping.is_set():
             # Fetch no more than there are free slots, so no message waits in
             # this process while another process sits idle.
@@ -192,8 +195,14 @@ class Consumer:
                 free += 1
             try:
                 msgs = await self._sub.fetch(batch=free, timeout=1.0)
+                idle_since = time.monotonic()
             except (nats.errors.TimeoutError, TimeoutError):
                 msgs = []
+                # A nats-server before 2.10 answers a fetch of a deleted consumer with silence, not
+                # "no responders": a consumer idle that long is looked up (one call), and made again.
+                if time.monotonic() - idle_since >= _LOOK_AFTER_IDLE_SECONDS:
+                    idle_since = time.monotonic()
+                    await self._recreate_if_gone()
             except nats.errors.ConnectionClosedError:
                 for _ in range(free):
                     self._slots.release()

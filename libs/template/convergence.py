@@ -4,6 +4,7 @@
 
     convergence:
       policy: heal              # observe (report only) | heal (converge the drifted resources)
+      interval: 30              # seconds between listings of its resources (else the type's)
       resources:
         web*:                   # a resource name or a glob pattern, as resource_registry's
           policy: observe
@@ -26,6 +27,8 @@ from typing import Any
 from libs.template.errors import InvalidEnvironment
 
 SECTION = "convergence"
+# The shortest interval a stack may ask: every listing is a cloud call per type and project.
+MIN_INTERVAL = 1.0
 
 
 class DriftPolicy(enum.StrEnum):
@@ -53,6 +56,8 @@ class ConvergencePolicy:
     policy: DriftPolicy
     # (name or pattern, its policy), as written: an exact name wins over patterns, then the first match.
     resources: tuple[tuple[str, ResourcePolicy], ...] = ()
+    # Seconds between the observer's listings of this stack's resources (None: the type's interval).
+    interval: float | None = None
 
     def for_resource(self, name: str) -> ResourcePolicy:
         exact = [p for pattern, p in self.resources if pattern == name]
@@ -70,8 +75,9 @@ def parse(section: Any, default: DriftPolicy = DriftPolicy.OBSERVE) -> Convergen
         return ConvergencePolicy(default)
     if not isinstance(section, Mapping):
         raise InvalidEnvironment(f"{SECTION}: expected a map, got {type(section).__name__}")
-    _known(section, ("policy", "resources"), SECTION)
+    _known(section, ("policy", "interval", "resources"), SECTION)
     policy = _policy(section.get("policy", default), f"{SECTION}.policy")
+    interval = _interval(section.get("interval"), f"{SECTION}.interval")
     resources = section.get("resources", {})
     if not isinstance(resources, Mapping):
         raise InvalidEnvironment(f"{SECTION}.resources: expected a map of resource names")
@@ -87,7 +93,7 @@ def parse(section: Any, default: DriftPolicy = DriftPolicy.OBSERVE) -> Convergen
         parsed.append((str(name), ResourcePolicy(
             _policy(spec.get("policy", policy), f"{where}.policy"),
             {str(k): _field(v, f"{where}.fields.{k}") for k, v in fields.items()})))
-    return ConvergencePolicy(policy, tuple(parsed))
+    return ConvergencePolicy(policy, tuple(parsed), interval)
 
 
 def _known(spec: Mapping[str, Any], keys: tuple[str, ...], where: str) -> None:
@@ -101,6 +107,16 @@ def _policy(value: Any, where: str) -> DriftPolicy:
         return DriftPolicy(value)
     except ValueError:
         raise InvalidEnvironment(f"{where}: {value!r} is not one of observe, heal") from None
+
+
+def _interval(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    # bool is an int to Python, never a number of seconds to a template author.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= MIN_INTERVAL:
+        raise InvalidEnvironment(
+            f"{where}: {value!r} is not a number of seconds of at least {MIN_INTERVAL:g}")
+    return float(value)
 
 
 def _field(value: Any, where: str) -> FieldPolicy:

@@ -1,8 +1,10 @@
 """``ember observer``: the process entry point.
 
-Every ``EMBER_OBSERVE_INTERVAL`` seconds (jittered, so several observers do not
-move in step) one pass (:mod:`services.observer.sweep`) lists the cloud projects
-this observer holds and records drift. With no cloud configured there is nothing
+Whenever a listing is due (``EMBER_OBSERVE_INTERVAL``, per type
+``EMBER_OBSERVE_INTERVALS``, per stack ``convergence.interval``; jittered, so
+several observers do not move in step), and at least every
+``EMBER_OBSERVE_INTERVAL``, one pass (:mod:`services.observer.sweep`) lists what
+is due of the cloud projects this observer holds and records drift. With no cloud configured there is nothing
 to list: it keeps its heartbeat and answers pings.
 """
 
@@ -10,23 +12,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import time
 from collections.abc import AsyncIterator
 
 from libs import background, dependencies, lifecycle
 from libs.cloud import sdk
 from libs.db import observer_leases
+from libs.engine.observe_schedule import Intervals
 from libs.resources.registry import default_registry
 from libs.runtime import Runtime
 from libs.telemetry import logs
 from services.observer.sweep import Observer, sweep_once
 
 log = logs.logger("observer")
+# A pass whose listings are all overdue still yields before the next one.
+_LEAST_WAIT = 0.1
 
 
 async def observe_forever(ob: Observer) -> None:
-    jitter = random.SystemRandom()
     while True:
         began = time.monotonic()
         try:
@@ -40,7 +43,8 @@ async def observe_forever(ob: Observer) -> None:
                 log.warning("observing failed: %s is down: %s", down, exc)
             else:
                 log.exception("observing failed")
-        await asyncio.sleep(ob.interval * jitter.uniform(0.9, 1.1))
+        # Until the next listing is due; at least every default interval a pass renews the leases.
+        await asyncio.sleep(max(_LEAST_WAIT, ob.schedule.wait(time.monotonic(), ob.intervals.default)))
 
 
 @contextlib.asynccontextmanager
@@ -51,7 +55,8 @@ async def body(rt: Runtime) -> AsyncIterator[None]:
             return
         settings = rt.settings
         ob = Observer(holder=rt.service_id, pool=rt.pool, caller=caller, cloud=settings.cloud,
-                      registry=default_registry(), interval=settings.observe_interval, bus=rt.bus,
+                      registry=default_registry(), bus=rt.bus,
+                      intervals=Intervals(settings.observe_interval, dict(settings.observe_type_intervals)),
                       default_policy=settings.drift_policy, heal_limit=settings.heal_limit)
         try:
             async with background.running(lambda: observe_forever(ob), name="observe"):

@@ -1,20 +1,24 @@
 """One pass of the observer: list the cloud projects it holds, compare, record drift once per change.
 
-Each cloud project (a ``clouds.yaml`` entry and project, :class:`~libs.cloud.caller.CloudTarget`)
-is listed by one observer per interval: it holds that project's lease in PostgreSQL
-(:mod:`libs.db.observer_leases`), renews it every pass, and holds at most its share
-of the projects, so several observers split them and one that stops hands its
-share on when its leases run out. A project's resources of each type are one list
-call (paged by openstacksdk), never a call per resource. What a type's entry shows
-is compared with the record by the pure core (:mod:`libs.engine.drift`); a change
-opens or closes a drift record and writes an event, in one transaction that first
-checks the resource is still as it was listed (a traversal's own changes are not drift).
+A pass lists, of the cloud projects it holds, the resource types whose listing is
+due (:mod:`libs.engine.observe_schedule`: a stack's ``convergence.interval``, else
+the type's, else the installation's). Each cloud project (a ``clouds.yaml`` entry
+and project, :class:`~libs.cloud.caller.CloudTarget`) is listed by one observer:
+it holds that project's lease in PostgreSQL (:mod:`libs.db.observer_leases`),
+renews it every pass, and holds at most its share of the projects, so several
+observers split them and one that stops hands its share on when its leases run
+out. A project's resources of each type are one list call (paged by
+openstacksdk), never a call per resource. What a type's entry shows is compared
+with the record by the pure core (:mod:`libs.engine.drift`); a change opens or
+closes a drift record and writes an event, in one transaction that first checks
+the resource is still as it was listed (a traversal's own changes are not drift).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import time
 import uuid
 from collections import defaultdict
@@ -27,7 +31,8 @@ from libs.cloud.caller import CloudCaller, CloudTarget
 from libs.cloud.targets import NoCloudConfigured, target_for
 from libs.config import CloudSettings
 from libs.db import Conn, drift, events, observer_leases, resources
-from libs.engine.drift import Drift, Response, Shown, Verdict, reconcile, respond, seen
+from libs.engine.drift import DETECTED, RESOLVED, Drift, Response, Shown, Verdict, reconcile, respond, seen
+from libs.engine.observe_schedule import Intervals, Schedule
 from libs.engine.status import Action, Status
 from libs.messaging.bus import Bus
 from libs.resources.base import cloud_tag
@@ -38,8 +43,6 @@ from libs.template.convergence import ConvergencePolicy, DriftPolicy
 from libs.template.convergence import parse as parse_policy
 
 log = logs.logger("observer")
-DETECTED = "Resource drift detected"
-RESOLVED = "Resource drift resolved"
 # Services count as up while they reported within this many of their intervals (Heat's rule).
 _UP_WITHIN = 2.0
 # Heals of one resource counted against EMBER_HEAL_LIMIT: those asked within this window.
@@ -55,16 +58,20 @@ class Observer:
     caller: CloudCaller
     cloud: CloudSettings
     registry: Registry
-    interval: float
+    intervals: Intervals
     # Plan requests of heals go out here (None: this observer only reports).
     bus: Bus | None = None
     default_policy: DriftPolicy = DriftPolicy.OBSERVE
     heal_limit: int = 3
 
+    # When each listing it holds is due next: its own, kept from pass to pass.
+    schedule: Schedule = dataclasses.field(default_factory=Schedule)
+
     @property
     def lease_seconds(self) -> float:
-        # Over two intervals: a pass that runs late keeps its lease; a dead holder's share moves on soon.
-        return 2 * self.interval + min(self.interval, 5.0)
+        # A pass runs at least every default interval and renews the leases: over two of them, one
+        # that runs late keeps its lease, and a dead holder's share moves on soon.
+        return 2 * self.intervals.default + min(self.intervals.default, 5.0)
 
     def listed_types(self) -> list[str]:
         return sorted(t for t in self.registry.types() if self.registry.get(t).list_call() is not None)
@@ -81,6 +88,8 @@ class Pass:
     opened: int = 0
     closed: int = 0
     heals: int = 0
+    # (cloud project, resource type) of each listing made, in order.
+    listed: list[tuple[CloudTarget, str]] = dataclasses.field(default_factory=list)
 
 
 async def sweep_once(ob: Observer) -> Pass:
@@ -98,8 +107,10 @@ async def sweep_once(ob: Observer) -> Pass:
     done.targets = len(by_target)
     mine = await _take_share(ob, sorted(by_target, key=_lease_key), observers)
     done.held = len(mine)
+    ob.schedule.forget_except((t, row.type) for t in mine for row in by_target[t])
+    policies: dict[uuid.UUID, ConvergencePolicy] = {}  # each stack's, parsed once a pass
     for target in mine:
-        await _observe(ob, target, by_target[target], done)
+        await _observe(ob, target, by_target[target], policies, done)
     return done
 
 
@@ -124,16 +135,32 @@ async def _take_share(ob: Observer, targets: Sequence[CloudTarget], observers: i
     return mine
 
 
-async def _observe(ob: Observer, target: CloudTarget, rows: Sequence[drift.Watched], done: Pass) -> None:
+def _policy(ob: Observer, row: drift.Watched, policies: dict[uuid.UUID, ConvergencePolicy]
+            ) -> ConvergencePolicy:
+    policy = policies.get(row.stack_id)
+    if policy is None:
+        policy = policies[row.stack_id] = parse_policy(row.convergence, ob.default_policy)
+    return policy
+
+
+async def _observe(ob: Observer, target: CloudTarget, rows: Sequence[drift.Watched],
+                   policies: dict[uuid.UUID, ConvergencePolicy], done: Pass) -> None:
     by_type: dict[str, list[drift.Watched]] = defaultdict(list)
     for row in rows:
         by_type[row.type].append(row)
+    draw = random.SystemRandom()
     for type_name, group in sorted(by_type.items()):
+        now = time.monotonic()
+        if not ob.schedule.due((target, type_name), now):
+            continue
+        interval = ob.intervals.listing(type_name, {_policy(ob, r, policies).interval for r in group})
+        ob.schedule.listed((target, type_name), now, interval, draw.random())
         plugin = ob.registry.get(type_name)
         call = plugin.list_call()
         assert call is not None  # watched() reads only listed types
         answer = (await ob.caller.call(target, [call]))[call.key]
         done.list_calls += 1
+        done.listed.append((target, type_name))
         if answer.error is not None:
             # Nothing can be said of what a listing did not show: no drift this pass.
             log.warning("listing %s in %s failed: %s", call.describe(), target.cloud, answer.error.message)
@@ -145,7 +172,7 @@ async def _observe(ob: Observer, target: CloudTarget, rows: Sequence[drift.Watch
         moving = [(row, live, sight) for row, live in observed
                   if (sight := seen(row.properties, live)) is not None or row.open]
         if moving:
-            await _record(ob, moving, done)
+            await _record(ob, moving, policies, done)
 
 
 def _context(row: drift.Watched) -> StepContext:
@@ -159,15 +186,12 @@ def _context(row: drift.Watched) -> StepContext:
 
 
 async def _record(ob: Observer, sights: Sequence[tuple[drift.Watched, Observed | None, Drift | None]],
-                  done: Pass) -> None:
+                  policies: dict[uuid.UUID, ConvergencePolicy], done: Pass) -> None:
     """Each sight under its stack's policy: records opened or closed, fields accepted, heals asked."""
     heal: dict[uuid.UUID, drift.Watched] = {}
-    policies: dict[uuid.UUID, ConvergencePolicy] = {}  # each stack's, parsed once a pass
     async with ob.pool.acquire() as conn:
         for row, live, sight in sights:
-            if row.stack_id not in policies:
-                policies[row.stack_id] = parse_policy(row.convergence, ob.default_policy)
-            policy = policies[row.stack_id].for_resource(row.name)
+            policy = _policy(ob, row, policies).for_resource(row.name)
             async with conn.transaction():
                 if not await drift.unchanged(conn, row):
                     continue  # a traversal acted on it since it was listed: seen again next pass

@@ -163,6 +163,7 @@ def _assert_no_secret(where: str, text: str, secrets: set[str]) -> None:
     assert TOKEN_SHAPE.search(text) is None, f"{where} shows a token: {TOKEN_SHAPE.search(text)}"
 
 
+@pytest.mark.slow_ci  # about 36 s on the simulator too; tests/integration covers its parts in ./test.sh
 def test_stack_of_servers_ports_floating_ips_and_volumes(
         cloud: CloudUnderTest, conn: Conn, ember_env: dict[str, str], workdir: Path, alt_image: str) -> None:
     before = what_the_project_holds(conn)

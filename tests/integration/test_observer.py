@@ -10,6 +10,7 @@ the api's ``GET .../drift`` and the stack's events.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import uuid
@@ -21,9 +22,12 @@ import pytest
 
 from libs import operations
 from libs.cloud import sdk
+from libs.cloud.caller import CloudTarget
+from libs.cloud.targets import target_for
 from libs.config import CloudProject as ProjectCloud
 from libs.config import CloudSettings, Settings
 from libs.db import services
+from libs.engine.observe_schedule import Intervals, Schedule
 from libs.messaging.payloads import DriftNotice, decode
 from libs.resources.registry import default_registry
 from libs.runtime import Runtime, open_runtime
@@ -87,8 +91,15 @@ async def _observer(world: _World, cloud: CloudSettings | None = None, heal_limi
     async with sdk.opened(cloud or world.settings.cloud) as caller:
         assert caller is not None
         yield Observer(holder=uuid.uuid4(), pool=world.engine.pool, caller=caller,
-                       cloud=cloud or world.settings.cloud, registry=default_registry(), interval=0.3,
+                       cloud=cloud or world.settings.cloud, registry=default_registry(),
+                       intervals=Intervals(0.3),
                        bus=world.engine.bus, heal_limit=heal_limit)
+
+
+async def _first_pass(ob: Observer) -> Pass:
+    """A pass to which every listing is due, as to a newly started observer (Observer.schedule
+    otherwise lists a type of a project again only once its interval has passed)."""
+    return await sweep_once(dataclasses.replace(ob, schedule=Schedule()))
 
 
 async def _drift(world: _World, project: str, name: str, stack_id: str) -> list[dict[str, Any]]:
@@ -116,13 +127,13 @@ async def _by_hand(world: _World, act: Callable[[Conn], object]) -> None:
 async def test_a_server_deleted_behind_embers_back_is_reported_once(world: _World) -> None:
     ids = await _made(world)
     async with _observer(world) as ob:
-        quiet = await sweep_once(ob)
+        quiet = await _first_pass(ob)
         # Every listed type is one call for the project, never one per resource.
         assert (quiet.compared, quiet.list_calls, quiet.opened) == (2, 2, 0)
         assert await _drift(world, "demo", "watched", ids["stack_id"]) == []
 
         await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
-        seen = await sweep_once(ob)
+        seen = await _first_pass(ob)
         assert (seen.opened, seen.closed) == (1, 0)
         [record] = await _drift(world, "demo", "watched", ids["stack_id"])
         assert {k: record[k] for k in ("resource_name", "kind", "fields", "resolved_at", "action_taken")} == {
@@ -130,7 +141,7 @@ async def test_a_server_deleted_behind_embers_back_is_reported_once(world: _Worl
             "action_taken": "reported"}
         assert record["detected_at"]
         # Seen again on every pass, recorded once.
-        again = await sweep_once(ob)
+        again = await _first_pass(ob)
         assert (again.opened, again.closed) == (0, 0)
         assert len(await _drift(world, "demo", "watched", ids["stack_id"])) == 1
     assert await _drift_events(world, ids["stack_id"]) == [
@@ -141,24 +152,48 @@ async def test_a_server_deleted_behind_embers_back_is_reported_once(world: _Worl
         "CREATE", "COMPLETE", ids["web"])
 
 
+async def test_a_listing_comes_again_at_its_stacks_interval_else_its_types_else_the_default(
+        world: _World) -> None:
+    cloud = dataclasses.replace(world.settings.cloud, projects=(
+        *world.settings.cloud.projects, ProjectCloud("ops", "simcloud-admin")))
+    world_ops = dataclasses.replace(world, settings=dataclasses.replace(world.settings, cloud=cloud))
+    await _made(world_ops, "slow", "ops")
+    await _made(world_ops, "fast", "demo", convergence={"interval": 1})
+    async with _observer(world_ops, cloud) as made:
+        ob = dataclasses.replace(made, intervals=Intervals(60.0, {"OS::Neutron::Port": 1.0}))
+        server, port = "OS::Nova::Server", "OS::Neutron::Port"
+        demo, ops = target_for(cloud, "demo"), target_for(cloud, "ops")
+        first = await sweep_once(ob)
+        assert set(first.listed) == {(demo, port), (demo, server), (ops, port), (ops, server)}
+        assert (await sweep_once(ob)).listed == []  # nothing is due again yet
+        listed = collections.Counter[tuple[CloudTarget, str]]()
+
+        async def each_listed_again() -> bool:
+            listed.update((await sweep_once(ob)).listed)
+            return all(listed[k] >= 2 for k in ((demo, server), (demo, port), (ops, port)))
+        await eventually(each_listed_again, timeout=15, interval=0.2, what="the short intervals' listings")
+        # The servers of ops: no stack there asks for an interval, nor is one set for the type: 60 s.
+        assert listed[(ops, server)] == 0
+
+
 async def test_a_change_by_hand_is_reported_per_field_and_closed_once_it_is_undone(world: _World) -> None:
     ids = await _made(world)
     async with _observer(world) as ob:
         await _by_hand(world, lambda c: c.compute.update_server(ids["web"], name="renamed"))
         await _by_hand(world, lambda c: c.compute.set_server_metadata(ids["web"], role="db"))
-        assert (await sweep_once(ob)).opened == 1
+        assert (await _first_pass(ob)).opened == 1
         [changed] = await _drift(world, "demo", "watched", ids["stack_id"])
         assert (changed["kind"], changed["fields"]) == ("changed", ["metadata", "name"])
 
         # One field put back: the drift is another one now (the old record closed, a new one open).
         await _by_hand(world, lambda c: c.compute.update_server(ids["web"], name="web-1"))
-        assert ((p := await sweep_once(ob)).opened, p.closed) == (1, 1)
+        assert ((p := await _first_pass(ob)).opened, p.closed) == (1, 1)
         first, second = await _drift(world, "demo", "watched", ids["stack_id"])
         assert first["resolved_at"] is not None and second["resolved_at"] is None
         assert second["fields"] == ["metadata"]
 
         await _by_hand(world, lambda c: c.compute.set_server_metadata(ids["web"], role="web"))
-        assert ((p := await sweep_once(ob)).opened, p.closed) == (0, 1)
+        assert ((p := await _first_pass(ob)).opened, p.closed) == (0, 1)
         records = await _drift(world, "demo", "watched", ids["stack_id"])
         assert all(r["resolved_at"] is not None for r in records)
     assert await _drift_events(world, ids["stack_id"]) == [
@@ -173,7 +208,7 @@ async def test_a_server_put_in_error_and_a_deleted_port_are_reported(world: _Wor
     await world.sim.chaos("POST", f"/servers/{ids['web']}/error")
     await _by_hand(world, lambda c: c.network.delete_port(ids["p"]))
     async with _observer(world) as ob:
-        assert (await sweep_once(ob)).opened == 2
+        assert (await _first_pass(ob)).opened == 2
     records = {r["resource_name"]: r for r in await _drift(world, "demo", "watched", ids["stack_id"])}
     assert records["p"]["kind"] == "gone"
     assert records["web"]["kind"] == "error"
@@ -187,7 +222,7 @@ async def test_an_update_under_way_is_not_drift_and_a_replaced_resource_closes_i
     rt = world.engine
     async with _observer(world) as ob:
         await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
-        assert (await sweep_once(ob)).opened == 1
+        assert (await _first_pass(ob)).opened == 1
         # The user replaces the server (new user data, to be replaced): its row is replaced, so its
         # record closes.
         template = hot({**TEMPLATE["resources"], "web": {**TEMPLATE["resources"]["web"], "properties": {
@@ -198,7 +233,7 @@ async def test_an_update_under_way_is_not_drift_and_a_replaced_resource_closes_i
                                       stack_request=StackRequest(template=template))
         done = await settled(rt.pool, stack_id, timeout=60)
         assert done.stack_status == "UPDATE_COMPLETE", done.status_reason
-        after = await sweep_once(ob)
+        after = await _first_pass(ob)
         assert (after.opened, after.compared) == (0, 2)
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert record["resolved_at"] is not None
@@ -219,7 +254,7 @@ async def test_two_observers_share_the_cloud_projects_and_one_stopped_hands_its_
             async with rt.pool.acquire() as conn:
                 await services.register(conn, service_id=ob.holder, service="observer", host="h",
                                         hostname="h", pid=1, topic="t", report_interval=60)
-        first, second = await sweep_once(one), await sweep_once(two)
+        first, second = await _first_pass(one), await _first_pass(two)
         assert (first.targets, first.held, second.held) == (2, 1, 1)
         # Each cloud project listed once in the interval: 2 types in each.
         assert (first.list_calls, second.list_calls) == (2, 2)
@@ -230,7 +265,7 @@ async def test_two_observers_share_the_cloud_projects_and_one_stopped_hands_its_
             await services.retire(conn, two.holder)
 
         async def both_held() -> Pass | None:
-            done = await sweep_once(one)
+            done = await _first_pass(one)
             return done if done.held == 2 else None
         taken = await eventually(both_held, timeout=10, interval=0.1, what="the share handed on")
         assert taken.list_calls == 4
@@ -280,7 +315,7 @@ async def test_under_heal_a_lost_server_is_made_again_on_its_port(world: _World)
     ids = await _made(world, convergence={"policy": "heal"})
     async with _observer(world) as ob:
         await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
-        healing = await sweep_once(ob)
+        healing = await _first_pass(ob)
         assert (healing.opened, healing.heals) == (1, 1)
         await _healed(world, ids["stack_id"])
         rows = await resource_rows(world.engine.pool, uuid.UUID(ids["stack_id"]))
@@ -290,7 +325,7 @@ async def test_under_heal_a_lost_server_is_made_again_on_its_port(world: _World)
         ports = await asyncio.to_thread(lambda: [
             i.port_id for i in world.sim.connect().compute.server_interfaces(made_again)])
         assert ports == [ids["p"]]
-        after = await sweep_once(ob)
+        after = await _first_pass(ob)
         assert (after.opened, after.heals) == (0, 0)
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert (record["kind"], record["action_taken"]) == ("gone", "healed")
@@ -308,14 +343,14 @@ async def test_under_heal_a_server_in_error_is_replaced(world: _World) -> None:
     ids = await _made(world, convergence={"policy": "heal"}, template=on_network)
     async with _observer(world) as ob:
         await world.sim.chaos("POST", f"/servers/{ids['web']}/error")
-        assert (await sweep_once(ob)).heals == 1
+        assert (await _first_pass(ob)).heals == 1
         await _healed(world, ids["stack_id"])
         rows = await resource_rows(world.engine.pool, uuid.UUID(ids["stack_id"]))
         assert rows["web"].physical_id != ids["web"]
         servers = await asyncio.to_thread(lambda: {
             s.id: s.status for s in world.sim.connect().compute.servers() if s.name == "web-1"})
         assert servers == {rows["web"].physical_id: "ACTIVE"}  # the one in ERROR is gone
-        await sweep_once(ob)
+        await _first_pass(ob)
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert (record["kind"], record["action_taken"]) == ("error", "healed")
 
@@ -327,7 +362,7 @@ async def test_under_heal_a_change_by_hand_is_reverted_accepted_or_ignored_per_f
         await _by_hand(world, lambda c: c.compute.update_server(ids["web"], name="renamed"))
         await _by_hand(world, lambda c: c.compute.set_server_metadata(ids["web"], role="db"))
         await _by_hand(world, lambda c: c.network.update_port(ids["p"], name="renamed-port"))
-        first = await sweep_once(ob)
+        first = await _first_pass(ob)
         assert (first.opened, first.heals) == (2, 1)
         await _healed(world, ids["stack_id"])
         server = await asyncio.to_thread(lambda: world.sim.connect().compute.get_server(ids["web"]))
@@ -338,7 +373,7 @@ async def test_under_heal_a_change_by_hand_is_reverted_accepted_or_ignored_per_f
         assert rows["p"].properties is not None and rows["p"].properties["name"] == "renamed-port"
         port = await asyncio.to_thread(lambda: world.sim.connect().network.get_port(ids["p"]))
         assert port.name == "renamed-port"
-        quiet = await sweep_once(ob)
+        quiet = await _first_pass(ob)
         assert (quiet.opened, quiet.heals) == (0, 0)
     records = {r["resource_name"]: r for r in await _drift(world, "demo", "watched", ids["stack_id"])}
     assert (records["web"]["fields"], records["web"]["action_taken"]) == (["metadata"], "healed")
@@ -350,7 +385,7 @@ async def test_under_heal_no_more_heals_than_the_limit(world: _World) -> None:
     ids = await _made(world, convergence={"policy": "heal"})
     async with _observer(world, heal_limit=0) as ob:
         await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
-        done = await sweep_once(ob)
+        done = await _first_pass(ob)
         assert (done.opened, done.heals) == (1, 0)
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert record["action_taken"] == "reported: heal limit reached"
@@ -365,10 +400,10 @@ async def test_a_heal_that_fails_is_recorded_as_such_and_not_asked_again(world: 
     async with _observer(world) as ob:
         await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
         await world.sim.chaos("PUT", "/settings", {"error_share": 1.0})  # the server made again fails
-        assert (await sweep_once(ob)).heals == 1
+        assert (await _first_pass(ob)).heals == 1
         done = await settled(world.engine.pool, uuid.UUID(ids["stack_id"]), timeout=90)
         assert done.stack_status == "UPDATE_FAILED", done.status_reason
-        again = await sweep_once(ob)
+        again = await _first_pass(ob)
         assert (again.opened, again.heals) == (0, 0)  # the same drift: no second heal of it
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert (record["kind"], record["action_taken"], record["resolved_at"]) == ("gone", "heal failed", None)

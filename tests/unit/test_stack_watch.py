@@ -8,7 +8,18 @@ from typing import Any
 import pytest
 
 from libs.api_client import Message, SseParser
-from libs.stack_watch import Stack, Tree, apply, changes, elapsed, merge, render, rows, set_paused
+from libs.stack_watch import (
+    Stack,
+    Tree,
+    apply,
+    changes,
+    elapsed,
+    merge,
+    render,
+    rows,
+    set_drift,
+    set_paused,
+)
 
 ROOT = "/v1/demo/stacks/web/11111111-1111-1111-1111-111111111111"
 NEST = "/v1/demo/stacks/web-nest-abc/22222222-2222-2222-2222-222222222222"
@@ -123,3 +134,39 @@ def test_changes_print_a_line_per_changed_row_and_not_for_time_passing() -> None
     apply(tree, ROOT, _event("b", "UPDATE_IN_PROGRESS", seconds=1))
     apply(tree, ROOT, _event("b", "UPDATE_COMPLETE", seconds=4))
     assert changes(seen, rows(tree, T0))[0] == ["b  UPDATE_COMPLETE  3s"]
+
+
+def test_drift_is_a_marker_kept_by_its_events_and_the_resources_status_stands() -> None:
+    tree = _tree()
+    _, seen = changes({}, rows(tree, T0))
+    apply(tree, NEST, _event("deep", "CHECK_FAILED", "Resource drift detected: deep is gone from the cloud;"
+                             " healing", physical="pd"))
+    assert changes(seen, rows(tree, T0))[0] == [
+        "nest/deep  CREATE_COMPLETE  ≠ deep is gone from the cloud; healing"]
+    assert render(tree, T0)[-1].endswith("CREATE_COMPLETE  ≠ deep is gone from the cloud; healing")
+    seen |= changes(seen, rows(tree, T0))[1]
+    apply(tree, NEST, _event("deep", "CHECK_COMPLETE", "Resource drift resolved: deep agrees with the cloud"
+                             " again", physical="pd"))
+    # Resolved: the marker goes, and that is a line of its own (unlike a pause that ended).
+    assert changes(seen, rows(tree, T0))[0] == ["nest/deep  CREATE_COMPLETE"]
+
+
+@pytest.mark.parametrize(("record", "marker"), [
+    ({"resource_name": "b", "kind": "gone", "fields": [], "detail": "", "action_taken": "reported",
+      "resolved_at": None}, "≠ b is gone from the cloud"),
+    ({"resource_name": "b", "kind": "changed", "fields": ["metadata", "name"], "detail": "",
+      "action_taken": "healing", "resolved_at": None}, "≠ b changed outside Ember: metadata, name; healing"),
+    ({"resource_name": "b", "kind": "error", "fields": [], "detail": "boot failed",
+      "action_taken": "heal failed", "resolved_at": None},
+     "≠ b is in an error state: boot failed; heal failed"),
+    ({"resource_name": "b", "kind": "gone", "fields": [], "detail": "", "action_taken": "healed",
+      "resolved_at": T0.isoformat()}, ""),
+    ({"resource_name": "gone-since", "kind": "gone", "fields": [], "detail": "", "action_taken": "reported",
+      "resolved_at": None}, ""),
+])
+def test_the_drift_route_read_at_the_start_marks_the_drift_still_open(record: dict[str, Any],
+                                                                      marker: str) -> None:
+    tree = _tree()
+    set_drift(tree, ROOT, [record])
+    [b] = [r for r in rows(tree, T0) if r.key == "b"]
+    assert b.marker == marker

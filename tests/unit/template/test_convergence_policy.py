@@ -24,6 +24,8 @@ HEAL, OBSERVE = DriftPolicy.HEAL, DriftPolicy.OBSERVE
     (None, ConvergencePolicy(OBSERVE)),
     ({}, ConvergencePolicy(OBSERVE)),
     ({"policy": "heal"}, ConvergencePolicy(HEAL)),
+    ({"interval": 30}, ConvergencePolicy(OBSERVE, interval=30.0)),
+    ({"policy": "heal", "interval": 2.5}, ConvergencePolicy(HEAL, interval=2.5)),
     ({"policy": "heal", "resources": {"db": {"policy": "observe"}}},
      ConvergencePolicy(HEAL, (("db", ResourcePolicy(OBSERVE)),))),
     # A resource without its own policy takes the section's.
@@ -43,7 +45,10 @@ def test_the_installations_default_stands_where_the_section_names_no_policy() ->
 @pytest.mark.parametrize(("section", "message"), [
     ("heal", "convergence: expected a map, got str"),
     ({"policy": "fix"}, "convergence.policy: 'fix' is not one of observe, heal"),
-    ({"interval": 5}, "convergence: unknown key 'interval' (expected policy, resources)"),
+    ({"every": 5}, "convergence: unknown key 'every' (expected policy, interval, resources)"),
+    ({"interval": 0.5}, "convergence.interval: 0.5 is not a number of seconds of at least 1"),
+    ({"interval": "30"}, "convergence.interval: '30' is not a number of seconds of at least 1"),
+    ({"interval": True}, "convergence.interval: True is not a number of seconds of at least 1"),
     ({"resources": ["web"]}, "convergence.resources: expected a map of resource names"),
     ({"resources": {"web": "heal"}}, "convergence.resources.web: expected a map with policy and/or fields"),
     ({"resources": {"web": {"policy": "maybe"}}}, "convergence.resources.web.policy: 'maybe' is not one of"
