@@ -136,6 +136,31 @@ def poll_delay(ctx: StepContext, *, first: float = 1.0, most: float = 10.0) -> f
     return min(most, first + ctx.elapsed / 10.0)
 
 
+# When the wait for a made thing to be ready began: "<action's started_at>:<seconds>", so that a
+# later action's wait never reads an earlier one's.
+READY_SINCE: Final = "ready_since"
+
+
+def ready_since(ctx: StepContext) -> DataChanges:
+    """What a step that asks for a thing records: its wait to be ready counts from now."""
+    return {READY_SINCE: f"{ctx.started_at!r}:{ctx.now!r}"}
+
+
+def wait_ready(ctx: StepContext, next_phase: str, poll: CloudCall, *, what: str, ready: str,
+               status: str) -> StepResult:
+    """Poll ``what`` again while it is not ``ready`` (still ``status``), unless it has waited past
+    ``ctx.ready_timeout``: then it is in error (Heat's ResourceInError, which its
+    action_retry_limit makes again). A wait whose start was never recorded (a thing adopted after
+    a lost answer) counts from now."""
+    action_started, _, began = ctx.data.get(READY_SINCE, "").partition(":")
+    if not began or action_started != repr(ctx.started_at):
+        return call(next_phase, poll, delay=poll_delay(ctx), data=ready_since(ctx))
+    if ctx.ready_timeout is not None and ctx.now - float(began) > ctx.ready_timeout:
+        return Failed(f"{what} did not become {ready} within {ctx.ready_timeout:g}s (still {status})",
+                      error="ResourceInError")
+    return call(next_phase, poll, delay=poll_delay(ctx))
+
+
 def dumps(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 

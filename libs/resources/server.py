@@ -48,9 +48,11 @@ from libs.resources.cloud_steps import (
     phase,
     poll_delay,
     polled,
+    ready_since,
     retrying,
     tagged,
     value,
+    wait_ready,
 )
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
@@ -245,7 +247,8 @@ class Server(ResourceType):
         if answer.error is not None:
             return client_failure(Service.COMPUTE, answer.error)
         server_id = str(answer.value["id"])
-        return call("build", sc.get_server(server_id), delay=poll_delay(ctx), physical_id=server_id)
+        return call("build", sc.get_server(server_id), delay=poll_delay(ctx), physical_id=server_id,
+                    data=ready_since(ctx))
 
     def _after_refind(self, ctx: StepContext) -> StepResult:
         answer = ctx.answers.get(EXISTING)
@@ -265,7 +268,8 @@ class Server(ResourceType):
         if status == "ACTIVE":
             return call("finish", sc.get_server(server_id), list_ports(server_id))
         if status in sc.DEFERRED:
-            return call("build", sc.get_server(server_id), delay=poll_delay(ctx))
+            return wait_ready(ctx, "build", sc.get_server(server_id), what="Server", ready="ACTIVE",
+                              status=status)
         if status == "ERROR":
             return sc.in_error(server)
         return Failed(f'Server is not active - Unknown status {status} due to "Unknown"',

@@ -92,6 +92,9 @@ class StepContext:
     # In the first step of an update in a rollback, for types with ``prepares_replace``: the
     # replacement of this resource that failed, whose create took from it what it takes back.
     replaced_by: Replaced | None = None
+    # Seconds a thing this step made may take to become ready (a server ACTIVE) before the type
+    # fails it as in error, which Heat's action_retry_limit then makes again; None: no limit.
+    ready_timeout: float | None = None
 
     @property
     def elapsed(self) -> float:

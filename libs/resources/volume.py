@@ -32,9 +32,11 @@ from libs.resources.cloud_steps import (
     phase,
     poll_delay,
     polled,
+    ready_since,
     retrying,
     tagged,
     value,
+    wait_ready,
 )
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
@@ -176,7 +178,8 @@ class Volume(ResourceType):
                 return client_failure(Service.BLOCK_STORAGE, answer.error)
             made = answer.value or {}
             volume_id = str(made.get("volume_id") or made.get("id"))
-            return call("build", get_volume(volume_id), delay=poll_delay(ctx), physical_id=volume_id)
+            return call("build", get_volume(volume_id), delay=poll_delay(ctx), physical_id=volume_id,
+                        data=ready_since(ctx))
         if step == "build":
             return self._wait_available(ctx)
         return self._finished(ctx)
@@ -194,7 +197,8 @@ class Volume(ResourceType):
         if status == "available":
             return self._finished(ctx)
         if status in CREATING:
-            return call("build", get_volume(str(ctx.physical_id)), delay=poll_delay(ctx))
+            return wait_ready(ctx, "build", get_volume(str(ctx.physical_id)), what="Volume",
+                              ready="available", status=str(status))
         if status == "error":
             return Failed('Went to status error due to "Unknown"', error="ResourceInError")
         return Failed(f'Volume create failed - Unknown status {status} due to "Unknown"',

@@ -30,7 +30,8 @@ from libs import operations
 from libs.cloud.caller import CloudCaller, CloudTarget
 from libs.cloud.targets import NoCloudConfigured, target_for
 from libs.config import CloudSettings
-from libs.db import Conn, drift, events, observer_leases, resources
+from libs.db import Conn, drift, events, observer_leases, resources, stacks
+from libs.engine import status
 from libs.engine.drift import DETECTED, RESOLVED, Drift, Response, Shown, Verdict, reconcile, respond, seen
 from libs.engine.observe_schedule import Intervals, Schedule
 from libs.engine.status import Action, Status
@@ -222,12 +223,25 @@ async def _record(ob: Observer, sights: Sequence[tuple[drift.Watched, Observed |
                         **(row.properties or {}), **{f: live.properties.get(f) for f in verdict.accepted}})
                 if verdict.response == Response.HEALING:
                     heal.setdefault(row.stack_id, row)
+                if verdict.response == Response.LIMIT:
+                    await _give_up(conn, row, what, heals, ob.heal_limit)
                 with logs.log_context(stack_id=str(row.stack_id), resource=row.name):
                     log.info("drift: %s (%s)", what, verdict.response.value)
     for row in heal.values():
         if ob.bus is not None and row.template_id is not None and await operations.heal_stack(
                 ob.pool, ob.bus, row.stack_id, template_id=row.template_id):
             done.heals += 1
+
+
+async def _give_up(conn: Conn, row: drift.Watched, what: str, heals: int, limit: int) -> None:
+    """Drift the heals did not end: the stack fails (CHECK_FAILED, as Heat's stack check) with a
+    reason that says what was tried, and its event goes out as every event does (NATS, webhooks)."""
+    reason = status.resource_failed(Action.CHECK, f"{what}; healed {heals} time(s) within the last hour"
+                                    f" (EMBER_HEAL_LIMIT {limit}): not healed again, left for an operator")
+    await stacks.set_state(conn, row.stack_id, action=Action.CHECK, status=Status.FAILED, reason=reason)
+    await events.add(conn, stack_id=row.stack_id, resource_name=row.stack_name,
+                     physical_resource_id=str(row.stack_id), resource_type="OS::Heat::Stack",
+                     action=Action.CHECK, status=Status.FAILED, reason=reason)
 
 
 def _taken(verdict: Verdict) -> str:

@@ -381,7 +381,7 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
                 continue
             row, plugin = job.row, job.plugin
             assert row is not None and plugin is not None and job.props is not None
-            step_ctx = rowkit.step_context(group.stack, row, job.props, ctx.rng)
+            step_ctx = rowkit.step_context(group.stack, row, job.props, ctx.rng, ctx.ready_timeout)
             kept = pending.of(row.data) if not job.first else None
             if kept is not None and not kept.attempted:
                 # A Call's delay is over: marked attempted (committed) before the calls are made.

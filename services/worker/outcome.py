@@ -98,6 +98,10 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
         again = create_retry.after_failure(action, result.error, row.data, retry_limit, str(traversal_id))
         if again is not None:
             return _retried(row, data, again, reason)
+        before = create_retry.retrying(row.data, str(traversal_id))
+        if before is not None and result.error in create_retry.RETRIED:
+            # Heat's reason is the last failure's alone; Ember says what was tried before it.
+            reason = f"{reason} (made {before.failed + 1} times: EMBER_ACTION_RETRY_LIMIT is {retry_limit})"
         out = failed(action, reason, traversal_id)
         if create_retry.KEY not in row.data:
             return out

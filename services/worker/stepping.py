@@ -267,7 +267,7 @@ class Stepping:
         return row.status == Status.IN_PROGRESS and row.traversal_id != self.traversal_id
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
-        return rows.step_context(self.stack, row, props, self.s.rng)
+        return rows.step_context(self.stack, row, props, self.s.rng, self.s.ready_timeout)
 
     def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
         """What only the parent's desired state has: its files and the child environment."""

@@ -52,7 +52,7 @@ class Steps:
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=DesiredCache(),
                                  rng=random.SystemRandom(), evaluation=evaluation, api_url=api_url,
                                  limits=limits, caller=caller, cloud=cloud or CloudSettings(),
-                                 retry_limit=retry_limit)
+                                 retry_limit=retry_limit, ready_timeout=rt.settings.ready_timeout)
         self.batches: Coalescer[Arrival, executor.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 

@@ -33,6 +33,9 @@ TEMPLATE = hot({"web": {"type": "OS::Nova::Server", "properties": {
     "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}]}}})
 
 
+EVERY_BOOT_FAILS = SimSettings(boot_seconds=0.2, error_share=1.0)
+
+
 @dataclasses.dataclass(frozen=True)
 class _World:
     sim: Sim
@@ -40,11 +43,11 @@ class _World:
 
 
 @contextlib.asynccontextmanager
-async def _world(settings: Settings, database_url: str, directory: Path, retry_limit: int
-                 ) -> AsyncIterator[_World]:
-    every_boot_fails = SimSettings(boot_seconds=0.2, error_share=1.0)
-    async with simulated_cloud(database_url, directory, every_boot_fails) as sim:
-        with_cloud = dataclasses.replace(settings, cloud=sim.settings(), action_retry_limit=retry_limit)
+async def _world(settings: Settings, database_url: str, directory: Path, *, retry_limit: int,
+                 cloud: SimSettings = EVERY_BOOT_FAILS, ready_timeout: float = 0.0) -> AsyncIterator[_World]:
+    async with simulated_cloud(database_url, directory, cloud) as sim:
+        with_cloud = dataclasses.replace(settings, cloud=sim.settings(), action_retry_limit=retry_limit,
+                                         ready_timeout=ready_timeout)
         async with engine(with_cloud) as rt:
             yield _World(sim, rt)
 
@@ -67,24 +70,46 @@ def _of_web(lines: list[tuple[str, str, str]]) -> list[str]:
     return [status for name, status, _ in lines if name == "web"]
 
 
+async def _failed_once_then_made(world: _World, name: str, mended: dict[str, float]
+                                 ) -> list[tuple[str, str, str]]:
+    """Create a stack; once its server's create failed, mend the cloud: the create completes."""
+    stack_id = await _create(world, name)
+
+    async def failed_once() -> bool:
+        return "CREATE_FAILED" in _of_web(await event_lines(world.rt.pool, stack_id))
+    await eventually(failed_once, timeout=30, what="the first create to fail")
+    await world.sim.chaos("PUT", "/settings", mended)
+    done = await settled(world.rt.pool, stack_id, timeout=60)
+    lines = await event_lines(world.rt.pool, stack_id)
+    assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
+    return lines
+
+
 async def test_a_server_that_goes_error_is_deleted_and_made_again(
         settings: Settings, database_url: str, tmp_path: Path) -> None:
     async with _world(settings, database_url, tmp_path, retry_limit=2) as world:
-        stack_id = await _create(world, "again")
-
-        async def failed_once() -> bool:
-            return "CREATE_FAILED" in _of_web(await event_lines(world.rt.pool, stack_id))
-        await eventually(failed_once, timeout=30, what="the first boot to go ERROR")
         # The next boot (after Heat's 2 s backoff) goes well.
-        await world.sim.chaos("PUT", "/settings", {"error_share": 0.0})
-        done = await settled(world.rt.pool, stack_id, timeout=60)
-        lines = await event_lines(world.rt.pool, stack_id)
-        assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
+        lines = await _failed_once_then_made(world, "again", {"error_share": 0.0})
         assert _of_web(lines) == [*RETRIED, "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
         failed = next(r for n, s, r in lines if n == "web" and s == "CREATE_FAILED")
         assert failed.startswith('ResourceInError: resources.web: Went to status ERROR due to "Message: ')
         # The server in ERROR is gone; the one made again is the stack's.
         assert list((await _servers(world, "again")).values()) == ["ACTIVE"]
+
+
+async def test_a_server_not_active_within_the_ready_timeout_is_deleted_and_made_again(
+        settings: Settings, database_url: str, tmp_path: Path) -> None:
+    stuck = SimSettings(boot_seconds=3600.0)
+    async with _world(settings, database_url, tmp_path, retry_limit=3, cloud=stuck,
+                      ready_timeout=1.0) as world:
+        # Boots are quick again before the create after Heat's backoff (2 s, then 4 and 8 s).
+        lines = await _failed_once_then_made(world, "slow", {"boot_seconds": 0.2})
+        assert _of_web(lines)[:4] == RETRIED and _of_web(lines)[-1] == "CREATE_COMPLETE", lines
+        failed = next(r for n, s, r in lines if n == "web" and s == "CREATE_FAILED")
+        assert failed == ("ResourceInError: resources.web: Server did not become ACTIVE within 1s"
+                          " (still BUILD)")
+        # The server that never booted is gone; the one made again is the stack's.
+        assert list((await _servers(world, "slow")).values()) == ["ACTIVE"]
 
 
 @pytest.mark.slow_ci  # 9 s; test.sh keeps the retry that succeeds

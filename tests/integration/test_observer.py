@@ -381,7 +381,7 @@ async def test_under_heal_a_change_by_hand_is_reverted_accepted_or_ignored_per_f
     assert all(r["resolved_at"] is not None for r in records.values())
 
 
-async def test_under_heal_no_more_heals_than_the_limit(world: _World) -> None:
+async def test_under_heal_past_the_limit_the_stack_fails_saying_what_was_tried(world: _World) -> None:
     ids = await _made(world, convergence={"policy": "heal"})
     async with _observer(world, heal_limit=0) as ob:
         await world.sim.chaos("POST", f"/servers/{ids['web']}/delete")
@@ -389,9 +389,14 @@ async def test_under_heal_no_more_heals_than_the_limit(world: _World) -> None:
         assert (done.opened, done.heals) == (1, 0)
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert record["action_taken"] == "reported: heal limit reached"
-    assert await _drift_events(world, ids["stack_id"]) == [
+    reason = ("Resource CHECK failed: web is gone from the cloud; healed 0 time(s) within the last hour"
+              " (EMBER_HEAL_LIMIT 0): not healed again, left for an operator")
+    assert (await event_lines(world.engine.pool, uuid.UUID(ids["stack_id"])))[-2:] == [
         ("web", "CHECK_FAILED",
-         "Resource drift detected: web is gone from the cloud; not healed: heal limit reached")]
+         "Resource drift detected: web is gone from the cloud; not healed: heal limit reached"),
+        ("watched", "CHECK_FAILED", reason)]  # the stack's own event: out on NATS and to webhooks
+    stack = await stack_row(world.engine.pool, uuid.UUID(ids["stack_id"]))
+    assert (stack.stack_status, stack.status_reason) == ("CHECK_FAILED", reason)
 
 
 @pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one

@@ -51,6 +51,7 @@ def _of(result: Done | Wait | Failed | Call, action: str = "CREATE", *, kept: bo
 IN_ERROR = Failed('Went to status ERROR due to "Message: boom, Code: 500"', "ResourceInError")
 RETRIED_TWICE = {"failed": 2, "traversal": str(TRAV)}
 ERROR_REASON = 'ResourceInError: resources.r: Went to status ERROR due to "Message: boom, Code: 500"'
+GIVEN_UP = f"{ERROR_REASON} (made 3 times: EMBER_ACTION_RETRY_LIMIT is 2)"
 
 
 CASES: list[tuple[str, Outcome, Outcome]] = [
@@ -89,10 +90,10 @@ CASES: list[tuple[str, Outcome, Outcome]] = [
              preceding=(("DELETE", Status.COMPLETE, "state changed"),
                         ("CREATE", Status.IN_PROGRESS, "state changed")),
              retry=4.0, about="r is made again in 4s")),
-    ("the limit reached: the resource fails",
+    ("the limit reached: the resource fails, its reason saying what was tried",
      _of(IN_ERROR, retry_limit=2, data={"a": "1", create_retry.KEY: RETRIED_TWICE}),
-     dataclasses.replace(outcome.failed("CREATE", ERROR_REASON, TRAV), changes={
-         **outcome.failed("CREATE", ERROR_REASON, TRAV).changes, "data": {"a": "1"}})),
+     dataclasses.replace(outcome.failed("CREATE", GIVEN_UP, TRAV), changes={
+         **outcome.failed("CREATE", GIVEN_UP, TRAV).changes, "data": {"a": "1"}})),
     ("another traversal's delete (the stack's) is a plain delete",
      _of(Done(), "DELETE", data={create_retry.KEY: {"failed": 1, "traversal": "another"}}),
      Outcome(event=(Status.COMPLETE, "state changed"), removed=True, finished=True)),

@@ -46,6 +46,33 @@ def _server(status: str, **extra: Any) -> dict[str, Any]:
     return {**ACTIVE, "status": status, **extra}
 
 
+@pytest.mark.parametrize(("ready_timeout", "failed"), [(None, False), (3.5, False), (2.5, True)])
+def test_a_server_not_active_within_the_ready_timeout_is_in_error(ready_timeout: float | None,
+                                                                  failed: bool) -> None:
+    ctx = dataclasses.replace(ctx_for(PROPS), ready_timeout=ready_timeout)
+    building = {"server": ok(_server("BUILD"))}
+    # One second a step: asked for at the second, still BUILD 1, 2 and 3 s later.
+    results, _ = run(SERVER, Action.CREATE, ctx, [LOOKUPS, {"created": ok({"id": "s1"})}, building,
+                                                  building, building])
+    if failed:
+        assert results[-1] == Failed("Server did not become ACTIVE within 2.5s (still BUILD)",
+                                     error="ResourceInError")  # which action_retry_limit makes again
+    else:
+        assert methods(results[-1]) == ["get_server"]
+
+
+def test_the_ready_timeout_of_a_server_adopted_after_a_lost_answer_counts_from_its_first_sight() -> None:
+    building = {"server": ok(_server("BUILD"))}
+    ctx = dataclasses.replace(ctx_for(PROPS, data={"phase": "build"}, physical_id="s1"), ready_timeout=1.5,
+                              answers=building, now=10_000.0, started_at=0.0)
+    first = SERVER.check(Action.CREATE, ctx)  # long after the action began: counted from now
+    assert methods(first) == ["get_server"]
+    later = after(ctx, first, building)
+    second = SERVER.check(Action.CREATE, later)
+    assert methods(second) == ["get_server"]
+    assert isinstance(SERVER.check(Action.CREATE, after(later, second, building)), Failed)
+
+
 def test_create_boots_through_build_to_active() -> None:
     ctx = ctx_for(PROPS)
     results, final = run(SERVER, Action.CREATE, ctx, [

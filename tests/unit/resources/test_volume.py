@@ -66,6 +66,20 @@ def test_create_failures(status: str, reason: str) -> None:
     assert isinstance(results[-1], Failed) and results[-1].status_reason("resources", "vol") == reason
 
 
+@pytest.mark.parametrize(("ready_timeout", "failed"), [(None, False), (2.5, False), (1.5, True)])
+def test_a_volume_not_available_within_the_ready_timeout_is_in_error(ready_timeout: float | None,
+                                                                     failed: bool) -> None:
+    creating = {"volume": ok(_vol("creating"))}
+    # Asked for at the first second, still creating 1 and 2 s later.
+    results, _ = run(VOLUME, Action.CREATE, dataclasses.replace(ctx_for(PROPS), ready_timeout=ready_timeout),
+                     [{"created": ok({"id": "v1"})}, creating, creating])
+    if failed:
+        assert isinstance(results[-1], Failed) and results[-1].status_reason("resources", "vol") == (
+            "ResourceInError: resources.vol: Volume did not become available within 1.5s (still creating)")
+    else:
+        assert methods(results[-1]) == ["get_volume"]
+
+
 def test_lost_create_adopts_the_tagged_volume() -> None:
     results, final = run(VOLUME, Action.CREATE, ctx_for(PROPS), [
         None, {"existing": ok([{"id": "v7", "metadata": {"ember_resource": TAG}}])}])
