@@ -252,20 +252,30 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
 async def heal_stack(pool: Connections, bus: Bus, stack_id: uuid.UUID, *, template_id: uuid.UUID) -> bool:
     """Converge the stack to the desired state it has (``update --existing --converge`` changing nothing).
 
-    Asked by the observer for drift it may heal. Not while the stack is busy (a user's
-    update, a pause at a hook, a delete) or once its desired state is no longer the one the
-    drift was seen against: a heal never undoes what a person started. False when not asked.
+    Asked by the observer for drift it may heal. Not while the stack, or one it is nested
+    in, is busy (a user's update, a pause at a hook, a delete), or once its desired state is
+    no longer the one the drift was seen against: a heal never undoes what a person started.
+    False when not asked.
     """
     async with pool.acquire() as conn, conn.transaction():
         stack = await stacks.get(conn, stack_id, for_update=True)
-        if (stack is None or stack.deleted_at is not None or stack.status == Status.IN_PROGRESS
-                or stack.template_id != template_id or stack.action in (Action.SUSPEND, Action.DELETE)):
+        if stack is None or stack.template_id != template_id:
+            return False
+        # A nested stack's own heal (as a group's scaling) waits for the stacks it is in too.
+        outer = await stacks.get_many(conn, (await stacks.lineage(conn, stack_id))[1:])
+        if not all(_at_rest(s) for s in [stack, *outer.values()]):
             return False
         await stacks.set_desired(conn, stack.id, action=Action.UPDATE, template_id=template_id,
                                  reason=status.stack_started(Action.UPDATE))
         plan = await plan_requests.stage(conn, bus.names, stack, Action.UPDATE, reason="heal", converge=True)
     await _send(pool, bus, plan, None)
     return True
+
+
+def _at_rest(stack: stacks.StackRow) -> bool:
+    """Neither busy (an action running, a pause at a hook) nor suspended, deleting or deleted."""
+    return (stack.deleted_at is None and stack.status != Status.IN_PROGRESS
+            and stack.action not in (Action.SUSPEND, Action.DELETE))
 
 
 async def delete_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,

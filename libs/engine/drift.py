@@ -107,15 +107,13 @@ def counted(policy: ResourcePolicy, fields: Iterable[str]) -> tuple[str, ...]:
     return tuple(f for f in fields if policy.field(f) == FieldPolicy.REVERT)
 
 
-def respond(drift: Drift | None, policy: ResourcePolicy, *, heals_left: bool, healable: bool = True
-            ) -> Verdict:
+def respond(drift: Drift | None, policy: ResourcePolicy, *, heals_left: bool) -> Verdict:
     """What a drift seen under ``policy`` does: reported, healed, its fields accepted, or nothing.
 
     ``ignore`` fields are never drift. Under ``observe`` the rest is reported; under
     ``heal`` accepted fields go into the record and the others (or a resource gone or in
-    error) are put back by a converge traversal, while ``heals_left``. ``healable``: the
-    resource's stack can be converged on its own (a nested stack's drift is reported: a
-    converge of its root does not reach into nested stacks yet).
+    error) are put back by a converge traversal of its stack (a nested one on its own, as a
+    group's scaling does), while ``heals_left``.
     """
     if drift is None:
         return Verdict(None)
@@ -124,7 +122,7 @@ def respond(drift: Drift | None, policy: ResourcePolicy, *, heals_left: bool, he
         if not kept:
             return Verdict(None)
         drift = dataclasses.replace(drift, fields=kept)
-    if policy.policy == DriftPolicy.OBSERVE or not healable:
+    if policy.policy == DriftPolicy.OBSERVE:
         return Verdict(drift)
     accepted = tuple(f for f in drift.fields if policy.field(f) == FieldPolicy.ACCEPT)
     if drift.kind == DriftKind.CHANGED and not counted(policy, drift.fields):

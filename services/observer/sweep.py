@@ -198,8 +198,7 @@ async def _record(ob: Observer, sights: Sequence[tuple[drift.Watched, Observed |
                     continue  # a traversal acted on it since it was listed: seen again next pass
                 heals = (await drift.heals_since(conn, row.stack_id, row.name, HEAL_WINDOW_SECONDS)
                          if policy.policy == DriftPolicy.HEAL else 0)
-                verdict = respond(sight, policy, heals_left=heals < ob.heal_limit,
-                                  healable=row.parent_id is None)
+                verdict = respond(sight, policy, heals_left=heals < ob.heal_limit)
                 change = reconcile(row.open, verdict.drift)
                 if change.nothing:
                     continue

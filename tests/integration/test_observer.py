@@ -335,6 +335,30 @@ async def test_under_heal_a_lost_server_is_made_again_on_its_port(world: _World)
 
 
 @pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
+async def test_under_heal_a_scaling_group_keeps_its_members_a_lost_one_made_again(world: _World) -> None:
+    group = hot({"group": {"type": "OS::Heat::AutoScalingGroup", "properties": {
+        "min_size": 2, "max_size": 3, "resource": {"type": "OS::Nova::Server", "properties": {
+            "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}]}}}}})
+    ids = await _made(world, "grouped", convergence={"policy": "heal"}, template=group)
+    nested = uuid.UUID(ids["group"])  # the group's members are its nested stack's resources
+    before = await resource_rows(world.engine.pool, nested)
+    assert len(before) == 2
+    lost = sorted(before)[0]
+    await world.sim.chaos("POST", f"/servers/{before[lost].physical_id}/delete")
+    async with _observer(world) as ob:
+        healing = await _first_pass(ob)
+        assert (healing.opened, healing.heals) == (1, 1)  # the nested stack converged on its own
+        await _healed(world, str(nested))
+    after = await resource_rows(world.engine.pool, nested)
+    assert sorted(after) == sorted(before)
+    assert after[lost].physical_id != before[lost].physical_id
+    servers = await asyncio.to_thread(lambda: {s.id: s.status for s in world.sim.connect().compute.servers()})
+    assert {servers.get(str(r.physical_id)) for r in after.values()} == {"ACTIVE"}
+    root = await stack_row(world.engine.pool, uuid.UUID(ids["stack_id"]))
+    assert root.stack_status == "CREATE_COMPLETE"
+
+
+@pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
 async def test_under_heal_a_server_in_error_is_replaced(world: _World) -> None:
     # On a network (Nova makes its port): a port the template gives stays bound to a server in
     # ERROR (Nova detaches nothing from one, and Heat leaves it), so its replacement could not boot.

@@ -107,10 +107,6 @@ def test_respond(why: str, drift: Drift | None, policy: ResourcePolicy, heals_le
     assert respond(drift, policy, heals_left=heals_left) == expected
 
 
-def test_a_nested_stacks_drift_is_reported_not_healed() -> None:
-    assert respond(GONE, HEAL_ALL, heals_left=True, healable=False) == Verdict(GONE)
-
-
 def test_counted_fields_are_those_a_heal_puts_back() -> None:
     assert counted(FIELDS, ["flavor", "name", "metadata"]) == ("flavor",)
     assert counted(HEAL_ALL, ["name"]) == ("name",)
