@@ -1,5 +1,10 @@
 """Heat's ``action_retry_limit``: a create the cloud put in an error state is deleted and made again.
 
+Ember goes further for updates: a resource its update left in an error state that a
+delete and a create mend (a server gone ERROR while resized or rebuilt, ``Failed.remake``)
+is deleted and made again the same way, with the update's properties, where Heat's
+update fails.
+
 Heat's ``Resource.create`` catches ``ResourceInError`` (a server that went ERROR, a
 volume in ``error``): it records ``CREATE_FAILED``, deletes the resource
 (``DELETE_IN_PROGRESS``, ``DELETE_COMPLETE``), waits ``2**n`` seconds and creates it
@@ -53,10 +58,15 @@ def retrying(data: Mapping[str, Any], traversal: str) -> Retry | None:
     return Retry(int(kept.get("failed", 0)), traversal)
 
 
-def after_failure(action: str, error: str, data: Mapping[str, Any], limit: int, traversal: str
-                  ) -> Retry | None:
+def retried(action: str, error: str, remake: bool) -> bool:
+    """Whether a failure of ``action`` is one a delete and a create again may mend."""
+    return (action == Action.CREATE and error in RETRIED) or (action == Action.UPDATE and remake)
+
+
+def after_failure(action: str, error: str, data: Mapping[str, Any], limit: int, traversal: str,
+                  *, remake: bool = False) -> Retry | None:
     """Whether a failed step of ``action`` is tried again (None: the resource fails)."""
-    if action != Action.CREATE or error not in RETRIED:
+    if not retried(action, error, remake):
         return None
     before = retrying(data, traversal)
     failed = (before.failed if before is not None else 0) + 1

@@ -322,7 +322,8 @@ def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fini
     if status == "VERIFY_RESIZE":
         # The named step: a breakpoint on update:resize holds the server here, before the confirm.
         return Wait(delay=0.0, data={"phase": "confirm"}, step=RESIZE_STEP)
-    return Failed(f"Resizing to '{ctx.properties[s.FLAVOR]}' failed, status '{status}'", error="Error")
+    return Failed(f"Resizing to '{ctx.properties[s.FLAVOR]}' failed, status '{status}'", error="Error",
+                  remake=status == "ERROR")
 
 
 def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
@@ -347,5 +348,5 @@ def _rebuild_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fin
     if status == "REBUILD":
         return call("rebuild-wait", get, delay=poll_delay(ctx))
     if status == "ERROR":
-        return Failed(f"Rebuilding server failed, status '{status}'", error="Error")
+        return Failed(f"Rebuilding server failed, status '{status}'", error="Error", remake=True)
     return _next_stage(ctx, todo, finish)

@@ -149,6 +149,9 @@ class Failed:
     error: str = "Exception"
     # Where inside the resource it failed, after the resource's own path (a nested stack's resource).
     inner_path: tuple[PathItem, ...] = ()
+    # The thing is in an error state that deleting and making it again mends (a server gone ERROR
+    # during an update): within EMBER_ACTION_RETRY_LIMIT the worker does so (libs.engine.create_retry).
+    remake: bool = False
 
     def status_reason(self, *path: PathItem) -> str:
         return _failure_text(self.error, (*path, *self.inner_path), self.message)

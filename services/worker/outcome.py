@@ -95,11 +95,12 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
     data = {k: v for k, v in pending.without(row.data).items() if k != create_retry.RESTART}
     if isinstance(result, Failed):
         reason = result.status_reason("resources", row.name)
-        again = create_retry.after_failure(action, result.error, row.data, retry_limit, str(traversal_id))
+        again = create_retry.after_failure(action, result.error, row.data, retry_limit, str(traversal_id),
+                                           remake=result.remake)
         if again is not None:
-            return _retried(row, data, again, reason)
+            return _retried(row, action, data, again, reason)
         before = create_retry.retrying(row.data, str(traversal_id))
-        if before is not None and result.error in create_retry.RETRIED:
+        if before is not None and create_retry.retried(action, result.error, result.remake):
             # Heat's reason is the last failure's alone; Ember says what was tried before it.
             reason = f"{reason} (made {before.failed + 1} times: EMBER_ACTION_RETRY_LIMIT is {retry_limit})"
         out = failed(action, reason, traversal_id)
@@ -142,12 +143,14 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
     }, event=(Status.COMPLETE, reason), finished=True)
 
 
-def _retried(row: ResourceRow, data: Mapping[str, Any], again: create_retry.Retry, reason: str) -> Outcome:
-    """A create the cloud put in error, tried again: first the resource is deleted (Heat's events)."""
+def _retried(row: ResourceRow, action: str, data: Mapping[str, Any], again: create_retry.Retry,
+             reason: str) -> Outcome:
+    """A create (or update) the cloud put in error, tried again: first the resource is deleted
+    (Heat's events)."""
     marked = {**data, create_retry.KEY: again.record(), create_retry.RESTART: Action.DELETE}
     return Outcome({"action": Action.DELETE, "status": Status.IN_PROGRESS,
                     "status_reason": status.STATE_CHANGED, "data": marked},
-                   preceding=((Action.CREATE, Status.FAILED, reason),
+                   preceding=((action, Status.FAILED, reason),
                               (Action.DELETE, Status.IN_PROGRESS, status.STATE_CHANGED)),
                    retry=0.0, about=f"{row.name} is deleted to be made again ({again.failed} failed)")
 

@@ -153,3 +153,34 @@ async def test_with_a_fifth_of_boots_in_error_fifty_servers_complete_unattended(
         assert len(creates) == servers + len(retried)
         in_cloud = await _servers(world, "fifty")
         assert sorted(in_cloud.values()) == ["ACTIVE"] * servers  # those in ERROR were deleted
+
+
+@pytest.mark.slow_ci  # about 10 s; test.sh keeps a create made again
+async def test_a_server_its_update_left_in_error_is_deleted_and_made_again(
+        settings: Settings, database_url: str, tmp_path: Path) -> None:
+    slow_resizes = SimSettings(boot_seconds=0.2)
+    async with _world(settings, database_url, tmp_path, retry_limit=1, cloud=slow_resizes) as world:
+        stack_id = await _create(world, "resized")
+        made = await settled(world.rt.pool, stack_id, timeout=60)
+        assert made.stack_status == "CREATE_COMPLETE", made.status_reason
+        [old] = await _servers(world, "resized")
+        await world.sim.chaos("PUT", "/settings", {"boot_seconds": 30.0})  # the resize takes its time
+        bigger = hot({"web": {"type": "OS::Nova::Server", "properties": {
+            **TEMPLATE["resources"]["web"]["properties"], "flavor": "m1.small"}}})
+        await operations.update_stack(world.rt.pool, world.rt.bus, await stack_row(world.rt.pool, stack_id),
+                                      stack_request=StackRequest(template=bigger))
+
+        async def resizing() -> bool:
+            return (await _servers(world, "resized")).get(old) == "RESIZE"
+        await eventually(resizing, timeout=30, what="the resize under way")
+        await world.sim.chaos("POST", f"/servers/{old}/error")  # the resize breaks the server
+        await world.sim.chaos("PUT", "/settings", {"boot_seconds": 0.2})
+        done = await settled(world.rt.pool, stack_id, timeout=60)
+        lines = await event_lines(world.rt.pool, stack_id)
+        assert done.stack_status == "UPDATE_COMPLETE", (done.status_reason, lines)
+        assert _of_web(lines)[-6:] == ["UPDATE_IN_PROGRESS", "UPDATE_FAILED", "DELETE_IN_PROGRESS",
+                                       "DELETE_COMPLETE", "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
+        [(new, state)] = (await _servers(world, "resized")).items()
+        assert new != old and state == "ACTIVE"
+        flavor = await asyncio.to_thread(lambda: world.sim.connect().compute.get_server(new).flavor)
+        assert flavor["original_name"] == "m1.small"

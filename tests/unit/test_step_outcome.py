@@ -50,6 +50,7 @@ def _of(result: Done | Wait | Failed | Call, action: str = "CREATE", *, kept: bo
 
 IN_ERROR = Failed('Went to status ERROR due to "Message: boom, Code: 500"', "ResourceInError")
 RETRIED_TWICE = {"failed": 2, "traversal": str(TRAV)}
+RESIZED_TO_ERROR = Failed("Resizing to 'm1.small' failed, status 'ERROR'", "Error", remake=True)
 ERROR_REASON = 'ResourceInError: resources.r: Went to status ERROR due to "Message: boom, Code: 500"'
 GIVEN_UP = f"{ERROR_REASON} (made 3 times: EMBER_ACTION_RETRY_LIMIT is 2)"
 
@@ -94,6 +95,19 @@ CASES: list[tuple[str, Outcome, Outcome]] = [
      _of(IN_ERROR, retry_limit=2, data={"a": "1", create_retry.KEY: RETRIED_TWICE}),
      dataclasses.replace(outcome.failed("CREATE", GIVEN_UP, TRAV), changes={
          **outcome.failed("CREATE", GIVEN_UP, TRAV).changes, "data": {"a": "1"}})),
+    ("an update that left the thing in error a remake mends: deleted to be made again",
+     _of(RESIZED_TO_ERROR, "UPDATE", retry_limit=1),
+     Outcome({"action": "DELETE", "status": "IN_PROGRESS", "status_reason": "state changed",
+              "data": {"a": "1", create_retry.KEY: {"failed": 1, "traversal": str(TRAV)},
+                       create_retry.RESTART: "DELETE"}},
+             preceding=(("UPDATE", Status.FAILED, "Error: resources.r: " + RESIZED_TO_ERROR.message),
+                        ("DELETE", Status.IN_PROGRESS, "state changed")),
+             retry=0.0, about="r is deleted to be made again (1 failed)")),
+    ("an update's other failures fail it, as Heat's",
+     _of(dataclasses.replace(RESIZED_TO_ERROR, remake=False), "UPDATE", retry_limit=1),
+     outcome.failed("UPDATE", "Error: resources.r: " + RESIZED_TO_ERROR.message, TRAV)),
+    ("a create's failure is retried by its kind alone, as Heat's", _of(RESIZED_TO_ERROR, retry_limit=1),
+     outcome.failed("CREATE", "Error: resources.r: " + RESIZED_TO_ERROR.message, TRAV)),
     ("another traversal's delete (the stack's) is a plain delete",
      _of(Done(), "DELETE", data={create_retry.KEY: {"failed": 1, "traversal": "another"}}),
      Outcome(event=(Status.COMPLETE, "state changed"), removed=True, finished=True)),

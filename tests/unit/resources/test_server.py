@@ -241,10 +241,10 @@ def test_resize_confirms_after_the_named_step() -> None:
     assert "todo" not in final.data
 
 
-def test_resize_to_error_fails() -> None:
+def test_resize_to_error_fails_as_a_server_a_remake_mends() -> None:
     results, _ = run(SERVER, Action.UPDATE, _update_ctx(flavor="m1.medium"), [
         {"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": ok(_server("ERROR"))}])
-    assert isinstance(results[-1], Failed)
+    assert isinstance(results[-1], Failed) and results[-1].remake
     assert results[-1].status_reason("resources", "r1") == (
         "Error: resources.r1: Resizing to 'm1.medium' failed, status 'ERROR'")
 
@@ -496,7 +496,7 @@ def test_a_resize_nova_gave_up_fails() -> None:
     given_up = _server("ACTIVE", flavor={"original_name": "m1.small"}, task_state=None)
     results, _ = run(SERVER, Action.UPDATE, _update_ctx(flavor="m1.medium"), [
         {"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": ok(given_up)}])
-    assert isinstance(results[-1], Failed)
+    assert isinstance(results[-1], Failed) and not results[-1].remake  # the server is fine as it is
     assert results[-1].message == "Resizing to 'm1.medium' failed, status 'ACTIVE'"
 
 
