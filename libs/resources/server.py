@@ -331,7 +331,10 @@ class Server(ResourceType):
     def observe_listed(self, ctx: StepContext, listed: Mapping[str, Any] | None) -> Observed | None:
         if listed is None or sc.server_status(listed) in ("DELETED", "SOFT_DELETED"):
             return Observed(gone=True)
-        error = sc.in_error(listed).message if sc.server_status(listed) == "ERROR" else None
+        state = sc.server_status(listed)
+        error = sc.in_error(listed).message if state == "ERROR" else None
+        if state == "SHUTOFF":  # Ember never stops a server (its suspend is Nova's suspend)
+            error = "Server is SHUTOFF: stopped outside Ember"
         live: dict[str, Any] = {}
         metadata = dict(listed.get("metadata") or {})
         metadata.pop(TAG_KEY, None)

@@ -359,21 +359,22 @@ async def test_under_heal_a_scaling_group_keeps_its_members_a_lost_one_made_agai
 
 
 @pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
-async def test_under_heal_a_server_in_error_is_replaced(world: _World) -> None:
+@pytest.mark.parametrize("act", ["error", "stop"])  # gone ERROR; stopped (SHUTOFF) by hand
+async def test_under_heal_a_server_in_error_or_stopped_is_replaced(world: _World, act: str) -> None:
     # On a network (Nova makes its port): a port the template gives stays bound to a server in
     # ERROR (Nova detaches nothing from one, and Heat leaves it), so its replacement could not boot.
     on_network = hot({"web": {"type": "OS::Nova::Server", "properties": {
         "name": "web-1", "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}]}}})
     ids = await _made(world, convergence={"policy": "heal"}, template=on_network)
     async with _observer(world) as ob:
-        await world.sim.chaos("POST", f"/servers/{ids['web']}/error")
+        await world.sim.chaos("POST", f"/servers/{ids['web']}/{act}")
         assert (await _first_pass(ob)).heals == 1
         await _healed(world, ids["stack_id"])
         rows = await resource_rows(world.engine.pool, uuid.UUID(ids["stack_id"]))
         assert rows["web"].physical_id != ids["web"]
         servers = await asyncio.to_thread(lambda: {
             s.id: s.status for s in world.sim.connect().compute.servers() if s.name == "web-1"})
-        assert servers == {rows["web"].physical_id: "ACTIVE"}  # the one in ERROR is gone
+        assert servers == {rows["web"].physical_id: "ACTIVE"}  # the one in ERROR (or stopped) is gone
         await _first_pass(ob)
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert (record["kind"], record["action_taken"]) == ("error", "healed")

@@ -306,6 +306,10 @@ def test_observe() -> None:
     assert drifted is not None and drifted.properties == {"metadata": {"role": "db"}, "flavor": "m1.large"}
     absent = SERVER.observe_listed(ctx, None)
     assert absent is not None and absent.gone
+    stopped = SERVER.observe_listed(ctx, _server("SHUTOFF"))
+    assert stopped is not None and stopped.error == "Server is SHUTOFF: stopped outside Ember"
+    suspended = SERVER.observe_listed(ctx, _server("SUSPENDED"))  # Ember's own suspend
+    assert suspended is not None and suspended.error is None
     listing = SERVER.list_call()
     assert listing is not None and listing.method == "servers"
 
