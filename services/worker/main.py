@@ -24,7 +24,8 @@ from services.worker.steps import Steps
 def handlers(rt: Runtime, evaluation: EvaluationPool, caller: CloudCaller | None) -> Handler:
     steps = Steps(rt, default_registry(), api_url=rt.settings.api_url, evaluation=evaluation,
                   limits=Limits(max_resources_per_stack=rt.settings.api.max_resources_per_stack),
-                  caller=caller, cloud=rt.settings.cloud, retry_limit=rt.settings.action_retry_limit)
+                  caller=caller, cloud=rt.settings.cloud, retry_limit=rt.settings.action_retry_limit,
+                  ready_timeout=rt.settings.ready_timeout)
     return Dispatch({Probe: rt.answer_probe, WorkItem: steps.handle}, give_ups={WorkItem: steps.give_up})
 
 

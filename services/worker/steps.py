@@ -46,13 +46,14 @@ class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
                  api_url: str | None = None, evaluation: EvaluationPool = INLINE,
                  limits: Limits = DEFAULT_LIMITS, caller: CloudCaller | None = None,
-                 cloud: CloudSettings | None = None, retry_limit: int = 2) -> None:
+                 cloud: CloudSettings | None = None, retry_limit: int = 2, ready_timeout: float = 0.0
+                 ) -> None:
         # A step's calls go to the cloud its stack's project is mapped to.
         self.rt = rt
         self.ctx = WorkerContext(pool=rt.pool, bus=rt.bus, registry=registry, cache=DesiredCache(),
                                  rng=random.SystemRandom(), evaluation=evaluation, api_url=api_url,
                                  limits=limits, caller=caller, cloud=cloud or CloudSettings(),
-                                 retry_limit=retry_limit, ready_timeout=rt.settings.ready_timeout)
+                                 retry_limit=retry_limit, ready_timeout=ready_timeout)
         self.batches: Coalescer[Arrival, executor.Result] = Coalescer(
             self._run_batch, size=batch_size or rt.settings.worker_batch, parallel=2)
 

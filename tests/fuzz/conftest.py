@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import requests
 
-from tests.conftest import RUN_ID, admin, drop_streams
+from tests.conftest import RUN_ID, admin
+from tests.database_supply import drop_streams
 from tests.integration.clients import ember_dev
 from tests.support import Servers, database_url_for
 
