@@ -25,40 +25,22 @@ simulator seeds (devstack's ``router1`` interface is the demo project's). Nothin
 from __future__ import annotations
 
 import argparse
-import asyncio
 import collections
 import contextlib
 import dataclasses
-import logging
 import os
-import shutil
-import signal
-import subprocess
 import sys
 import time
-import traceback
 import uuid
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
-
-import openstack
-import orjson
-import requests
-from openstack.config.loader import OpenStackConfig
-from opentelemetry import trace
 
 from bench import engine
 from bench.cloud_report import Phase, Tree, calls_logged, tables
-from libs.embedded import process
-from libs.messaging.bus import Bus
-from libs.messaging.subjects import Names
+from bench.cloud_setup import PROJECT, Api, connection, guarded, load, measured, start, stop
 from libs.simcloud import dev_cloud
 
-PROJECT = "demo"
 PHASES = ("create", "update-same", "delete")
-STARTUP_TIMEOUT = 120.0
-_JSON = {"Content-Type": "application/json"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,29 +96,9 @@ def template(servers: int, networks: int) -> dict[str, Any]:
 
 
 # ---- the simulator -------------------------------------------------------------------------
-def _connection(cloud: dev_cloud.DevCloud, entry: str) -> openstack.connection.Connection:
-    region = OpenStackConfig(config_files=[str(cloud.clouds_yaml)], load_envvars=False).get_one(entry)
-    return openstack.connection.Connection(config=region)
-
-
-def wait_simulator(cloud: dev_cloud.DevCloud, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    # keystoneauth warns on every try before the simulator listens.
-    logging.getLogger("keystoneauth").setLevel(logging.ERROR)
-    while True:
-        process.check_running(proc, log)
-        try:
-            _connection(cloud, dev_cloud.CLOUD).compute.find_flavor("m1.tiny", ignore_missing=False)
-            return
-        except Exception:  # not answering yet
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
-
-
 def lift_quotas(cloud: dev_cloud.DevCloud) -> None:
     """As the simulator's admin: no limit on the demo project's networks, subnets, ports and volumes."""
-    admin = _connection(cloud, dev_cloud.ADMIN_CLOUD)
+    admin = connection(cloud, dev_cloud.ADMIN_CLOUD)
     identity: Any = admin.identity  # v3 (the simulator's Keystone)
     project = identity.find_project(PROJECT, ignore_missing=False)
     admin.network.update_quota(project.id, networks=-1, subnets=-1, ports=-1)
@@ -148,52 +110,10 @@ def lift_quotas(cloud: dev_cloud.DevCloud) -> None:
 
 def cloud_counts(cloud: dev_cloud.DevCloud) -> tuple[int, int, int]:
     """The demo project's servers, ACTIVE servers and ports, as the simulator lists them."""
-    conn = _connection(cloud, dev_cloud.CLOUD)
+    conn = connection(cloud, dev_cloud.CLOUD)
     servers = list(conn.compute.servers(details=True))
     ports = sum(1 for _ in conn.network.ports())
     return len(servers), sum(1 for s in servers if s.status == "ACTIVE"), ports
-
-
-# ---- the REST API --------------------------------------------------------------------------
-class Api:
-    """Heat's REST API as a user calls it (noauth: the path names the project)."""
-
-    def __init__(self, url: str) -> None:
-        self.base = f"{url}/v1/{PROJECT}"
-        self.http = requests.Session()
-
-    def ready(self) -> bool:
-        try:
-            return self.http.get(f"{self.base}/stacks", timeout=5).status_code == 200
-        except requests.RequestException:
-            return False
-
-    def _expect(self, answer: requests.Response, *codes: int) -> requests.Response:
-        if answer.status_code not in codes:
-            raise engine.BenchError(f"{answer.request.method} {answer.url}: {answer.status_code} "
-                                    f"{answer.text[:500]}")
-        return answer
-
-    def create(self, name: str, tmpl: Mapping[str, Any]) -> str:
-        body = orjson.dumps({"stack_name": name, "template": tmpl})
-        answer = self.http.post(f"{self.base}/stacks", data=body, headers=_JSON, timeout=600)
-        return str(self._expect(answer, 201).json()["stack"]["id"])
-
-    def update(self, name: str, stack_id: str, tmpl: Mapping[str, Any]) -> None:
-        answer = self.http.put(f"{self.base}/stacks/{name}/{stack_id}", data=orjson.dumps({"template": tmpl}),
-                               headers=_JSON, timeout=600)
-        self._expect(answer, 202)
-
-    def delete(self, name: str, stack_id: str) -> None:
-        self._expect(self.http.delete(f"{self.base}/stacks/{name}/{stack_id}", timeout=600), 204)
-
-    def status(self, name: str, stack_id: str) -> tuple[str, str]:
-        """The stack's status and reason; ("DELETE_COMPLETE", "") once it is gone."""
-        answer = self.http.get(f"{self.base}/stacks/{name}/{stack_id}", timeout=60)
-        if answer.status_code == 404:
-            return "DELETE_COMPLETE", ""
-        stack = self._expect(answer, 200).json()["stack"]
-        return str(stack["stack_status"]), str(stack.get("stack_status_reason") or "")
 
 
 # ---- one run -------------------------------------------------------------------------------
@@ -213,48 +133,14 @@ class Run:
         self.api_calls: collections.Counter[str] = collections.Counter()
 
     def execute(self) -> None:
-        scratch = process.scratch_dir(f"ember-bench-cloud-{self.run_id}-")
         with contextlib.ExitStack() as stack:
-            if self.options.keep:
-                stack.callback(print, f"kept: {scratch}")
-            else:
-                stack.callback(shutil.rmtree, scratch, True)
-            servers = engine.start_servers(scratch, stack, self.run_id, pg_stats=False)
-            asyncio.run(engine.prepare(servers, pg_stats=False))
-            if not (servers.own_postgres and servers.own_nats) and not self.options.keep:
-                stack.callback(lambda: asyncio.run(engine.drop(servers)))
-            logs = scratch / "logs"
-            logs.mkdir()
-            cloud = dev_cloud.DevCloud("127.0.0.1", process.free_port(), scratch / "clouds.yaml")
-            dev_cloud.write(cloud)
-            sim_log = logs / "simcloud.log"
-            sim = process.spawn([sys.executable, "-m", "libs.cli", *cloud.argv(servers.database_url),
-                                 "--boot-seconds", str(self.options.boot_seconds)],
-                                log_path=sim_log, cwd=engine.REPO,
-                                env={**os.environ, "EMBER_LOG_LEVEL": "WARNING"})
-            stack.callback(_stop, sim)
-            api_port = process.free_port()
-            env = {**os.environ, **cloud.env(), "EMBER_DATABASE_URL": servers.database_url,
-                   "EMBER_NATS_URL": servers.nats_url, "EMBER_NATS_PREFIX": servers.prefix,
-                   "EMBER_DATA_DIR": str(scratch / "data"), "EMBER_API_BIND": f"127.0.0.1:{api_port}",
-                   "EMBER_AUTH": "noauth", "EMBER_MAX_RESOURCES_PER_STACK": "-1",
-                   "EMBER_MAX_TEMPLATE_SIZE": str(64 << 20), "EMBER_MAX_JSON_BODY_SIZE": str(64 << 20)}
-            env.setdefault("EMBER_LOG_LEVEL", "INFO")
-            api_log = logs / "api.log"
-            api_proc = process.spawn([sys.executable, "-m", "libs.cli", "api"], log_path=api_log, env=env,
-                                     cwd=engine.REPO)
-            stack.callback(_stop, api_proc)
-            wait_simulator(cloud, sim, sim_log)
-            lift_quotas(cloud)
-            seeded = cloud_counts(cloud)
-            api = Api(f"http://127.0.0.1:{api_port}")
-            deadline = time.monotonic() + STARTUP_TIMEOUT
-            while not api.ready():
-                process.check_running(api_proc, api_log)
-                if time.monotonic() > deadline:
-                    raise engine.BenchError("the api did not answer in time")
-                time.sleep(0.2)
-            fixed = [Tree("api", api_proc.pid), Tree("simcloud", sim.pid),
+            setup = start(stack, "ember-bench-cloud", self.run_id, keep=self.options.keep,
+                          sim_args=["--boot-seconds", str(self.options.boot_seconds)])
+            lift_quotas(setup.cloud)
+            seeded = cloud_counts(setup.cloud)
+            cloud, servers, env, logs, api_proc = setup.cloud, setup.servers, setup.env, setup.logs, setup.api
+            api = Api(setup.api_url)
+            fixed = [Tree("api", api_proc.pid), Tree("simcloud", setup.sim.pid),
                      *(Tree(w.label, w.pid, own_memory=False) for w in servers.watched)]
             tmpl = template(self.options.servers, self.options.networks)
             stack_id = ""
@@ -264,43 +150,28 @@ class Run:
                 stack_id = self._phase(phase, Target(api, f"bench-cloud-{self.run_id}", stack_id, tmpl),
                                        servers, services, fixed)
                 self._check(cloud, phase, seeded)
-            _stop(api_proc)
-            self.api_calls = calls_logged(api_log)
+            stop(api_proc)
+            self.api_calls = calls_logged(setup.api_log)
 
     def _phase(self, phase: str, target: Target, servers: engine.Servers, services: engine.Services,
                fixed: Sequence[Tree]) -> str:
         """One phase with a fresh planner and workers; the stack's id."""
-        api, name, stack_id = target.api, target.name, target.stack_id
-        try:
-            services.start()
-            asyncio.run(_ready(servers, services))
-            watched = [*fixed, *(Tree(w.label, w.pid) for w in services.watched())]
-            for each in fixed:
-                each.reset_peak()
-            cpu = {w.label: w.cpu_seconds() for w in watched}
-            started = time.perf_counter()
+        api, name = target.api, target.name
+        made = [target.stack_id]
+
+        def submit() -> None:
             if phase == "create":
-                stack_id = api.create(name, target.template)
+                made[0] = api.create(name, target.template)
             elif phase == "update-same":
-                api.update(name, stack_id, target.template)
+                api.update(name, made[0], target.template)
             else:
-                api.delete(name, stack_id)
-            answered = time.perf_counter() - started
-            self._settle(api, name, stack_id, phase, services)
-            seconds = time.perf_counter() - started
-            peaks = {w.label: w.peak_rss_mb() for w in watched}
-            spent = {w.label: _minus(w.cpu_seconds(), cpu[w.label]) for w in watched}
-        except BaseException:
-            print("\n".join(services.problems()), file=sys.stderr)
-            raise
-        finally:
-            services.stop()
-        calls: collections.Counter[str] = collections.Counter()
-        for label in services.labels[1:]:
-            calls.update(calls_logged(services.log_path(label)))
-        self.phases.append(Phase(phase, seconds, answered, calls, peaks, spent))
-        print(f"{phase}: {seconds:.1f} s, {sum(calls.values())} openstacksdk calls", flush=True)
-        return stack_id
+                api.delete(name, made[0])
+
+        done = measured(phase, servers, services, fixed, submit=submit,
+                        settle=lambda: self._settle(api, name, made[0], phase, services))
+        self.phases.append(done)
+        print(f"{phase}: {done.seconds:.1f} s, {sum(done.calls.values())} openstacksdk calls", flush=True)
+        return made[0]
 
     def _settle(self, api: Api, name: str, stack_id: str, phase: str, services: engine.Services) -> None:
         action = {"create": "CREATE", "update-same": "UPDATE", "delete": "DELETE"}[phase]
@@ -326,52 +197,18 @@ class Run:
                                     f"and {ports} ports beyond its seeded ones; {want} of each expected")
 
 
-async def _ready(servers: engine.Servers, services: engine.Services) -> None:
-    names = Names(servers.prefix)
-    async with Bus.connect(servers.nats_url, names, trace.NoOpTracer(), client_name="bench-cloud") as bus:
-        await engine.wait_ready(bus, services)
-
-
-def _minus(end: float | None, start: float | None) -> float | None:
-    return None if end is None or start is None else end - start
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     options = parse_args(argv)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.default_int_handler)
-    load = os.getloadavg()
     print(f"bench.cloud: {options.servers} servers on {options.networks} networks (a port each), "
           f"{options.boot_seconds:g} s boots; api, planner, {options.workers} worker(s), simcloud as "
-          f"processes; {os.cpu_count()} CPU(s), load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}", flush=True)
+          f"processes; {os.cpu_count()} CPU(s), {load()}", flush=True)
     bench = Run(options)
-    code = 0
-    try:
-        bench.execute()
-    except engine.BenchError as exc:
-        print(f"bench.cloud: FAILED: {exc}", file=sys.stderr)
-        code = 1
-    except KeyboardInterrupt:
-        code = 130
-    except Exception:
-        print(f"bench.cloud: FAILED:\n{traceback.format_exc()}", file=sys.stderr)
-        code = 1
+    code = guarded("bench.cloud", bench.execute)
     print(tables(bench.phases, options.servers))
     if bench.api_calls:
         print(f"\nthe api's own openstacksdk calls (validating the templates, all phases): "
               f"{dict(bench.api_calls)}")
-    load = os.getloadavg()
-    print(f"\nload at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"\n{load()} at the end")
     return code
 
 

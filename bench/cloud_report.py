@@ -75,6 +75,11 @@ def calls_logged(log: Path) -> collections.Counter[str]:
     return found
 
 
+def minus(end: float | None, begin: float | None) -> float | None:
+    """A difference of two readings, either of which may be missing (a process gone)."""
+    return None if end is None or begin is None else end - begin
+
+
 def _figure(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 

@@ -5,7 +5,7 @@ Projects ``admin`` and ``demo``; users ``admin`` (admin of both) and ``demo``
 ``public-subnet`` (172.24.4.0/24, devstack's) and ``private`` with ``private-subnet``
 (10.0.0.0/26, shared). Flavors and the ``cirros`` image
 are Nova's and Glance's own seeds; devstack's ``router1`` (``private-subnet`` to ``public``)
-is Neutron's.
+is Neutron's. More projects, each with a user's member role, are :func:`member_project`'s.
 """
 
 from __future__ import annotations
@@ -55,6 +55,19 @@ async def identity(conn: Conn, credentials: Credentials) -> None:
             await _role(conn, admin, project, role)
     for role in ("member", "reader"):
         await _role(conn, demo, demo_project, role)
+
+
+async def member_project(conn: Conn, name: str, user: str) -> str:
+    """Project ``name`` (made if absent), in which the existing ``user`` has the member and reader
+    roles, as an operator gives a team its project; the project's id."""
+    user_id = await conn.fetchval("SELECT id FROM simcloud.users WHERE name = $1", user)
+    if user_id is None:
+        raise LookupError(f"no simulated user {user!r}")
+    async with conn.transaction():
+        project_id = await _project(conn, name)
+        for role in ("member", "reader"):
+            await _role(conn, user_id, project_id, role)
+    return project_id
 
 
 @dataclasses.dataclass(frozen=True)

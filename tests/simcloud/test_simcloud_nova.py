@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
+import asyncpg
 import openstack
 import pytest
 import requests
 from openstack.connection import Connection
 from openstack.image.v2._proxy import Proxy as GlanceV2
 
+from libs.simcloud import seeds
 from tests.simcloud.conftest import Sim
 from tests.support import wait_until
 
@@ -221,3 +224,24 @@ def test_boots_take_their_time(cloud: Connection) -> None:
         assert first == "BUILD"
     _server_status(cloud, server.id, "ACTIVE")
     cloud.compute.delete_server(server.id)
+
+
+async def _member_project(database_url: str, name: str, user: str) -> str:
+    conn = await asyncpg.connect(database_url)
+    try:
+        return await seeds.member_project(conn, name, user)
+    finally:
+        await conn.close()
+
+
+def test_a_project_made_for_a_user_is_the_users_own_to_boot_in(sim: Sim, cloud: Connection) -> None:
+    made = asyncio.run(_member_project(sim.database_url, "team-a", "demo"))
+    assert asyncio.run(_member_project(sim.database_url, "team-a", "demo")) == made  # made once
+    team = sim.connect("demo", project="team-a")
+    assert team.current_project_id == made
+    server = _boot(team, "in-team-a", networks="none")
+    assert [s.id for s in team.compute.servers()] == [server.id]
+    assert server.id not in {s.id for s in cloud.compute.servers()}  # not the demo project's
+    team.compute.delete_server(server.id)
+    with pytest.raises(LookupError):
+        asyncio.run(_member_project(sim.database_url, "team-b", "nobody"))
