@@ -111,6 +111,11 @@ async def sweep_once(ob: Observer) -> Pass:
     ob.schedule.forget_except((t, row.type) for t in mine for row in by_target[t])
     policies: dict[uuid.UUID, ConvergencePolicy] = {}  # each stack's, parsed once a pass
     for target in mine:
+        # Renewed before each project's listing: a pass over many projects can outlast the lease
+        # it took at its start, and a project another observer took meanwhile is left to it.
+        async with ob.pool.acquire() as conn:
+            if not await observer_leases.take(conn, *_lease_key(target), ob.holder, ob.lease_seconds):
+                continue
         await _observe(ob, target, by_target[target], policies, done)
     return done
 
