@@ -210,13 +210,7 @@ def measured(name: str, servers: engine.Servers, services: engine.Services, fixe
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM, then SIGKILL after 30 s."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    process.stop(proc, timeout=30.0)
 
 
 def guarded(name: str, work: Callable[[], None]) -> int:
