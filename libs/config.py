@@ -130,8 +130,8 @@ class Settings:
     # Heat's action_retry_limit: times a create the cloud put in an error state is made again.
     action_retry_limit: int = 2
     # Seconds a server (or volume) may take to become ready before it counts as in error and,
-    # within action_retry_limit, is made again (0: no limit but the stack's timeout, as Heat).
-    ready_timeout: float = 0.0
+    # within action_retry_limit, is made again (None, from 0: no limit but the stack's timeout, as Heat).
+    ready_timeout: float | None = None
     # Who this process is on NATS (None: anonymous, for a server without authorization).
     nats_user: str | None = None
     nats_password: str | None = dataclasses.field(default=None, repr=False)
@@ -320,7 +320,7 @@ def load(env: Mapping[str, str]) -> Settings:
         drift_policy=DriftPolicy(_choice(env, "EMBER_DRIFT_POLICY", "observe", tuple(DriftPolicy))),
         heal_limit=_integer(env, "EMBER_HEAL_LIMIT", 3, 0, 1000),
         action_retry_limit=_integer(env, "EMBER_ACTION_RETRY_LIMIT", 2, 0, 100),
-        ready_timeout=_number(env, "EMBER_READY_TIMEOUT", 0.0, 0.0),
+        ready_timeout=_number(env, "EMBER_READY_TIMEOUT", 0.0, 0.0) or None,
         evaluation_processes=_integer(env, "EMBER_EVALUATION_PROCESSES", 2, 0, 64),
         evaluation_timeout=_number(env, "EMBER_EVALUATION_TIMEOUT", 5.0, 0.1),
         evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),

@@ -239,8 +239,8 @@ def set_drift(tree: Tree, path: str, records: list[dict[str, Any]]) -> None:
             continue
         seen = Drift(DriftKind(record["kind"]), tuple(record.get("fields") or ()),
                      str(record.get("detail") or ""))
-        taken = str(record.get("action_taken") or Response.REPORTED)
-        node.drift = seen.describe(node.name) + (f"; {taken}" if taken != Response.REPORTED else "")
+        taken = Response(record.get("action_taken") or Response.REPORTED)
+        node.drift = seen.describe(node.name) + taken.said(seen.fields)
 
 
 def set_paused(tree: Tree, stack: dict[str, Any]) -> None:

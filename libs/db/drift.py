@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from libs.db import Conn
-from libs.engine.drift import Drift, DriftKind, Response
+from libs.engine.drift import Closed, Drift, DriftKind, Response
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,17 +126,48 @@ async def heals_since(conn: Conn, stack_id: uuid.UUID, resource_name: str, secon
     return count
 
 
-async def close_unwatched(conn: Conn) -> int:
+@dataclasses.dataclass(frozen=True)
+class Unwatched:
+    """A record closed because its resource row is no longer current, and what the stack has now."""
+
+    stack_id: uuid.UUID
+    resource_name: str
+    drift: Drift
+    action_taken: Response
+    closed: Closed
+    # The stack's current resource of that name (a replacement), else the closed row's; "" if gone.
+    physical_id: str
+    type: str
+
+
+async def close_unwatched(conn: Conn) -> list[Unwatched]:
     """Close the records of resources that are gone from the stack or no longer current, and mark
-    heals that ended in a failed stack (the drift stays open: it is still there)."""
-    status = await conn.execute(
-        f"UPDATE drift d SET {_CLOSED} WHERE d.resolved_at IS NULL AND NOT EXISTS"
-        " (SELECT 1 FROM resources r WHERE r.id = d.resource_id AND r.is_current)")
+    heals that ended in a failed stack (the drift stays open: it is still there).
+
+    Each record closes once however many observers run this (the update locks the row and
+    checks it is open again), so its resolved event is written once.
+    """
+    rows = await conn.fetch(
+        f"WITH closed AS (UPDATE drift d SET {_CLOSED} WHERE d.resolved_at IS NULL AND NOT EXISTS"
+        " (SELECT 1 FROM resources r WHERE r.id = d.resource_id AND r.is_current)"
+        " RETURNING d.stack_id, d.resource_id, d.resource_name, d.kind, d.fields, d.detail, d.action_taken)"
+        " SELECT c.*, now_r.physical_id AS now_physical, now_r.type AS now_type,"
+        " old_r.physical_id AS old_physical, old_r.type AS old_type FROM closed c"
+        " JOIN stacks s ON s.id = c.stack_id AND s.deleted_at IS NULL"
+        " LEFT JOIN resources old_r ON old_r.id = c.resource_id"
+        " LEFT JOIN LATERAL (SELECT r.physical_id, r.type FROM resources r WHERE r.stack_id = c.stack_id"
+        " AND r.name = c.resource_name AND r.is_current LIMIT 1) now_r ON true")
     await conn.execute(
         "UPDATE drift d SET action_taken = 'heal failed' FROM stacks s WHERE s.id = d.stack_id"
         " AND d.resolved_at IS NULL AND d.action_taken = 'healing' AND s.status = 'FAILED'"
         " AND s.updated_at > d.detected_at")
-    return int(status.split()[-1])
+    return [Unwatched(
+        stack_id=r["stack_id"], resource_name=r["resource_name"],
+        drift=Drift(DriftKind(r["kind"]), tuple(r["fields"]), r["detail"]),
+        action_taken=Response(r["action_taken"]),
+        closed=Closed.MADE_AGAIN if r["now_type"] is not None else Closed.REMOVED,
+        physical_id=str(r["now_physical"] or r["old_physical"] or ""),
+        type=str(r["now_type"] or r["old_type"] or "")) for r in rows]
 
 
 async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[DriftRow]:

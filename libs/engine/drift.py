@@ -92,6 +92,27 @@ class Response(enum.StrEnum):
     ACCEPTED = "accepted"    # the cloud's values taken into the record: closed at once
     LIMIT = "reported: heal limit reached"
 
+    def said(self, accepted: Iterable[str] = ()) -> str:
+        """What an event or a marker adds to the drift's description (after it, from "; ")."""
+        if self == Response.REPORTED:
+            return ""
+        if self == Response.LIMIT:
+            return "; not healed: heal limit reached"
+        fields = ", ".join(accepted) if self == Response.ACCEPTED else ""
+        return f"; {self.value} {fields}" if fields else f"; {self.value}"
+
+
+class Closed(enum.Enum):
+    """Why a drift record closed: the cloud agrees again, or the record's resource is no longer current."""
+
+    AGREES = "agrees with the cloud again"
+    MADE_AGAIN = "was made again"        # replaced (by a heal or an update): the new one is watched
+    REMOVED = "is no longer in the stack"
+
+    def describe(self, resource_name: str) -> str:
+        """What the resolved event says after RESOLVED."""
+        return f"{resource_name} {self.value}"
+
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:

@@ -175,13 +175,16 @@ def loads(ctx_data: Mapping[str, str], key: str, default: Any = None) -> Any:
         return default
 
 
-def polled(ctx: StepContext, key: str, phase: str, get: CloudCall, *, until_found: bool = False
+def polled(ctx: StepContext, key: str, phase: str, get: CloudCall, *, gone: Failed | None = None
            ) -> Mapping[str, Any] | StepResult:
-    """The object ``get`` (answered under ``key``) read, else what to do: ask again (no answer yet,
-    or none found while ``until_found``) in ``phase``, or fail with the cloud's error."""
+    """The object ``get`` (answered under ``key``) read, else what to do: ask again (no answer yet)
+    in ``phase``, fail with ``gone`` when it is not found (a thing Ember made, deleted behind its
+    back while it waited), or fail with the cloud's error."""
     answer = ctx.answers.get(key)
-    if answer is None or (until_found and answer.not_found):
+    if answer is None:
         return call(phase, get, delay=poll_delay(ctx))
+    if gone is not None and answer.not_found:
+        return gone
     if answer.error is not None:
         return cloud_failure(answer.error)
     return dict(answer.value)

@@ -260,8 +260,7 @@ class Server(ResourceType):
 
     def _after_build(self, ctx: StepContext) -> StepResult:
         server_id = str(ctx.physical_id)
-        # A lost answer, or Nova not listing it yet: Heat keeps waiting too.
-        server = polled(ctx, SERVER_KEY, "build", sc.get_server(server_id), until_found=True)
+        server = polled(ctx, SERVER_KEY, "build", sc.get_server(server_id), gone=sc.gone(server_id))
         if not isinstance(server, Mapping):
             return server
         status = sc.server_status(server)

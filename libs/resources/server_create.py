@@ -289,6 +289,12 @@ def server_status(server: Mapping[str, Any]) -> str:
     return str(server.get("status") or "").split("(")[0]
 
 
+def gone(server_id: str) -> Failed:
+    """A server deleted behind Ember's back while it waited on it: made again, as one gone ERROR is
+    (Heat fails there with Nova's 404)."""
+    return Failed(f"Server {server_id} is gone from the cloud", error="ResourceInError", remake=True)
+
+
 def in_error(server: Mapping[str, Any]) -> Failed:
     fault = server.get("fault") or {}
     return Failed(f'Went to status ERROR due to "Message: {fault.get("message", "Unknown")}, '

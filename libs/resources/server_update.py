@@ -305,7 +305,7 @@ def _resize(ctx: StepContext, flavor_id: str | None = None) -> StepResult:
 
 
 def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    server = polled(ctx, SERVER_KEY, "resize-wait", get, until_found=True)
+    server = polled(ctx, SERVER_KEY, "resize-wait", get, gone=sc.gone(str(ctx.physical_id)))
     if not isinstance(server, Mapping):
         return server
     status = server.get("status")
@@ -327,7 +327,7 @@ def _resize_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fini
 
 
 def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    server = polled(ctx, SERVER_KEY, "confirm-wait", get, until_found=True)
+    server = polled(ctx, SERVER_KEY, "confirm-wait", get, gone=sc.gone(str(ctx.physical_id)))
     if not isinstance(server, Mapping):
         return server
     status = str(server.get("status") or "").split("(")[0]
@@ -341,7 +341,7 @@ def _confirm_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Fin
 
 
 def _rebuild_wait(ctx: StepContext, get: CloudCall, todo: list[str], finish: Finish) -> StepResult:
-    server = polled(ctx, SERVER_KEY, "rebuild-wait", get, until_found=True)
+    server = polled(ctx, SERVER_KEY, "rebuild-wait", get, gone=sc.gone(str(ctx.physical_id)))
     if not isinstance(server, Mapping):
         return server
     status = server.get("status")

@@ -32,7 +32,7 @@ from libs.cloud.targets import NoCloudConfigured, target_for
 from libs.config import CloudSettings
 from libs.db import Conn, drift, events, observer_leases, resources, stacks
 from libs.engine import status
-from libs.engine.drift import DETECTED, RESOLVED, Drift, Response, Shown, Verdict, reconcile, respond, seen
+from libs.engine.drift import DETECTED, RESOLVED, Closed, Drift, Response, Shown, reconcile, respond, seen
 from libs.engine.observe_schedule import Intervals, Schedule
 from libs.engine.status import Action, Status
 from libs.messaging.bus import Bus
@@ -96,7 +96,12 @@ class Pass:
 async def sweep_once(ob: Observer) -> Pass:
     done = Pass()
     async with ob.pool.acquire() as conn:
-        await drift.close_unwatched(conn)
+        async with conn.transaction():  # a record closed here has its event
+            for closed in await drift.close_unwatched(conn):
+                done.closed += 1
+                await _event(conn, closed, Status.COMPLETE,
+                             f"{RESOLVED}: {closed.closed.describe(closed.resource_name)}",
+                             Shown(closed.drift, closed.action_taken, resolved=True))
         rows = await drift.watched(conn, ob.listed_types())
         observers = await observer_leases.observers_up(conn, _UP_WITHIN)
     by_target: dict[CloudTarget, list[drift.Watched]] = defaultdict(list)
@@ -212,7 +217,7 @@ async def _record(ob: Observer, sights: Sequence[tuple[drift.Watched, Observed |
                     done.closed += 1
                     if change.open is None and closed_as is not None:
                         await _event(conn, row, Status.COMPLETE,
-                                     f"{RESOLVED}: {row.name} agrees with the cloud again",
+                                     f"{RESOLVED}: {Closed.AGREES.describe(row.name)}",
                                      Shown(row.open, closed_as, resolved=True))
                 if change.open is None or await drift.open_record(
                         conn, row, change.open, verdict.response) is None:
@@ -220,7 +225,8 @@ async def _record(ob: Observer, sights: Sequence[tuple[drift.Watched, Observed |
                 done.opened += 1
                 what = change.open.describe(row.name)
                 accepted = verdict.response == Response.ACCEPTED
-                await _event(conn, row, Status.FAILED, f"{DETECTED}: {what}{_taken(verdict)}",
+                await _event(conn, row, Status.FAILED,
+                             f"{DETECTED}: {what}{verdict.response.said(verdict.accepted)}",
                              Shown(change.open, verdict.response, resolved=accepted))
                 if verdict.accepted and live is not None:
                     await resources.accept_properties(conn, row.resource_id, row.version, {
@@ -248,18 +254,10 @@ async def _give_up(conn: Conn, row: drift.Watched, what: str, heals: int, limit:
                      action=Action.CHECK, status=Status.FAILED, reason=reason)
 
 
-def _taken(verdict: Verdict) -> str:
-    if verdict.response == Response.HEALING:
-        return "; healing"
-    if verdict.response == Response.ACCEPTED:
-        return f"; accepted {', '.join(verdict.accepted)}"
-    if verdict.response == Response.LIMIT:
-        return "; not healed: heal limit reached"
-    return ""
-
-
-async def _event(conn: Conn, row: drift.Watched, state: Status, reason: str, shown: Shown) -> None:
+async def _event(conn: Conn, of: drift.Watched | drift.Unwatched, state: Status, reason: str,
+                 shown: Shown) -> None:
     # Heat's stack check reports a resource the cloud lost as CHECK_FAILED: drift reads the same.
-    await events.add(conn, stack_id=row.stack_id, resource_name=row.name,
-                     physical_resource_id=row.physical_id, resource_type=row.type, action=Action.CHECK,
+    name = of.name if isinstance(of, drift.Watched) else of.resource_name
+    await events.add(conn, stack_id=of.stack_id, resource_name=name,
+                     physical_resource_id=of.physical_id, resource_type=of.type, action=Action.CHECK,
                      status=state, reason=reason, properties=shown.properties())

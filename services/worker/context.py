@@ -37,8 +37,8 @@ class WorkerContext:
     cloud: CloudSettings = dataclasses.field(default_factory=CloudSettings)
     # Heat's action_retry_limit (libs/engine/create_retry.py).
     retry_limit: int = 2
-    # Seconds a made thing may take to become ready (StepContext.ready_timeout; 0: no limit).
-    ready_timeout: float = 0.0
+    # Seconds a made thing may take to become ready (StepContext.ready_timeout; None: no limit).
+    ready_timeout: float | None = None
 
     @property
     def outputs(self) -> routing.OutputsOf:

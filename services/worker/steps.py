@@ -46,7 +46,7 @@ class Steps:
     def __init__(self, rt: Runtime, registry: Registry, *, batch_size: int | None = None,
                  api_url: str | None = None, evaluation: EvaluationPool = INLINE,
                  limits: Limits = DEFAULT_LIMITS, caller: CloudCaller | None = None,
-                 cloud: CloudSettings | None = None, retry_limit: int = 2, ready_timeout: float = 0.0
+                 cloud: CloudSettings | None = None, retry_limit: int = 2, ready_timeout: float | None = None
                  ) -> None:
         # A step's calls go to the cloud its stack's project is mapped to.
         self.rt = rt

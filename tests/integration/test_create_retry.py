@@ -44,7 +44,8 @@ class _World:
 
 @contextlib.asynccontextmanager
 async def _world(settings: Settings, database_url: str, directory: Path, *, retry_limit: int,
-                 cloud: SimSettings = EVERY_BOOT_FAILS, ready_timeout: float = 0.0) -> AsyncIterator[_World]:
+                 cloud: SimSettings = EVERY_BOOT_FAILS, ready_timeout: float | None = None
+                 ) -> AsyncIterator[_World]:
     async with simulated_cloud(database_url, directory, cloud) as sim:
         with_cloud = dataclasses.replace(settings, cloud=sim.settings(), action_retry_limit=retry_limit,
                                          ready_timeout=ready_timeout)
@@ -155,9 +156,32 @@ async def test_with_a_fifth_of_boots_in_error_fifty_servers_complete_unattended(
         assert sorted(in_cloud.values()) == ["ACTIVE"] * servers  # those in ERROR were deleted
 
 
-@pytest.mark.slow_ci  # about 10 s; test.sh keeps a create made again
-async def test_a_server_its_update_left_in_error_is_deleted_and_made_again(
+@pytest.mark.slow_ci  # about 5 s; test.sh keeps a create made again
+async def test_a_server_deleted_behind_embers_back_while_it_builds_is_made_again(
         settings: Settings, database_url: str, tmp_path: Path) -> None:
+    async with _world(settings, database_url, tmp_path, retry_limit=1,
+                      cloud=SimSettings(boot_seconds=3600.0)) as world:
+        stack_id = await _create(world, "lost")
+
+        async def building() -> list[str]:
+            return list(await _servers(world, "lost"))
+        [first] = await eventually(building, timeout=30, what="the server booting")
+        await world.sim.chaos("PUT", "/settings", {"boot_seconds": 0.2})
+        await world.sim.chaos("POST", f"/servers/{first}/delete")
+        done = await settled(world.rt.pool, stack_id, timeout=60)
+        lines = await event_lines(world.rt.pool, stack_id)
+        assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
+        assert _of_web(lines) == [*RETRIED, "CREATE_IN_PROGRESS", "CREATE_COMPLETE"]
+        failed = next(r for n, s, r in lines if n == "web" and s == "CREATE_FAILED")
+        assert failed == f"ResourceInError: resources.web: Server {first} is gone from the cloud"
+        [(new, state)] = (await _servers(world, "lost")).items()
+        assert new != first and state == "ACTIVE"
+
+
+@pytest.mark.slow_ci  # about 10 s each; test.sh keeps a create made again
+@pytest.mark.parametrize("act", ["error", "delete"])  # the resize breaks the server; someone deletes it
+async def test_a_server_its_update_left_in_error_or_lost_is_deleted_and_made_again(
+        settings: Settings, database_url: str, tmp_path: Path, act: str) -> None:
     slow_resizes = SimSettings(boot_seconds=0.2)
     async with _world(settings, database_url, tmp_path, retry_limit=1, cloud=slow_resizes) as world:
         stack_id = await _create(world, "resized")
@@ -173,7 +197,7 @@ async def test_a_server_its_update_left_in_error_is_deleted_and_made_again(
         async def resizing() -> bool:
             return (await _servers(world, "resized")).get(old) == "RESIZE"
         await eventually(resizing, timeout=30, what="the resize under way")
-        await world.sim.chaos("POST", f"/servers/{old}/error")  # the resize breaks the server
+        await world.sim.chaos("POST", f"/servers/{old}/{act}")
         await world.sim.chaos("PUT", "/settings", {"boot_seconds": 0.2})
         done = await settled(world.rt.pool, stack_id, timeout=60)
         lines = await event_lines(world.rt.pool, stack_id)

@@ -234,9 +234,12 @@ async def test_an_update_under_way_is_not_drift_and_a_replaced_resource_closes_i
         done = await settled(rt.pool, stack_id, timeout=60)
         assert done.stack_status == "UPDATE_COMPLETE", done.status_reason
         after = await _first_pass(ob)
-        assert (after.opened, after.compared) == (0, 2)
+        assert (after.opened, after.closed, after.compared) == (0, 1, 2)
+        assert (await _first_pass(ob)).closed == 0  # closed once, with one event
     [record] = await _drift(world, "demo", "watched", ids["stack_id"])
     assert record["resolved_at"] is not None
+    assert (await _drift_events(world, ids["stack_id"]))[-1] == (
+        "web", "CHECK_COMPLETE", "Resource drift resolved: web was made again")
 
 
 @pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one
@@ -331,7 +334,8 @@ async def test_under_heal_a_lost_server_is_made_again_on_its_port(world: _World)
     assert (record["kind"], record["action_taken"]) == ("gone", "healed")
     assert record["resolved_at"] is not None
     assert await _drift_events(world, ids["stack_id"]) == [
-        ("web", "CHECK_FAILED", "Resource drift detected: web is gone from the cloud; healing")]
+        ("web", "CHECK_FAILED", "Resource drift detected: web is gone from the cloud; healing"),
+        ("web", "CHECK_COMPLETE", "Resource drift resolved: web was made again")]
 
 
 @pytest.mark.slow_ci  # test.sh keeps the core cases of this module; .ci/run runs this one

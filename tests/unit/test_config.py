@@ -34,6 +34,9 @@ def test_defaults_match_heat_ports_and_local_data() -> None:
         ({"EMBER_NATS_PREFIX": "ember_t1"}, "nats_prefix", "ember_t1"),
         ({"EMBER_NATS_USER": "worker", "EMBER_NATS_PASSWORD": "s3"}, "nats_user", "worker"),
         ({"EMBER_NATS_PROJECTS": "demo, ops,"}, "nats_projects", ("demo", "ops")),
+        ({"EMBER_READY_TIMEOUT": "600"}, "ready_timeout", 600.0),
+        ({"EMBER_READY_TIMEOUT": "0"}, "ready_timeout", None),  # no limit but the stack's timeout
+        ({}, "ready_timeout", None),
     ],
 )
 def test_values_are_parsed(env: dict[str, str], field: str, expected: object) -> None:

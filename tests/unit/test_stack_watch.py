@@ -149,6 +149,12 @@ def test_drift_is_a_marker_kept_by_its_events_and_the_resources_status_stands() 
                              " again", physical="pd"))
     # Resolved: the marker goes, and that is a line of its own (unlike a pause that ended).
     assert changes(seen, rows(tree, T0))[0] == ["nest/deep  CREATE_COMPLETE"]
+    seen |= changes(seen, rows(tree, T0))[1]
+    apply(tree, NEST, _event("deep", "CHECK_FAILED", "Resource drift detected: deep is gone from the cloud;"
+                             " healing", physical="pd"))
+    apply(tree, NEST, _event("deep", "CHECK_COMPLETE", "Resource drift resolved: deep was made again",
+                             physical="pe"))  # a heal replaced it
+    assert [r.marker for r in rows(tree, T0) if r.key == "nest/deep"] == [""]
 
 
 @pytest.mark.parametrize(("record", "marker"), [

@@ -8,6 +8,7 @@ import pytest
 
 from libs.engine.drift import (
     Change,
+    Closed,
     Drift,
     DriftKind,
     Response,
@@ -73,6 +74,30 @@ def test_reconcile(why: str, before: Drift | None, now: Drift | None, expected: 
 ])
 def test_describe(drift: Drift, text: str) -> None:
     assert drift.describe("server") == text
+
+
+@pytest.mark.parametrize(("response", "accepted", "text"), [
+    (Response.REPORTED, (), ""),
+    (Response.HEALING, (), "; healing"),
+    (Response.HEALED, (), "; healed"),
+    (Response.HEAL_FAILED, (), "; heal failed"),
+    (Response.ACCEPTED, ("name", "metadata"), "; accepted name, metadata"),
+    (Response.ACCEPTED, (), "; accepted"),
+    (Response.LIMIT, (), "; not healed: heal limit reached"),
+    (Response.HEALING, ("name",), "; healing"),  # only an acceptance names its fields
+])
+def test_what_was_done_reads_the_same_in_events_and_markers(response: Response, accepted: tuple[str, ...],
+                                                            text: str) -> None:
+    assert response.said(accepted) == text
+
+
+@pytest.mark.parametrize(("closed", "text"), [
+    (Closed.AGREES, "web agrees with the cloud again"),
+    (Closed.MADE_AGAIN, "web was made again"),
+    (Closed.REMOVED, "web is no longer in the stack"),
+])
+def test_why_a_record_closed(closed: Closed, text: str) -> None:
+    assert closed.describe("web") == text
 
 
 CHANGED = Drift(DriftKind.CHANGED, fields=("metadata", "name"))

@@ -249,6 +249,28 @@ def test_resize_to_error_fails_as_a_server_a_remake_mends() -> None:
         "Error: resources.r1: Resizing to 'm1.medium' failed, status 'ERROR'")
 
 
+GONE = Failed("Server s1 is gone from the cloud", error="ResourceInError", remake=True)
+
+
+def test_a_server_deleted_while_it_builds_is_one_to_make_again() -> None:
+    results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [
+        LOOKUPS, {"created": ok({"id": "s1"})}, {"server": ok(_server("BUILD"))}, {"server": NOT_FOUND}])
+    assert results[-1] == GONE  # ResourceInError: action_retry_limit makes it again
+
+
+@pytest.mark.parametrize(("changes", "answers"), [
+    ({"flavor": "m1.medium"}, [{"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": NOT_FOUND}]),
+    ({"flavor": "m1.medium"}, [{"flavor": ok({"id": "f3"})}, {"resize": ok()},
+                               {"server": ok(_server("VERIFY_RESIZE"))}, {}, {"confirm": ok()},
+                               {"server": NOT_FOUND}]),
+    ({"image": "fedora"}, [{"image": ok({"id": "img2"})}, {"rebuild": ok()}, {"server": NOT_FOUND}]),
+], ids=["resizing", "confirming", "rebuilding"])
+def test_a_server_deleted_while_its_update_waits_is_one_to_make_again(
+        changes: dict[str, Any], answers: list[dict[str, Answer]]) -> None:
+    results, _ = run(SERVER, Action.UPDATE, _update_ctx(**changes), answers)
+    assert results[-1] == GONE
+
+
 def test_rebuild_and_quick_changes() -> None:
     ctx = _update_ctx(image="fedora", name="web-1", metadata={"role": "db"})
     results, _ = run(SERVER, Action.UPDATE, ctx, [
