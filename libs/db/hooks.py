@@ -81,7 +81,9 @@ async def waiting(conn: Conn, stack_ids: Sequence[uuid.UUID], *, resource_name: 
         f"SELECT {', '.join('h.' + c.strip() for c in _COLUMNS.split(','))} FROM hooks h"
         " JOIN stacks s ON s.id = h.stack_id AND s.current_traversal = h.traversal_id"
         " WHERE h.stack_id = ANY($1::uuid[]) AND h.cleared_at IS NULL AND s.status = 'IN_PROGRESS'"
-        " AND ($2::text IS NULL OR h.resource_name = $2) AND ($3::text IS NULL OR h.hook = $3)"
+        " AND ($2::text IS NULL OR h.resource_name = $2)"
+        # A step reached again (``create:batch@2``) is cleared by its name alone too.
+        " AND ($3::text IS NULL OR h.hook = $3 OR split_part(h.hook, '@', 1) = $3)"
         " ORDER BY h.reached_at, h.resource_name", list(stack_ids), resource_name, hook)
     return [HookRow(**dict(r)) for r in rows]
 

@@ -83,6 +83,22 @@ def named_hook(action: str, step: str) -> str:
     return f"{action.lower()}:{step}"
 
 
+# A step an action reaches more than once (a group's ``batch``, between each two batches) is
+# reached as ``batch@1``, ``batch@2``...: each pauses on its own (a pause is kept per hook),
+# and a breakpoint or a clear naming the step alone reaches every one of them.
+_OCCURRENCE = "@"
+
+
+def occurrence(step: str, n: int) -> str:
+    """The ``n``-th time an action reaches ``step``."""
+    return f"{step}{_OCCURRENCE}{n}"
+
+
+def base(hook: str) -> str:
+    """The hook without its occurrence: ``create:batch@2`` -> ``create:batch``."""
+    return hook.split(_OCCURRENCE, 1)[0]
+
+
 def paused_reason(hook: str) -> str:
     return f"{hook_action(hook)} paused until Hook {hook} is cleared"
 
@@ -95,7 +111,7 @@ def timed_out_reason(hook: str) -> str:
     return f"Hook {hook} timed out"
 
 
-_NAMED = re.compile(r"(create|update|delete|suspend|resume|check):[a-z0-9_-]+")
+_NAMED = re.compile(r"(create|update|delete|suspend|resume|check):[a-z0-9_-]+(@[0-9]+)?")
 
 
 def valid_hook(hook: object) -> bool:
@@ -121,7 +137,7 @@ class Breakpoint:
 
     def matches(self, path: Sequence[str], resource_type: str, hook: str) -> bool:
         """Whether it pauses the resource at ``path`` (names from its stack down) at ``hook``."""
-        return hook in self.hooks and self.reaches(path, resource_type)
+        return base(hook) in self.hooks and self.reaches(path, resource_type)
 
     def reaches(self, path: Sequence[str], resource_type: str) -> bool:
         """Whether it pauses the resource at ``path`` at one of its hooks."""
@@ -171,7 +187,7 @@ def pause_for(hook: str, *, resource_name: str, resource_type: str, env_hooks: I
         if placed.breakpoint.matches((*placed.prefix, resource_name), resource_type, hook):
             bp = placed.breakpoint
             return Pause("breakpoint", bp.timeout_seconds, bp.on_timeout)
-    if hook in set(env_hooks):
+    if base(hook) in set(env_hooks):
         return Pause("environment")
     if mode == HookMode.STEP and hook.startswith("pre-"):
         return Pause("step")

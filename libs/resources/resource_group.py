@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from libs.engine.hooks import occurrence
 from libs.engine.status import Action, Status
 from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
@@ -33,6 +34,9 @@ COUNT, INDEX_VAR, RESOURCE_DEF = "count", "index_var", "resource_def"
 REMOVAL_POLICIES, REMOVAL_MODE = "removal_policies", "removal_policies_mode"
 MEMBERS_KEY, REMOVED_KEY = "members", "removed"
 ROLLING_KEY, NEXT_AT_KEY, BATCH_KEY = "rolling", "rolling_next_at", "batch_create"
+# The named step between two batches (``create:batch``, ``update:batch``: a breakpoint there holds
+# the group after each batch), and the last one passed.
+BATCH_STEP, PASSED_KEY = "batch", "batch_passed"
 
 
 def _replace(value: Any, var: str, index: str) -> Any:
@@ -72,6 +76,16 @@ def _paused(ctx: StepContext, pause: float, data: Mapping[str, str | None]) -> W
     if next_at is not None and ctx.now < float(next_at):
         return Wait(float(next_at) - ctx.now)
     return None
+
+
+def _between_batches(ctx: StepContext, batches: int, pause: float, data: Mapping[str, str | None]
+                     ) -> Wait | None:
+    """What comes between the ``batches``-th batch and the next: the named step ``batch@<n>``
+    (where a breakpoint pauses the group), then ``pause_time``; None once both are over."""
+    step = occurrence(BATCH_STEP, batches)
+    if ctx.data.get(PASSED_KEY) != step:
+        return Wait(0.0, data={**data, PASSED_KEY: step}, step=step)
+    return _paused(ctx, pause, data)
 
 
 def _index(name: str) -> int:
@@ -227,14 +241,14 @@ class ResourceGroup(MemberStack):
         return Nest("create", template=members_template(self._members(props, names)))
 
     # ---- batched creates (update_policy: batch_create) ---------------------------------------
-    def _created_batch(self, ctx: StepContext, done: int, operation: str) -> Nest:
+    def _created_batch(self, ctx: StepContext, done: int, batches: int, operation: str) -> Nest:
         policy = (ctx.update_policy or {}).get("batch_create") or {}
         names = member_names(int(ctx.properties.get(COUNT) or 0), self.removed(ctx))
         upto = min(len(names), done + max(int(policy.get("max_batch_size", 1) or 1), 1))
         template = members_template(self._members(ctx.properties, names[:upto]))
+        state = {"done": upto, "target": len(names), "batches": batches + 1}
         return Nest(operation, template=template,  # type: ignore[arg-type]  # create or update
-                    data={BATCH_KEY: orjson.dumps({"done": upto, "target": len(names)}).decode(),
-                          NEXT_AT_KEY: None})
+                    data={BATCH_KEY: orjson.dumps(state).decode(), NEXT_AT_KEY: None})
 
     def _check_batches(self, ctx: StepContext) -> StepResult:
         state = orjson.loads(ctx.data[BATCH_KEY])
@@ -248,11 +262,13 @@ class ResourceGroup(MemberStack):
                 finished = self._finish(Action.CREATE, dataclasses.replace(
                     ctx, child=dataclasses.replace(child, action=Action.CREATE)))
                 if isinstance(finished, Done):
-                    return Done(physical_id=finished.physical_id,
-                                data={**finished.data, BATCH_KEY: None, NEXT_AT_KEY: None})
+                    return Done(physical_id=finished.physical_id, data={
+                        **finished.data, BATCH_KEY: None, NEXT_AT_KEY: None, PASSED_KEY: None})
             return result
         pause = float(((ctx.update_policy or {}).get("batch_create") or {}).get("pause_time", 0) or 0)
-        return _paused(ctx, pause, {}) or self._created_batch(ctx, state["done"], "update")
+        batches = int(state.get("batches", 1))
+        return (_between_batches(ctx, batches, pause, {})
+                or self._created_batch(ctx, state["done"], batches, "update"))
 
     # ---- rolling updates (update_policy: rolling_update) -------------------------------------
     # What a group kind says about its rolling updates; an auto scaling group says it otherwise.
@@ -275,7 +291,7 @@ class ResourceGroup(MemberStack):
 
     def start(self, action: Action, ctx: StepContext) -> StepResult:
         if action is Action.CREATE and isinstance((ctx.update_policy or {}).get("batch_create"), dict):
-            return self._created_batch(ctx, 0, "create")
+            return self._created_batch(ctx, 0, 0, "create")
         policy = self.rolling_policy(ctx)
         if (action is Action.UPDATE and policy is not None and ctx.old_properties is not None
                 and ctx.child is not None and self.definition_changed(ctx)):
@@ -306,7 +322,7 @@ class ResourceGroup(MemberStack):
         keep_old = {n for n in names if n not in updated}
         template = members_template(self.members_for(ctx, names, keep_old))
         done = {**state, "capacity": capacity, "updated": updated, "pending": True, "names": names,
-                "batch": len(updated) - len(state["updated"])}
+                "batch": len(updated) - len(state["updated"]), "batches": int(state.get("batches", 0)) + 1}
         return Nest("update", template=template, data={ROLLING_KEY: orjson.dumps(done).decode(),
                                                        NEXT_AT_KEY: None})
 
@@ -325,12 +341,13 @@ class ResourceGroup(MemberStack):
             if rolling.needs_update(target, state["current"], state["up_to_date"]):
                 policy = self.rolling_policy(ctx) or {}
                 pause = float(policy.get("pause_time", 0) or 0)
-                return (_paused(ctx, pause, {ROLLING_KEY: orjson.dumps(state).decode()})
+                return (_between_batches(ctx, int(state.get("batches", 1)), pause,
+                                         {ROLLING_KEY: orjson.dumps(state).decode()})
                         or self._batch(ctx, policy, state))
         result = self._finish(action, ctx)
         if isinstance(result, Done) and rolling_state:
             return Done(physical_id=result.physical_id,
-                        data={**result.data, ROLLING_KEY: None, NEXT_AT_KEY: None})
+                        data={**result.data, ROLLING_KEY: None, NEXT_AT_KEY: None, PASSED_KEY: None})
         return result
 
     def start_create(self, ctx: StepContext) -> StepResult:

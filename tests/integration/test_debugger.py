@@ -302,3 +302,30 @@ async def test_a_delete_does_not_wait_for_an_action_held_at_a_named_step(api: Cl
         reasons = [(e["resource_status"], e["resource_status_reason"]) for e in (await r.json())["events"]]
     assert reasons[-3:] == [("UPDATE_FAILED", "UPDATE aborted (user triggered cancel)"),
                             ("DELETE_IN_PROGRESS", "state changed"), ("DELETE_COMPLETE", "state changed")]
+
+
+async def test_a_breakpoint_between_batches_holds_a_group_after_each_batch(api: Client) -> None:
+    group = {"type": "OS::Heat::ResourceGroup", "properties": {"count": 5, "resource_def": _test("m")},
+             "update_policy": {"batch_create": {"max_batch_size": 2}}}
+    path = await _create(api, "batched", hot({"group": group}))
+    status, _ = await _post(api, f"{path}/breakpoints", {"resource": "group", "hooks": ["create:batch"]})
+    assert status == 201
+
+    async def members() -> int:
+        async with api.get(f"{path}/resources?nested_depth=1") as r:
+            return sum(1 for x in (await r.json())["resources"] if x.get("parent_resource") == "group")
+    for batch, made in ((1, 2), (2, 4)):
+        stack = await _paused(api, path, {"group"})
+        assert stack["ember_paused"][0]["hook"] == f"create:batch@{batch}"
+        assert await members() == made  # held after this batch, before the next starts
+        status, _ = await _post(api, f"{path}/resources/group/signal", {"unset_hook": "create:batch"})
+        assert status == 200
+        await eventually(lambda b=batch: _moved_on(api, path, f"create:batch@{b}"), timeout=30,
+                         what=f"the group past batch {batch}")
+    await settled(api, path, "CREATE_COMPLETE")
+    assert await members() == 5
+
+
+async def _moved_on(api: Client, path: str, hook: str) -> bool:
+    stack = await stack_of(api, path)
+    return all(p["hook"] != hook for p in stack["ember_paused"])

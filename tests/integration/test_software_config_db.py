@@ -21,7 +21,7 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
 CONFIG = {"config": "#!/bin/sh\necho hi", "inputs": [], "outputs": [], "options": {}}
 
 
-async def test_a_config_in_use_is_kept_and_a_run_again_insert_stores_nothing_twice(pool: asyncpg.Pool) -> None:
+async def test_a_config_in_use_is_kept_and_an_insert_run_again_stores_nothing(pool: asyncpg.Pool) -> None:
     async with pool.acquire() as conn:
         fixed = uuid.uuid4()
         made = await software_configs.insert(conn, project="p", name="c", group="script", config=CONFIG,
@@ -66,7 +66,8 @@ async def test_an_update_expecting_a_status_changes_nothing_once_it_moved_on(poo
                                                       input_values={}, action="CREATE", status="IN_PROGRESS")
         done = await software_deployments.update(conn, deployed.id, expect_status="IN_PROGRESS",
                                                  status="COMPLETE", output_values={"deploy_status_code": 0})
-        assert done is not None and (done.status, done.output_values) == ("COMPLETE", {"deploy_status_code": 0})
+        assert done is not None
+        assert (done.status, done.output_values) == ("COMPLETE", {"deploy_status_code": 0})
         assert done.updated_at is not None
         assert await software_deployments.update(conn, deployed.id, expect_status="IN_PROGRESS",
                                                  status="FAILED") is None

@@ -98,3 +98,15 @@ def test_named_steps_are_hooks_of_their_action() -> None:
     assert hooks.hook_action("update:started") == "UPDATE"
     assert hooks.valid_hook("create:started") and not hooks.valid_hook("lunch:started")
     assert not hooks.valid_hook("pre-lunch") and hooks.valid_hook("post-delete")
+
+
+def test_a_step_reached_again_pauses_each_time_and_is_named_by_its_step_alone() -> None:
+    again = hooks.named_hook("CREATE", hooks.occurrence("batch", 2))
+    assert again == "create:batch@2" and hooks.base(again) == "create:batch"
+    assert hooks.hook_action(again) == "CREATE"
+    assert hooks.valid_hook(again) and not hooks.valid_hook("create:batch@x")
+    placed = [hooks.Placed(hooks.Breakpoint("b1", "group", ("create:batch",)), ())]
+    assert hooks.pause_for(again, resource_name="group", resource_type="T", env_hooks=(),
+                           breakpoints=placed, mode=hooks.HookMode.NORMAL) is not None
+    assert hooks.pause_for("update:batch@1", resource_name="group", resource_type="T", env_hooks=(),
+                           breakpoints=placed, mode=hooks.HookMode.NORMAL) is None

@@ -59,7 +59,7 @@ def test_a_rolling_update_gives_each_batch_its_members(count: int, batch: int, m
 
     from libs.engine.status import Action
     from libs.resources.resource_group import ResourceGroup, members_template
-    from libs.resources.steps import ChildStack, Nest, StepContext
+    from libs.resources.steps import ChildStack, Nest, StepContext, Wait
 
     group = ResourceGroup()
     members = {str(i): {"type": "OS::Heat::TestResource", "properties": {"value": "a"}} for i in range(count)}
@@ -76,11 +76,17 @@ def test_a_rolling_update_gives_each_batch_its_members(count: int, batch: int, m
                       update_policy={"rolling_update": {"max_batch_size": batch,
                                                         "min_in_service": min_in_service}})
     seen = []
+    steps = []
     result = group.start(Action.UPDATE, ctx)
-    while isinstance(result, Nest):
-        resources = result.template["resources"]
-        seen.append({n: r["properties"]["value"] for n, r in resources.items()})
+    while isinstance(result, Nest | Wait):
         data = {**ctx.data, **{k: v for k, v in result.data.items() if v is not None}}
-        ctx = dataclasses.replace(ctx, data=data, child=child(result.template))
+        if isinstance(result, Wait):  # between two batches: the named step a breakpoint holds
+            steps.append(result.step)
+            ctx = dataclasses.replace(ctx, data=data)
+        else:
+            resources = result.template["resources"]
+            seen.append({n: r["properties"]["value"] for n, r in resources.items()})
+            ctx = dataclasses.replace(ctx, data=data, child=child(result.template))
         result = group.check(Action.UPDATE, ctx)
     assert seen == expected
+    assert steps == [f"batch@{n}" for n in range(1, len(expected))]
