@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -320,8 +321,9 @@ async def test_a_breakpoint_between_batches_holds_a_group_after_each_batch(api: 
         assert await members() == made  # held after this batch, before the next starts
         status, _ = await _post(api, f"{path}/resources/group/signal", {"unset_hook": "create:batch"})
         assert status == 200
-        await eventually(lambda b=batch: _moved_on(api, path, f"create:batch@{b}"), timeout=30,
-                         what=f"the group past batch {batch}")
+        hook = f"create:batch@{batch}"
+        await eventually(functools.partial(_moved_on, api, path, hook), timeout=30,
+                         what=f"the group past {hook}")
     await settled(api, path, "CREATE_COMPLETE")
     assert await members() == 5
 
