@@ -77,10 +77,15 @@ class Agent:
             folder = self._workdir.run(key)
             if isinstance(step, plan.Start):
                 config = step.config
-                self._record(self.journal.taken(key, config.id, config.name, config.group, time.time()))
+                # The folder first: a journal entry always has its config on disk to run from.
                 folder.prepare(dict(config.document))
+                self._record(self.journal.taken(key, config.id, config.name, config.group, time.time()))
                 log.debug("run starting", extra={"key": key, "config": config.name, "group": config.group,
-                                                "config_id": config.id})
+                                                 "config_id": config.id})
+            elif not folder.config.exists():
+                log.error("cannot resume a run: its folder is gone", extra={"key": key})
+                self._settle(key, State.GAVE_UP)
+                continue
             argv = run_folder.runner_argv(folder, self._settings.timeout, self._settings.user,
                                           self._settings.hooks_dir)
             outcome = await run_folder.collect(folder, argv)
@@ -91,6 +96,10 @@ class Agent:
                 "status_code": outcome.status_code, "timed_out": outcome.timed_out,
                 "seconds": round(outcome.finished_at - outcome.started_at, 3)})
             self._deliver_soon(key)
+
+    def _settle(self, key: str, state: State) -> None:
+        self._record(self.journal.moved(key, state, time.time()))
+        self._busy.discard(key)
 
     def _deliver_soon(self, key: str) -> None:
         task = asyncio.create_task(self._deliver(key), name=f"deliver {key}")
@@ -106,17 +115,20 @@ class Agent:
             config = configs.Refused(configs.Refusal.MALFORMED, "its run folder has no config", key)
         if outcome is None or isinstance(config, configs.Refused):
             log.error("cannot signal a run: its folder lacks its config or outcome", extra={"key": key})
-            self._record(self.journal.moved(key, State.GAVE_UP, time.time()))
-            self._busy.discard(key)
+            self._settle(key, State.GAVE_UP)
             return
-        delivery = await self._signaller.deliver(config, outcome.result)
-        state = State.SIGNALLED if delivery.delivered else State.GAVE_UP
-        self._record(self.journal.moved(key, state, time.time()))
-        self._busy.discard(key)
+        try:
+            delivery = await self._signaller.deliver(config, outcome.result)
+        except Exception:
+            # A fault of the agent's own (the signaller's errors are answers): given up, not retried
+            # on every poll for ever.
+            log.exception("signal failed", extra={"key": key, "config": config.name})
+            self._settle(key, State.GAVE_UP)
+            return
+        self._settle(key, State.SIGNALLED if delivery.delivered else State.GAVE_UP)
         (log.info if delivery.delivered else log.error)(
             "signal delivered" if delivery.delivered else "signal given up", extra={
                 "key": key, "config": config.name, "attempts": delivery.attempts, "detail": delivery.detail})
-
 
     async def close(self) -> None:
         """Stop the signals under way (the journal has them as unsent: the next start sends them)."""
