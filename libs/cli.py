@@ -1,5 +1,5 @@
 """The ``ember`` command: one service, all of them (``dev``), ``migrate``, the debugger (``stack``),
-``dead-letters``, or the simulated OpenStack (``simcloud``)."""
+``dead-letters``, the simulated OpenStack (``simcloud``), or a server's software config agent (``agent``)."""
 
 from __future__ import annotations
 
@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                      "continue, paused, watch"))
     dead_letter_cli.configure(sub.add_parser("dead-letters", help="list the messages Ember set aside, or "
                                                                   "replay one (needs both URLs)"))
+    from libs.agent import cli as agent_cli
+
+    agent_cli.configure(sub.add_parser(
+        "agent", help="run a server's software configs (what os-collect-config and heat-config hooks"
+                      " are for Heat): runs template scripts on this machine"))
     return parser
 
 
@@ -102,6 +107,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(stack_cli.run(args))
     elif args.command == "dead-letters":
         raise SystemExit(dead_letter_cli.run(args))
+    elif args.command == "agent":
+        from libs.agent import cli as agent_cli
+
+        raise SystemExit(agent_cli.run(args))
     else:  # argparse rejects unknown commands before this
         sys.exit(2)
 

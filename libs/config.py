@@ -7,6 +7,7 @@ Nothing reads the environment anywhere else: a service calls :func:`load` with
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import socket
 from collections.abc import Mapping
@@ -194,16 +195,22 @@ def _bind(env: Mapping[str, str], name: str, default: str) -> tuple[str, int]:
 
 
 def _number(env: Mapping[str, str], name: str, default: float, minimum: float) -> float:
-    value = _get(env, name)
+    return number(_get(env, name), name, default, minimum)
+
+
+def number(value: str | None, name: str, default: float, minimum: float) -> float:
+    """``value`` as a finite number of at least ``minimum`` (``default`` when None), else the ConfigError."""
     if value is None:
         return default
     try:
-        number = float(value)
+        parsed = float(value)
     except ValueError:
         raise ConfigError(name, f"expected a number, got {value!r}") from None
-    if number < minimum:
+    if not math.isfinite(parsed):
+        raise ConfigError(name, f"expected a finite number, got {value!r}")
+    if parsed < minimum:
         raise ConfigError(name, f"must be at least {minimum:g}, got {value!r}")
-    return number
+    return parsed
 
 
 def _integer(env: Mapping[str, str], name: str, default: int, minimum: int, maximum: int) -> int:
@@ -281,16 +288,28 @@ def _api(env: Mapping[str, str]) -> ApiSettings:
     )
 
 
-def load(env: Mapping[str, str]) -> Settings:
-    """Parse every ``EMBER_*`` variable; raise :class:`ConfigError` on the first bad one."""
-    host, port = _bind(env, "EMBER_API_BIND", "127.0.0.1:8004")
-    prefix = _get(env, "EMBER_NATS_PREFIX") or "ember"
+def nats_prefix(value: str | None, variable: str) -> str:
+    """A subject prefix (default ``ember``), or the ConfigError naming ``variable``."""
+    prefix = value or "ember"
     if not _PREFIX_RE.match(prefix):
-        raise ConfigError("EMBER_NATS_PREFIX", "expected lowercase letters, digits and _"
+        raise ConfigError(variable, "expected lowercase letters, digits and _"
                           f" (starting with a letter), got {prefix!r}")
+    return prefix
+
+
+def logging_of(env: Mapping[str, str]) -> tuple[str, LogFormat]:
+    """``EMBER_LOG_LEVEL`` and ``EMBER_LOG_FORMAT``."""
     log_level = (_get(env, "EMBER_LOG_LEVEL") or "INFO").upper()
     if log_level not in _LOG_LEVELS:
         raise ConfigError("EMBER_LOG_LEVEL", f"expected one of {', '.join(_LOG_LEVELS)}, got {log_level!r}")
+    return log_level, _choice(env, "EMBER_LOG_FORMAT", "json", ("json", "text"))  # type: ignore[return-value]
+
+
+def load(env: Mapping[str, str]) -> Settings:
+    """Parse every ``EMBER_*`` variable; raise :class:`ConfigError` on the first bad one."""
+    host, port = _bind(env, "EMBER_API_BIND", "127.0.0.1:8004")
+    prefix = nats_prefix(_get(env, "EMBER_NATS_PREFIX"), "EMBER_NATS_PREFIX")
+    log_level, log_format = logging_of(env)
     nats_user, nats_password = _get(env, "EMBER_NATS_USER"), env.get("EMBER_NATS_PASSWORD") or None
     if (nats_user is None) != (nats_password is None):
         missing = "EMBER_NATS_PASSWORD" if nats_password is None else "EMBER_NATS_USER"
@@ -306,7 +325,7 @@ def load(env: Mapping[str, str]) -> Settings:
         nats_replicas=_integer(env, "EMBER_NATS_REPLICAS", 1, 1, 5),
         telemetry=_telemetry(env),
         log_level=log_level,
-        log_format=_choice(env, "EMBER_LOG_FORMAT", "json", ("json", "text")),  # type: ignore[arg-type]
+        log_format=log_format,
         report_interval=_number(env, "EMBER_REPORT_INTERVAL", 10.0, 0.1),
         shutdown_grace=_number(env, "EMBER_SHUTDOWN_GRACE", 10.0, 0.0),
         worker_concurrency=_integer(env, "EMBER_WORKER_CONCURRENCY", 128, 1, 4096),

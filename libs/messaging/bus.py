@@ -88,7 +88,7 @@ class Bus:
     @contextlib.asynccontextmanager
     async def connect(cls, url: str, names: Names, tracer: Tracer, *, client_name: str,
                       replicas: int = 1, user: str | None = None, password: str | None = None,
-                      inbox_prefix: str | None = None) -> AsyncIterator[Bus]:
+                      inbox_prefix: str | None = None, reconnect_seconds: float = 0.5) -> AsyncIterator[Bus]:
         """Connect as ``user`` (anonymous when None); replies come to ``inbox_prefix``.
 
         Under authorization each user may only subscribe to its own inboxes
@@ -119,7 +119,7 @@ class Bus:
             disconnected_cb=on_disconnect,
             reconnected_cb=on_reconnect,
             max_reconnect_attempts=-1,
-            reconnect_time_wait=0.5,
+            reconnect_time_wait=reconnect_seconds,
             connect_timeout=5,
         )
         bus = cls(nc, names, tracer, replicas)

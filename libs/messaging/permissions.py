@@ -64,8 +64,10 @@ def uses(names: Names, service: str) -> Uses:
     table = {
         # Stacks are changed here: plan requests; hook clears release work and notify;
         # health pings every service and probes the plan, work and events queues.
+        # A server's deployments go to its agent (libs/messaging/deployments) from the routes
+        # that change them and from the workers that run deployment resources.
         "api": Uses(streams=(n.plan_stream, n.work_stream, n.hooks_stream, n.events_stream), consumers=(),
-                    publishes=(n.plan_all, n.work_all, n.hooks_all,
+                    publishes=(n.plan_all, n.work_all, n.hooks_all, n.deployments_all,
                                n.events_probe, *(n.control_ping(s) for s in SERVICES)),
                     serves=(n.hook_clear_all, n.scale_all, n.control_ping("api"))),
         # The sweep republishes plan requests whose sender died; a plan's first wave is work.
@@ -74,7 +76,7 @@ def uses(names: Names, service: str) -> Uses:
                         serves=(n.control_ping("planner"),), replies_to=probes),
         # Successors are work; nested stacks and rollbacks are plan requests; paused nodes notify.
         "worker": Uses(streams=(n.work_stream, n.plan_stream, n.hooks_stream), consumers=(n.workers,),
-                       publishes=(n.work_all, n.plan_all, n.hooks_all),
+                       publishes=(n.work_all, n.plan_all, n.hooks_all, n.deployments_all),
                        serves=(n.control_ping("worker"),), replies_to=probes),
         # It polls the cloud, not a queue; a heal of drift is a plan request.
         "observer": Uses(streams=(n.plan_stream,), consumers=(), publishes=(n.plan_all,),
@@ -127,7 +129,8 @@ def service_permissions(names: Names, service: str) -> Permissions:
 
 
 def project_permissions(names: Names, project: str) -> Permissions:
-    """An integration of ``project``: its hooks, scaling groups, events and drift, nothing else.
+    """An integration of ``project``: its hooks, scaling groups, events, drift and its servers'
+    deployments (what ``ember agent`` listens to), nothing else.
 
     History is read through a push consumer it creates on the events or hooks
     stream, named and filtered in the request's subject
@@ -141,7 +144,8 @@ def project_permissions(names: Names, project: str) -> Permissions:
                f"{_JS}.CONSUMER.CREATE.{names.events_stream.name}.*.{events}",
                f"{_JS}.CONSUMER.CREATE.{names.hooks_stream.name}.*.{hooks}",
                f"{_JS}.CONSUMER.CREATE.{names.drift_stream.name}.*.{drift}")
-    subscribe = (events, hooks, drift, f"{inbox_prefix(names, project_principal(project))}.>")
+    subscribe = (events, hooks, drift, names.project_deployments(project),
+                 f"{inbox_prefix(names, project_principal(project))}.>")
     return Permissions(publish=publish, subscribe=subscribe, allow_responses=False)
 
 

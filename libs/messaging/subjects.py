@@ -152,6 +152,15 @@ class Names:
     def scale(self, project: str, stack_id: str, group: str) -> str:
         return f"{self.prefix}.scale.{_token(project)}.{_token(stack_id)}.{_token(group)}"
 
+    @property
+    def deployments_all(self) -> str:
+        """What the engine publishes: each server's deployments, pushed to its agent."""
+        return f"{self.prefix}.deployments.>"
+
+    def deployments(self, project: str, server_id: str) -> str:
+        """Core NATS (no stream): a push only saves an agent its wait for the next poll."""
+        return f"{self.prefix}.deployments.{_token(project)}.{_token(server_id)}"
+
     @staticmethod
     def max_deliveries(spec: ConsumerSpec) -> str:
         """JetStream's advisory that a message of this consumer reached its ``max_deliver``."""
@@ -172,6 +181,9 @@ class Names:
 
     def project_scales(self, project: str) -> str:
         return f"{self.prefix}.scale.{_token(project)}.>"
+
+    def project_deployments(self, project: str) -> str:
+        return f"{self.prefix}.deployments.{_token(project)}.>"
 
     # Core NATS (no JetStream): live control requests answered by running processes.
     def control_ping(self, service: str) -> str:

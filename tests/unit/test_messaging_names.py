@@ -31,12 +31,14 @@ def test_every_name_carries_the_prefix() -> None:
 def test_streams_do_not_overlap() -> None:
     names = Names()
     samples = [names.plan("p", "s"), names.work("s"), names.events("p", "s"), names.hooks("p", "s", "r"),
-               names.scale("p", "s", "g"), names.control_ping("worker")]
+               names.scale("p", "s", "g"), names.deployments("p", "srv"), names.control_ping("worker")]
     for subject in samples:
         owners = [st.name for st in names.streams if any(_matches(p, subject) for p in st.subjects)]
         assert len(owners) <= 1, (subject, owners)
     # Scale requests and control pings are core NATS request/reply: no stream keeps them.
     assert not any(_matches(p, names.scale("p", "s", "g")) for st in names.streams for p in st.subjects)
+    # A deployments push is core NATS too: the agent polls as well, so a lost push costs an interval.
+    assert not any(_matches(p, names.deployments("p", "srv")) for st in names.streams for p in st.subjects)
 
 
 def test_design_subjects_with_the_default_prefix() -> None:
@@ -44,6 +46,8 @@ def test_design_subjects_with_the_default_prefix() -> None:
     assert names.hooks("demo", "abc", "server") == "ember.hooks.demo.abc.server"
     assert names.events("demo", "abc") == "ember.events.demo.abc"
     assert names.scale("demo", "abc", "asg") == "ember.scale.demo.abc.asg"
+    assert names.deployments("demo", "srv-1") == "ember.deployments.demo.srv-1"
+    assert _matches(names.project_deployments("demo"), names.deployments("demo", "srv-1"))
 
 
 @pytest.mark.parametrize(("raw", "token"), [("a.b", "a%2Eb"), ("x y", "x%20y"), ("*", "%2A"), ("", "_")])

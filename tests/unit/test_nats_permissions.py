@@ -47,7 +47,7 @@ def test_a_project_reaches_its_own_subjects_only() -> None:
                              "$JS.API.CONSUMER.CREATE.EMBER_HOOKS.*.ember.hooks.demo.>",
                              "$JS.API.CONSUMER.CREATE.EMBER_DRIFT.*.ember.drift.demo.>")
     assert rules.subscribe == ("ember.events.demo.>", "ember.hooks.demo.>", "ember.drift.demo.>",
-                               "_INBOX.ember.project.demo.>")
+                               "ember.deployments.demo.>", "_INBOX.ember.project.demo.>")
     assert not rules.allow_responses
     # A project id is one subject token, escaped as in its subjects: "a.b" cannot reach "a".
     assert permissions.project_permissions(N, "a.b").subscribe[0] == "ember.events.a%2Eb.>"
