@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from libs import software_requests, software_views
-from libs.db import Conn, software_configs
+from libs.db import Conn, software_configs, software_deployments
 from libs.db.software_configs import ConfigRow
 from libs.template.errors import InvalidRestrictedAction, MalformedRequest, NotFound, RequestLimitExceeded
 from services.api import policy
@@ -74,26 +74,29 @@ async def listed(request: web.Request) -> web.Response:
     return json_response({"software_configs": shown})
 
 
-async def check_limit(request: web.Request, conn: Conn, kind: str, limit: int,
-                      counted: Callable[[Conn, str], Awaitable[int]]) -> None:
+# What Heat's max_software_<kind>_per_tenant counts, per kind.
+_COUNTED: dict[str, Callable[[Conn, str], Awaitable[int]]] = {
+    "configs": software_configs.count, "deployments": software_deployments.count}
+
+
+async def check_limit(request: web.Request, conn: Conn, kind: str) -> None:
     """Heat's limit of ``kind`` (configs, deployments) per project, which admins are not held to.
 
     Heat counts before it reads the body, so a project at its limit hears of the limit."""
     ctx = context(request)
-    if not ctx.is_admin and limit >= 0 and await counted(conn, ctx.project) >= limit:
+    limit: int = getattr(request.app[SETTINGS].api, f"max_software_{kind}_per_tenant")
+    if not ctx.is_admin and limit >= 0 and await _COUNTED[kind](conn, ctx.project) >= limit:
         raise RequestLimitExceeded(f"You have reached the maximum software {kind} per tenant, {limit}."
                                    f" Please delete some {kind}.")
 
 
 async def create(request: web.Request) -> web.Response:
     body = software_requests.body_object(await json_value(request))
-    ctx = context(request)
     async with request.app[RUNTIME].pool.acquire() as conn:
-        limit = request.app[SETTINGS].api.max_software_configs_per_tenant
-        await check_limit(request, conn, "configs", limit, software_configs.count)
+        await check_limit(request, conn, "configs")
         new = software_requests.new_config(body)
-        row = await software_configs.insert(conn, project=ctx.project, name=new.name, group=new.group,
-                                            config=new.config)
+        row = await software_configs.insert(conn, project=context(request).project, name=new.name,
+                                            group=new.group, config=new.config)
     return json_response({"software_config": software_views.config_view(row)})
 
 

@@ -16,7 +16,7 @@ from libs.db.software_deployments import DeploymentRow
 from libs.template.errors import NotFound
 from services.api.context import context
 from services.api.http import json_response, json_value
-from services.api.keys import RUNTIME, SETTINGS
+from services.api.keys import RUNTIME
 from services.api.software_configs_api import check_limit, config_of, query_last
 
 
@@ -65,8 +65,7 @@ async def create(request: web.Request) -> web.Response:
     ctx = context(request)
     async with request.app[RUNTIME].pool.acquire() as conn:
         # Heat's order: the limit, the body, the config (404), then the server id.
-        limit = request.app[SETTINGS].api.max_software_deployments_per_tenant
-        await check_limit(request, conn, "deployments", limit, software_deployments.count)
+        await check_limit(request, conn, "deployments")
         new = software_requests.new_deployment(body)
         async with conn.transaction():
             config = await config_of(request, conn, new.config_id, lock=True)

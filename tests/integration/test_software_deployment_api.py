@@ -148,6 +148,20 @@ def _deep(levels: int) -> Any:
     return value
 
 
+async def test_a_reader_may_look_and_may_not_change_as_heats_policies(api: Client) -> None:
+    config = await make_config(api, {"name": "c"})
+    made = await deploy(api, {"config_id": config["id"], "server_id": "s"})
+    reader = {"X-Roles": "reader"}
+    one = f"{P}/software_deployments/{made['id']}"
+    for path in (f"{P}/software_deployments", one, f"{P}/software_deployments/metadata/s"):
+        await call(api, "GET", path, headers=reader)
+    for method, path, action in (("POST", f"{P}/software_deployments", "create"), ("PUT", one, "update"),
+                                 ("DELETE", one, "delete")):
+        denied = await call(api, method, path, None if method == "DELETE" else {}, 403, headers=reader)
+        assert fault(denied) == (403, "Forbidden",
+                                 f"You are not authorized to use software_deployments:{action}.")
+
+
 @dataclasses.dataclass(frozen=True)
 class Refused:
     name: str
