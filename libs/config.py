@@ -58,6 +58,10 @@ class ApiSettings:
     enable_stack_adopt: bool
     # How often an open event stream checks that its token is still live (keystone mode).
     token_recheck_seconds: float = 5.0
+    # Heat's max_software_configs_per_tenant / max_software_deployments_per_tenant (-1: no limit;
+    # as in Heat, an admin is not held to them).
+    max_software_configs_per_tenant: int = 4096
+    max_software_deployments_per_tenant: int = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,6 +226,14 @@ def _integer(env: Mapping[str, str], name: str, default: int, minimum: int, maxi
     return int(value)
 
 
+def _limit(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
+    """One of Heat's limits, where ``-1`` lifts it."""
+    value = _get(env, name)
+    if value is not None and value.strip() == "-1":
+        return -1
+    return _integer(env, name, default, minimum, 10**9)
+
+
 def _type_intervals(env: Mapping[str, str], name: str) -> tuple[tuple[str, float], ...]:
     """``OS::Nova::Server=30,OS::Neutron::Port=300``: seconds per resource type."""
     found: dict[str, float] = {}
@@ -270,11 +282,7 @@ def _api(env: Mapping[str, str]) -> ApiSettings:
     if auth == "keystone" and not config:
         raise ConfigError("EMBER_AUTH_CONFIG", "is required when EMBER_AUTH=keystone (a YAML file of users"
                                                " and projects)")
-    resources = _get(env, "EMBER_MAX_RESOURCES_PER_STACK")
-    if resources is not None and resources.strip() == "-1":
-        max_resources = -1
-    else:
-        max_resources = _integer(env, "EMBER_MAX_RESOURCES_PER_STACK", 1000, 1, 10**9)
+    max_resources = _limit(env, "EMBER_MAX_RESOURCES_PER_STACK", 1000, 1)
     return ApiSettings(
         auth=auth,  # type: ignore[arg-type]  # narrowed by _choice
         auth_config=Path(config) if config else None,
@@ -285,6 +293,8 @@ def _api(env: Mapping[str, str]) -> ApiSettings:
         enable_stack_abandon=_choice(env, "EMBER_ENABLE_STACK_ABANDON", "false", ("true", "false")) == "true",
         enable_stack_adopt=_choice(env, "EMBER_ENABLE_STACK_ADOPT", "false", ("true", "false")) == "true",
         token_recheck_seconds=_number(env, "EMBER_TOKEN_RECHECK_SECONDS", 5.0, 0.05),
+        max_software_configs_per_tenant=_limit(env, "EMBER_MAX_SOFTWARE_CONFIGS_PER_TENANT", 4096, 0),
+        max_software_deployments_per_tenant=_limit(env, "EMBER_MAX_SOFTWARE_DEPLOYMENTS_PER_TENANT", 4096, 0),
     )
 
 

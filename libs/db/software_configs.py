@@ -7,6 +7,8 @@ import datetime
 import uuid
 from typing import Any
 
+import asyncpg
+
 from libs.db import Conn
 
 _COLUMNS = 'id, project, name, "group", config, hash, created_at'
@@ -43,21 +45,26 @@ async def insert(conn: Conn, *, project: str, name: str, group: str, config: dic
     return _row(record)
 
 
-async def get(conn: Conn, config_id: uuid.UUID, project: str | None = None) -> ConfigRow | None:
-    """The config; with ``project``, only if it is that project's."""
+async def get(conn: Conn, config_id: uuid.UUID, project: str | None = None, *, lock: bool = False
+              ) -> ConfigRow | None:
+    """The config; with ``project``, only if it is that project's. ``lock``: held (FOR SHARE) until the
+    transaction ends, so a deployment stored in it refers to a config no delete can take meanwhile."""
     record = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM software_configs WHERE id = $1 AND ($2::text IS NULL OR project = $2)",
-        config_id, project)
+        f"SELECT {_COLUMNS} FROM software_configs WHERE id = $1 AND ($2::text IS NULL OR project = $2)"
+        f"{' FOR SHARE' if lock else ''}", config_id, project)
     return _row(record) if record else None
 
 
 async def page(conn: Conn, project: str | None, *, limit: int | None, marker: uuid.UUID | None
                ) -> list[ConfigRow]:
-    """Configs oldest first (Heat's order), after ``marker``; ``project`` None: every project's."""
+    """Configs newest first (Heat's order), after ``marker`` (a marker that names no config is no
+    marker, as in Heat); ``project`` None: every project's."""
     records = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM software_configs c WHERE ($1::text IS NULL OR project = $1)"
-        " AND ($2::uuid IS NULL OR (created_at, id) > (SELECT created_at, id FROM software_configs"
-        " WHERE id = $2)) ORDER BY created_at, id LIMIT $3", project, marker, limit)
+        f"SELECT {_COLUMNS} FROM software_configs WHERE ($1::text IS NULL OR project = $1)"
+        " AND ($2::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM software_configs WHERE id = $2)"
+        " OR (created_at, id) < (SELECT created_at, id FROM software_configs WHERE id = $2))"
+        " ORDER BY created_at DESC, id DESC LIMIT $3",
+        project, marker, limit)
     return [_row(r) for r in records]
 
 
@@ -69,9 +76,14 @@ async def in_use(conn: Conn, config_id: uuid.UUID) -> bool:
 
 async def delete(conn: Conn, config_id: uuid.UUID) -> bool:
     """Delete a config no deployment refers to; False when none was deleted."""
-    status = await conn.execute(
-        "DELETE FROM software_configs c WHERE id = $1 AND NOT EXISTS"
-        " (SELECT 1 FROM software_deployments d WHERE d.config_id = c.id)", config_id)
+    try:
+        async with conn.transaction():  # a savepoint in the caller's transaction, if any
+            status = await conn.execute(
+                "DELETE FROM software_configs c WHERE id = $1 AND NOT EXISTS"
+                " (SELECT 1 FROM software_deployments d WHERE d.config_id = c.id)", config_id)
+    except asyncpg.ForeignKeyViolationError:
+        # A deployment that took it while this delete waited for its row: in use after all.
+        return False
     return status.split()[-1] != "0"
 
 

@@ -59,14 +59,24 @@ async def get(conn: Conn, deployment_id: uuid.UUID, project: str | None = None) 
 
 
 async def page(conn: Conn, project: str | None, *, server_id: str | None = None, limit: int | None = None,
-               marker: uuid.UUID | None = None) -> list[DeploymentRow]:
-    """Deployments oldest first, of a server if ``server_id``; ``project`` None: every project's."""
+               marker: uuid.UUID | None = None, with_stack_user: bool = False) -> list[DeploymentRow]:
+    """Deployments oldest first, of a server if ``server_id``; ``project`` None: every project's.
+    ``with_stack_user``: also those whose stack user project is ``project`` (what Heat shows it)."""
     records = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM software_deployments WHERE ($1::text IS NULL OR project = $1)"
+        f"SELECT {_COLUMNS} FROM software_deployments WHERE ($1::text IS NULL OR project = $1"
+        " OR ($5::boolean AND stack_user_project_id = $1))"
         " AND ($2::text IS NULL OR server_id = $2) AND ($3::uuid IS NULL OR (created_at, id) >"
         " (SELECT created_at, id FROM software_deployments WHERE id = $3)) ORDER BY created_at, id LIMIT $4",
-        project, server_id, marker, limit)
+        project, server_id, marker, limit, with_stack_user)
     return [_row(r) for r in records]
+
+
+async def count(conn: Conn, project: str) -> int:
+    """The deployments of the project and of those whose stack user project it is (Heat's
+    max_software_deployments_per_tenant counts them)."""
+    value: int = await conn.fetchval(
+        "SELECT count(*) FROM software_deployments WHERE project = $1 OR stack_user_project_id = $1", project)
+    return value
 
 
 async def update(conn: Conn, deployment_id: uuid.UUID, *, expect_status: str | None = None,
@@ -94,12 +104,15 @@ async def delete(conn: Conn, deployment_id: uuid.UUID) -> DeploymentRow | None:
     return _row(record) if record else None
 
 
-async def configs_of_server(conn: Conn, server_id: str) -> list[tuple[DeploymentRow, ConfigRow]]:
-    """Each deployment to the server with its (derived) config, by config name (Heat's metadata order)."""
+async def configs_of_server(conn: Conn, server_id: str, *, visible_to: str | None = None
+                            ) -> list[tuple[DeploymentRow, ConfigRow]]:
+    """Each deployment to the server with its (derived) config, by config name (Heat's metadata order);
+    ``visible_to``: only the deployments of that project or whose stack user project it is."""
     records = await conn.fetch(
-        "SELECT to_jsonb(d) AS deployment, to_jsonb(c) AS config FROM software_deployments d"
+        "SELECT to_json(d) AS deployment, to_json(c) AS config FROM software_deployments d"
         " JOIN software_configs c ON c.id = d.config_id WHERE d.server_id = $1"
-        " ORDER BY c.name, d.created_at, d.id", server_id)
+        " AND ($2::text IS NULL OR d.project = $2 OR d.stack_user_project_id = $2)"
+        " ORDER BY c.name COLLATE \"C\", d.created_at, d.id", server_id, visible_to)
     return [(_from_json(DeploymentRow, r["deployment"]), _from_json(ConfigRow, r["config"])) for r in records]
 
 
@@ -107,7 +120,7 @@ _T = TypeVar("_T", DeploymentRow, ConfigRow)
 
 
 def _from_json(kind: type[_T], value: dict[str, Any]) -> _T:
-    # to_jsonb renders uuids and timestamps as text: typed back here, one row per pair.
+    # to_json renders uuids and timestamps as text: typed back here, one row per pair.
     fields = {f.name: value[f.name] for f in dataclasses.fields(kind)}
     for name in ("id", "config_id"):
         if name in fields:

@@ -188,6 +188,15 @@ class NotSupported(TemplateError):
         super().__init__(f"{feature} is not supported.")
 
 
+class Invalid(TemplateError):
+    """Heat's ``Invalid``: data the engine refuses, shown as a 400."""
+
+    error_type = "Invalid"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Data supplied was not valid: {reason}")
+
+
 class RequestLimitExceeded(TemplateError):
     error_type = "RequestLimitExceeded"
 

@@ -115,6 +115,22 @@ SCHEMAS: dict[str, Any] = {
         "id": STR, "kind": STR, "notice": STR, "status": {"enum": ["pending", "delivered", "failed"]},
         "attempts": {"type": "integer"}, "last_status": {"type": ["integer", "null"]}, "last_error": NSTR,
         "creation_time": STR, "delivered_time": NSTR, "next_attempt_time": NSTR})}}),
+    "SoftwareConfigSummary": _obj({"id": STR, "name": NSTR, "group": NSTR, "creation_time": STR},
+                                  {"project": STR}),
+    "SoftwareConfig": {"allOf": [_ref("SoftwareConfigSummary"), _obj(
+        {"config": {}, "inputs": {"type": "array", "items": ANY_OBJ},
+         "outputs": {"type": "array", "items": ANY_OBJ}, "options": ANY_OBJ}, {"ember_hash": STR})]},
+    "SoftwareConfigList": _obj({"software_configs": {"type": "array",
+                                                     "items": _ref("SoftwareConfigSummary")}}),
+    "SoftwareConfigShow": _obj({"software_config": _ref("SoftwareConfig")}),
+    "SoftwareDeployment": _obj({
+        "id": STR, "server_id": STR, "input_values": ANY_OBJ, "output_values": {"type": ["object", "null"]},
+        "action": NSTR,
+        "status": NSTR, "status_reason": STR, "config_id": STR, "creation_time": STR}, {"updated_time": STR}),
+    "SoftwareDeploymentList": _obj({"software_deployments": {"type": "array",
+                                                             "items": _ref("SoftwareDeployment")}}),
+    "SoftwareDeploymentShow": _obj({"software_deployment": _ref("SoftwareDeployment")}),
+    "DeploymentMetadata": _obj({"metadata": {"type": "array", "items": _ref("SoftwareConfig")}}),
     "Object": ANY_OBJ,
 }
 
@@ -257,6 +273,29 @@ OPERATIONS: list[Op] = [
        "notifications", rule=reader("subscriptions:index")),
     Op("POST", f"{S}/subscriptions", "Subscribe a webhook to the stack's notices, nested stacks included"
        " (Ember)", 201, "SubscriptionShow", "notifications", body=True, rule=member("subscriptions:create")),
+    Op("GET", f"{P}/software_configs", "List software configs, newest first (limit, marker)", 200,
+       "SoftwareConfigList", "software", rule=reader("software_configs:index")),
+    Op("POST", f"{P}/software_configs", "Create a software config: name, group, config, inputs, outputs,"
+       " options", 200, "SoftwareConfigShow", "software", body=True, rule=member("software_configs:create")),
+    Op("GET", f"{P}/software_configs/{{config_id}}", "Show a software config", 200, "SoftwareConfigShow",
+       "software", rule=reader("software_configs:show")),
+    Op("DELETE", f"{P}/software_configs/{{config_id}}", "Delete a software config no deployment uses", 204,
+       None, "software", rule=member("software_configs:delete")),
+    Op("GET", f"{P}/software_deployments", "List software deployments (server_id)", 200,
+       "SoftwareDeploymentList", "software", rule=reader("software_deployments:index")),
+    Op("POST", f"{P}/software_deployments", "Deploy a config to a server: config_id, server_id, input_values,"
+       " action, status, status_reason, stack_user_project_id", 200, "SoftwareDeploymentShow", "software",
+       body=True, rule=member("software_deployments:create")),
+    Op("GET", f"{P}/software_deployments/metadata/{{server_id}}", "The configs deployed to a server, by"
+       " name, as its agent reads them (ember_hash: a derived config's hash)", 200, "DeploymentMetadata",
+       "software", rule=reader("software_deployments:metadata")),
+    Op("GET", f"{P}/software_deployments/{{deployment_id}}", "Show a software deployment", 200,
+       "SoftwareDeploymentShow", "software", rule=reader("software_deployments:show")),
+    Op("PUT", f"{P}/software_deployments/{{deployment_id}}", "Update a software deployment: config_id,"
+       " input_values, output_values, action, status, status_reason", 200, "SoftwareDeploymentShow",
+       "software", body=True, rule=member("software_deployments:update")),
+    Op("DELETE", f"{P}/software_deployments/{{deployment_id}}", "Delete a software deployment", 204, None,
+       "software", rule=member("software_deployments:delete")),
     # Identity checks its own tokens, as Keystone's policy has it (services/api/identity.py).
     Op("GET", "/identity", "Identity versions (keystone mode)", 300, "Object", "identity",
        keystone_only=True, rule=PUBLIC),

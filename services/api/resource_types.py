@@ -16,7 +16,7 @@ from aiohttp import web
 
 from libs.resources.base import ResourceType
 from libs.template import errors
-from libs.template.errors import EntityNotFound, MalformedRequest
+from libs.template.errors import EntityNotFound, Invalid, MalformedRequest
 from services.api import policy
 from services.api.context import context
 from services.api.http import json_response, query_bool
@@ -24,15 +24,6 @@ from services.api.keys import REGISTRY
 from services.api.type_templates import provider_template
 
 SUPPORT_STATUSES = ("UNKNOWN", "SUPPORTED", "DEPRECATED", "UNSUPPORTED", "HIDDEN")
-
-
-class Invalid(errors.TemplateError):
-    """Heat's ``Invalid``: data the engine refuses, shown as a 400."""
-
-    error_type = "Invalid"
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"Data supplied was not valid: {reason}")
 
 
 def _last(req: web.Request, name: str) -> str | None:

@@ -7,7 +7,7 @@ import uuid
 
 from aiohttp import web
 
-from libs import operations, scaling
+from libs import operations, scaling, software_views
 from libs.db import Conn, events, resources, stacks, templates
 from libs.engine.status import Action, Status
 from libs.resources import autoscaling
@@ -114,9 +114,20 @@ async def show_resource(request: web.Request) -> web.Response:
     return json_response({"resource": shown})
 
 
+# Types whose metadata carries their deployments, as Heat pushes them into a server's metadata.
+SERVER_TYPES = frozenset({"OS::Nova::Server"})
+
+
 async def metadata(request: web.Request) -> web.Response:
-    await _resource(request)
-    return json_response({"metadata": {}})
+    stack, row, _ = await _resource(request)
+    shown: dict[str, object] = {}
+    if row.type in SERVER_TYPES and row.physical_id:
+        # Computed as it is read (Heat writes it at each deployment change): what the server's agent
+        # polls here is always the deployments list as it stands.
+        async with request.app[RUNTIME].pool.acquire() as conn:
+            shown["deployments"] = await software_views.server_deployments(
+                conn, row.physical_id, stack.project)
+    return json_response({"metadata": shown})
 
 
 async def _scale_by_policy(request: web.Request, stack: stacks.StackRow,

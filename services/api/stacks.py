@@ -34,6 +34,8 @@ from services.api import (
     policy,
     resources_api,
     snapshots_api,
+    software_configs_api,
+    software_deployments_api,
     subscriptions_api,
     views,
 )
@@ -402,3 +404,5 @@ def add_routes(app: web.Application) -> None:
     subscriptions_api.add_routes(app, PREFIX, one)
     snapshots_api.add_routes(app, one)
     drift_api.add_routes(app, one)
+    software_configs_api.add_routes(app, PREFIX)
+    software_deployments_api.add_routes(app, PREFIX)

@@ -43,6 +43,14 @@ def test_values_are_parsed(env: dict[str, str], field: str, expected: object) ->
     assert getattr(config.load(env), field) == expected
 
 
+def test_heats_software_limits_default_to_heats_and_minus_one_lifts_them() -> None:
+    api = config.load({}).api
+    assert (api.max_software_configs_per_tenant, api.max_software_deployments_per_tenant) == (4096, 4096)
+    lifted = config.load({"EMBER_MAX_SOFTWARE_CONFIGS_PER_TENANT": "-1",
+                          "EMBER_MAX_SOFTWARE_DEPLOYMENTS_PER_TENANT": "0"}).api
+    assert (lifted.max_software_configs_per_tenant, lifted.max_software_deployments_per_tenant) == (-1, 0)
+
+
 def test_otlp_endpoint_alone_selects_the_otlp_exporter() -> None:
     telemetry = config.load({"EMBER_OTLP_ENDPOINT": "http://collector:4318"}).telemetry
     assert telemetry.exporter == "otlp"
@@ -69,6 +77,10 @@ def test_otlp_endpoint_alone_selects_the_otlp_exporter() -> None:
         ({"EMBER_MAX_JSON_BODY_SIZE": "big"}, "EMBER_MAX_JSON_BODY_SIZE", "whole number"),
         ({"EMBER_NATS_USER": "api"}, "EMBER_NATS_PASSWORD", "required"),
         ({"EMBER_NATS_PASSWORD": "s3"}, "EMBER_NATS_USER", "required"),
+        ({"EMBER_MAX_SOFTWARE_CONFIGS_PER_TENANT": "-2"}, "EMBER_MAX_SOFTWARE_CONFIGS_PER_TENANT",
+         "whole number"),
+        ({"EMBER_MAX_SOFTWARE_DEPLOYMENTS_PER_TENANT": "many"}, "EMBER_MAX_SOFTWARE_DEPLOYMENTS_PER_TENANT",
+         "whole number"),
     ],
 )
 def test_bad_values_name_the_variable(env: dict[str, str], variable: str, fragment: str) -> None:

@@ -1,0 +1,41 @@
+"""Calling the software config and deployment routes of an api in the test process."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+
+from services.api import openapi
+from tests.integration.api_support import Client
+
+P = "/v1/demo"
+MEMBER = {"X-Roles": "member,reader"}
+
+
+def conforms(schema: str, body: Any) -> None:
+    root = {"components": {"schemas": openapi.SCHEMAS}, "$ref": f"#/components/schemas/{schema}"}
+    jsonschema.Draft202012Validator(root).validate(body)
+
+
+async def call(api: Client, method: str, path: str, body: Any = None, status: int = 200, *,
+               headers: dict[str, str] | None = None) -> Any:
+    kwargs: dict[str, Any] = {} if body is None else {"json": body}
+    async with api.request(method, path, headers=headers, **kwargs) as r:
+        text = await r.text()
+        assert r.status == status, f"{method} {path}: {r.status} {text}"
+        return await r.json() if text else None
+
+
+async def make_config(api: Client, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    return (await call(api, "POST", f"{P}/software_configs", body, headers=headers))["software_config"]
+
+
+async def deploy(api: Client, body: dict[str, Any], headers: dict[str, str] | None = None,
+                 project: str = "demo") -> Any:
+    made = await call(api, "POST", f"/v1/{project}/software_deployments", body, headers=headers)
+    return made["software_deployment"]
+
+
+def fault(body: Any) -> tuple[int, str, str]:
+    return body["code"], body["error"]["type"], body["error"]["message"]
