@@ -122,6 +122,9 @@ class AutoScalingGroup(ResourceGroup):
         except (KeyError, TypeError, ValueError):
             return None  # sizes read from other resources: known only at run time
 
+    def one_member(self, properties: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**properties, "min_size": 1, "max_size": 1, "desired_capacity": 1}
+
     def capacity(self, properties: Mapping[str, Any], old: Mapping[str, Any] | None,
                  data: Mapping[str, str]) -> int:
         desired = properties.get("desired_capacity")

@@ -162,13 +162,6 @@ def expands(plugin: ResourceType | None) -> TypeGuard[NestedStackType]:
     return isinstance(plugin, NestedStackType) and plugin.inherits_environment
 
 
-# What makes each group kind build exactly one member, as Heat's validation of a group does.
-ONE_MEMBER: Final[Mapping[str, Mapping[str, int]]] = {
-    "OS::Heat::ResourceGroup": {"count": 1},
-    "OS::Heat::AutoScalingGroup": {"min_size": 1, "max_size": 1, "desired_capacity": 1},
-}
-
-
 def child_request(plugin: ResourceType, parent: StackParts, name: str, properties: Mapping[str, Any], *,
                   stack_name: str, one_member: bool = False, rng: random.Random | None = None,
                   data: Mapping[str, str] | None = None, old_properties: Mapping[str, Any] | None = None
@@ -184,7 +177,7 @@ def child_request(plugin: ResourceType, parent: StackParts, name: str, propertie
     """
     if not expands(plugin):
         return None
-    sized = {**properties, **(ONE_MEMBER.get(plugin.type_name, {}) if one_member else {})}
+    sized = plugin.one_member(properties) if one_member and isinstance(plugin, MemberStack) else properties
     ctx = StepContext(stack_id="None", stack_name=stack_name, resource_name=name, physical_id=None,
                       properties=sized, old_properties=old_properties, data=dict(data or {}), now=0.0,
                       started_at=0.0, short_id="", rng=rng or random.Random())

@@ -121,6 +121,9 @@ def default_registry() -> Registry:
                 ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy,
                 InstanceGroup):
         registry.register(cls)
+    from libs.resources.deployment_group import DEPLOYMENT_GROUPS
+    for group_cls in DEPLOYMENT_GROUPS:
+        registry.register(group_cls)
     # Cloud types: their steps ask for openstacksdk calls (libs/cloud/calls.py).
     from libs.resources.compute_types import COMPUTE_TYPES
     for cloud_cls in COMPUTE_TYPES:

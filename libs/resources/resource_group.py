@@ -134,6 +134,11 @@ class MemberStack(NestedStackType):
         or the size is not known before the run."""
         return None
 
+    def one_member(self, properties: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``properties`` changed so that the group makes one member, as Heat's validation of a
+        group builds it."""
+        return properties
+
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
         # Heat's get_attr of the group alone: its attributes that need no path.
@@ -211,6 +216,9 @@ class ResourceGroup(MemberStack):
         count = properties.get(COUNT)
         return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
 
+    def one_member(self, properties: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**properties, COUNT: 1}
+
     def removed(self, ctx: StepContext) -> set[str]:
         """Names removal policies took out: these and earlier ones (append), or these only (update)."""
         props = ctx.properties
@@ -235,17 +243,27 @@ class ResourceGroup(MemberStack):
             resources[name] = member
         return resources
 
+    def new_members(self, ctx: StepContext) -> dict[str, Any]:
+        """Every member the properties ask for, by name, in the order batches take them."""
+        names = member_names(int(ctx.properties.get(COUNT) or 0), self.removed(ctx))
+        return self._members(ctx.properties, names)
+
     def child_request(self, ctx: StepContext) -> Nest:
-        props = ctx.properties
-        names = member_names(int(props.get(COUNT) or 0), self.removed(ctx))
-        return Nest("create", template=members_template(self._members(props, names)))
+        return Nest("create", template=members_template(self.new_members(ctx)))
 
     # ---- batched creates (update_policy: batch_create) ---------------------------------------
+    def create_policy(self, ctx: StepContext) -> Mapping[str, Any] | None:
+        """The batches of a create (``max_batch_size``, ``pause_time``), or None to make every
+        member at once."""
+        policy = (ctx.update_policy or {}).get("batch_create")
+        return policy if isinstance(policy, dict) else None
+
     def _created_batch(self, ctx: StepContext, done: int, batches: int, operation: str) -> Nest:
-        policy = (ctx.update_policy or {}).get("batch_create") or {}
-        names = member_names(int(ctx.properties.get(COUNT) or 0), self.removed(ctx))
+        policy = self.create_policy(ctx) or {}
+        members = self.new_members(ctx)
+        names = list(members)
         upto = min(len(names), done + max(int(policy.get("max_batch_size", 1) or 1), 1))
-        template = members_template(self._members(ctx.properties, names[:upto]))
+        template = members_template({n: members[n] for n in names[:upto]})
         state = {"done": upto, "target": len(names), "batches": batches + 1}
         return Nest(operation, template=template,  # type: ignore[arg-type]  # create or update
                     data={BATCH_KEY: orjson.dumps(state).decode(), NEXT_AT_KEY: None})
@@ -265,7 +283,7 @@ class ResourceGroup(MemberStack):
                     return Done(physical_id=finished.physical_id, data={
                         **finished.data, BATCH_KEY: None, NEXT_AT_KEY: None, PASSED_KEY: None})
             return result
-        pause = float(((ctx.update_policy or {}).get("batch_create") or {}).get("pause_time", 0) or 0)
+        pause = float((self.create_policy(ctx) or {}).get("pause_time", 0) or 0)
         batches = int(state.get("batches", 1))
         return (_between_batches(ctx, batches, pause, {})
                 or self._created_batch(ctx, state["done"], batches, "update"))
@@ -286,11 +304,15 @@ class ResourceGroup(MemberStack):
     def names_for(self, ctx: StepContext, capacity: int, state: Mapping[str, Any]) -> list[str]:
         return member_names(capacity, self.removed(ctx))
 
+    def existing_names(self, ctx: StepContext, state: Mapping[str, Any]) -> list[str]:
+        """The members the nested stack has before the first batch of a rolling update."""
+        return self.names_for(ctx, state["current"], state)
+
     def members_for(self, ctx: StepContext, names: list[str], keep_old: set[str]) -> dict[str, Any]:
         return self._members(ctx.properties, names, ctx.old_properties, keep_old)
 
     def start(self, action: Action, ctx: StepContext) -> StepResult:
-        if action is Action.CREATE and isinstance((ctx.update_policy or {}).get("batch_create"), dict):
+        if action is Action.CREATE and self.create_policy(ctx) is not None:
             return self._created_batch(ctx, 0, 0, "create")
         policy = self.rolling_policy(ctx)
         if (action is Action.UPDATE and policy is not None and ctx.old_properties is not None
@@ -305,7 +327,7 @@ class ResourceGroup(MemberStack):
         capacity, count = rolling.next_batch(target, state["current"], state["up_to_date"],
                                              int(policy.get("max_batch_size", 1) or 1),
                                              int(policy.get("min_in_service", 0) or 0))
-        before = set(state.get("names") or self.names_for(ctx, state["current"], state))
+        before = set(state.get("names") or self.existing_names(ctx, state))
         names = self.names_for(ctx, capacity, state)
         updated = list(state["updated"])
         # A member the batch adds (to keep min_in_service, or to grow) starts with the new

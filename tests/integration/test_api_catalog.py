@@ -170,7 +170,8 @@ async def test_validate_accepts_heats_one_ignorable_code(api: Client) -> None:
 
 BUILTIN = [f"OS::Heat::{name}" for name in (
     "AutoScalingGroup", "InstanceGroup", "None", "RandomString", "ResourceChain", "ResourceGroup",
-    "ScalingPolicy", "Stack", "TestResource", "Value", "WaitCondition", "WaitConditionHandle")]
+    "ScalingPolicy", "SoftwareDeploymentGroup", "Stack", "StructuredDeploymentGroup", "TestResource", "Value",
+    "WaitCondition", "WaitConditionHandle")]
 
 
 @pytest.mark.parametrize(("query", "expected"), [

@@ -18,6 +18,7 @@ import pytest
 from libs.engine.status import Action
 from libs.resources.autoscaling import NAMES_KEY, AutoScalingGroup
 from libs.resources.base import ResourceType
+from libs.resources.deployment_group import SoftwareDeploymentGroup
 from libs.resources.nested import NestedStackType, TemplateResource
 from libs.resources.resource_group import ResourceGroup
 from libs.resources.steps import ChildStack, Done
@@ -129,6 +130,36 @@ def test_an_auto_scaling_group_takes_resource_n_as_an_index_into_its_members_old
         "not_an_index": {"error": "invalid literal for int() with base 10: 'x'"},
         "outputs_list": {"error": "The Referenced Attribute (res outputs_list) is incorrect."},
     }
+
+
+def test_a_deployment_group_answers_maps_by_member_name() -> None:
+    names = ["web", "db"]
+    members = {n: {"deploy_stdout": f"out-{n}", "deploy_stderr": "", "deploy_status_code": 0,
+                   "url": f"http://{n}"} for n in names}
+    child = ChildStack(id=CHILD_ID, name="st-res-abc", action="CREATE", status="COMPLETE", status_reason="",
+                       outputs=({"output_key": "refs_map", "output_value": {n: f"ref-{n}" for n in names}},
+                                {"output_key": "members", "output_value": members}), project="demo")
+    got = _values(_outputs(SoftwareDeploymentGroup(), child, {
+        "stdouts": {"get_attr": ["res", "deploy_stdouts"]},
+        "codes": {"get_attr": ["res", "deploy_status_codes"]},
+        "one_stdout": {"get_attr": ["res", "deploy_stdouts", "db"]},
+        "urls": {"get_attr": ["res", "url"]},
+        "member_ref": {"get_attr": ["res", "resource.web"]},
+        "member_url": {"get_attr": ["res", "resource.web.url"]},
+        "missing": {"get_attr": ["res", "resource.cache"]},
+        "unknown": {"get_attr": ["res", "nothing"]},
+    }, resource_type="OS::Heat::SoftwareDeploymentGroup"))
+    assert got == {
+        "stdouts": {"web": "out-web", "db": "out-db"}, "codes": {"web": 0, "db": 0}, "one_stdout": "out-db",
+        "urls": {"web": "http://web", "db": "http://db"}, "member_ref": "ref-web", "member_url": "http://web",
+        "missing": {"error": "Member 'cache' not found in group resource 'res'."},
+        "unknown": {"error": "The Referenced Attribute (web nothing) is incorrect."},
+    }
+    alone = _values(_outputs(SoftwareDeploymentGroup(), child, {"all": {"get_attr": ["res"]}},
+                             resource_type="OS::Heat::SoftwareDeploymentGroup"))
+    assert alone == {"all": {"deploy_stdouts": {"web": "out-web", "db": "out-db"},
+                             "deploy_stderrs": {"web": "", "db": ""},
+                             "deploy_status_codes": {"web": 0, "db": 0}}}
 
 
 def _nested_child(outputs: list[dict[str, Any]], resources: dict[str, Any] | None = None) -> ChildStack:

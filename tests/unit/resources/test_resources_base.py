@@ -207,8 +207,10 @@ def test_default_registry() -> None:
     assert heat_types == ["OS::Heat::AutoScalingGroup", "OS::Heat::InstanceGroup", "OS::Heat::None",
                                 "OS::Heat::RandomString",
                                 "OS::Heat::ResourceChain",
-                                "OS::Heat::ResourceGroup", "OS::Heat::ScalingPolicy", "OS::Heat::Stack",
-                                "OS::Heat::TestResource",
+                                "OS::Heat::ResourceGroup", "OS::Heat::ScalingPolicy",
+                                "OS::Heat::SoftwareDeploymentGroup", "OS::Heat::SoftwareDeployments",
+                                "OS::Heat::Stack", "OS::Heat::StructuredDeploymentGroup",
+                                "OS::Heat::StructuredDeployments", "OS::Heat::TestResource",
                                 "OS::Heat::Value", "OS::Heat::WaitCondition", "OS::Heat::WaitConditionHandle"]
     for name in registry.types():
         assert name in registry

@@ -72,6 +72,28 @@ def test_values_of_resources_not_yet_created_are_converted_not_constrained() -> 
         "StackValidationFailed", 'Property error: resources.a.properties.fail: "b" is not a valid boolean')
 
 
+@pytest.mark.parametrize(("group", "properties", "message"), [
+    ("SoftwareDeploymentGroup", {}, "resources.g.properties: Property servers not assigned"),
+    ("SoftwareDeploymentGroup", {"servers": "web"}, 'resources.g.properties.servers: "web" is not a map'),
+    ("SoftwareDeploymentGroup", {"servers": {}, "count": 2},
+     "resources.g.properties: Unknown Property count"),
+    ("SoftwareDeploymentGroup", {"servers": {}, "signal_transport": "SMOKE"},
+     'resources.g.properties.signal_transport: "SMOKE" is not an allowed value ["CFN_SIGNAL", '
+     '"TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL"]'),
+    ("SoftwareDeploymentGroup", {"servers": {}, "actions": ["CREATE", "REBOOT"]},
+     'resources.g.properties.actions: ["CREATE", "REBOOT"] is not an allowed value '
+     '["CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME"]'),
+    ("StructuredDeploymentGroup", {"servers": {}, "input_values_validate": "MEDIUM"},
+     'resources.g.properties.input_values_validate: "MEDIUM" is not an allowed value ["LAX", "STRICT"]'),
+    ("SoftwareDeploymentGroup", {"servers": {}, "input_key": "get_input"},
+     "resources.g.properties: Unknown Property input_key"),
+])
+def test_a_deployment_groups_properties_are_checked_as_heats(group: str, properties: dict[str, Any],
+                                                             message: str) -> None:
+    assert _error(resources={"g": {"type": f"OS::Heat::{group}", "properties": properties}}) == (
+        "StackValidationFailed", f"Property error: {message}")
+
+
 def test_none_reads_no_property_and_properties_must_be_a_map() -> None:
     _load({"a": {"type": "OS::Heat::None", "properties": {"x": {"get_file": "missing.txt"}}}})
     assert _error(resources={"a": {"type": "OS::Heat::TestResource", "properties": {"get_param": "p"}}},
