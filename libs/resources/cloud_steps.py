@@ -175,15 +175,27 @@ def loads(ctx_data: Mapping[str, str], key: str, default: Any = None) -> Any:
         return default
 
 
+# A thing Ember made that the cloud answers 404 for is taken as gone only after this long: Nova can
+# answer 404 for a server for a moment after it was asked for (Heat keeps waiting there).
+GONE_AFTER_SECONDS: Final = 10.0
+GONE_SINCE: Final = "gone_since"
+
+
 def polled(ctx: StepContext, key: str, phase: str, get: CloudCall, *, gone: Failed | None = None
            ) -> Mapping[str, Any] | StepResult:
     """The object ``get`` (answered under ``key``) read, else what to do: ask again (no answer yet)
-    in ``phase``, fail with ``gone`` when it is not found (a thing Ember made, deleted behind its
-    back while it waited), or fail with the cloud's error."""
+    in ``phase``, fail with ``gone`` once it has not been found for :data:`GONE_AFTER_SECONDS` (a
+    thing Ember made, deleted behind its back while it waited), or fail with the cloud's error."""
     answer = ctx.answers.get(key)
     if answer is None:
         return call(phase, get, delay=poll_delay(ctx))
     if gone is not None and answer.not_found:
+        action_started, _, since = ctx.data.get(GONE_SINCE, "").partition(":")
+        if not since or action_started != repr(ctx.started_at):
+            return call(phase, get, delay=poll_delay(ctx),
+                        data={GONE_SINCE: f"{ctx.started_at!r}:{ctx.now!r}"})
+        if ctx.now - float(since) < GONE_AFTER_SECONDS:
+            return call(phase, get, delay=poll_delay(ctx))
         return gone
     if answer.error is not None:
         return cloud_failure(answer.error)

@@ -250,25 +250,36 @@ def test_resize_to_error_fails_as_a_server_a_remake_mends() -> None:
 
 
 GONE = Failed("Server s1 is gone from the cloud", error="ResourceInError", remake=True)
+# Not found for longer than cloud_steps.GONE_AFTER_SECONDS (a step is a second here).
+LOST = [{"server": NOT_FOUND}] * 11
 
 
 def test_a_server_deleted_while_it_builds_is_one_to_make_again() -> None:
     results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [
-        LOOKUPS, {"created": ok({"id": "s1"})}, {"server": ok(_server("BUILD"))}, {"server": NOT_FOUND}])
+        LOOKUPS, {"created": ok({"id": "s1"})}, {"server": ok(_server("BUILD"))}, *LOST])
     assert results[-1] == GONE  # ResourceInError: action_retry_limit makes it again
+    assert all(methods(r) == ["get_server"] for r in results[3:-1])  # not taken for gone at once
+
+
+def test_a_server_not_found_for_a_moment_is_waited_for() -> None:
+    # Nova may answer 404 for a moment after the create (Heat keeps waiting there too).
+    results, _ = run(SERVER, Action.CREATE, ctx_for(PROPS), [
+        LOOKUPS, {"created": ok({"id": "s1"})}, *LOST[:5], {"server": ok(_server("ACTIVE"))},
+        {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    assert isinstance(results[-1], Done)
 
 
 @pytest.mark.parametrize(("changes", "answers"), [
-    ({"flavor": "m1.medium"}, [{"flavor": ok({"id": "f3"})}, {"resize": ok()}, {"server": NOT_FOUND}]),
+    ({"flavor": "m1.medium"}, [{"flavor": ok({"id": "f3"})}, {"resize": ok()}, *LOST]),
     ({"flavor": "m1.medium"}, [{"flavor": ok({"id": "f3"})}, {"resize": ok()},
-                               {"server": ok(_server("VERIFY_RESIZE"))}, {}, {"confirm": ok()},
-                               {"server": NOT_FOUND}]),
-    ({"image": "fedora"}, [{"image": ok({"id": "img2"})}, {"rebuild": ok()}, {"server": NOT_FOUND}]),
+                               {"server": ok(_server("VERIFY_RESIZE"))}, {}, {"confirm": ok()}, *LOST]),
+    ({"image": "fedora"}, [{"image": ok({"id": "img2"})}, {"rebuild": ok()}, *LOST]),
 ], ids=["resizing", "confirming", "rebuilding"])
 def test_a_server_deleted_while_its_update_waits_is_one_to_make_again(
         changes: dict[str, Any], answers: list[dict[str, Answer]]) -> None:
     results, _ = run(SERVER, Action.UPDATE, _update_ctx(**changes), answers)
     assert results[-1] == GONE
+    assert isinstance(results[-2], Call)
 
 
 def test_rebuild_and_quick_changes() -> None:
