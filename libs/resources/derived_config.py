@@ -4,8 +4,10 @@ A derived config is the deployment's config with every input given its value: th
 declared inputs (the deployment's ``input_values``, else their defaults), the values no
 input declares (as ``String`` inputs), and the ``deploy_*`` inputs that tell the agent
 where it runs and how to answer. It also carries :func:`config_hash`, the SHA-256 of all
-of that data, so an agent that polls or is sent the same derived config again can tell it
-has run it already.
+of that data and of its id, so an agent that polls or is sent the same derived config again
+can tell it has run it already, while another run of the same data (an update back to
+earlier inputs, a second SUSPEND, a failed deployment made again) is a new config with a new
+id, which the agent runs: an agent keeps every hash it ran for good.
 
 How an agent answers depends on ``signal_transport``. Ember takes every answer on its API's
 resource signal URL, so each transport but ``NO_SIGNAL`` gives that URL as
@@ -25,7 +27,7 @@ from typing import Any, Final
 
 import orjson
 
-from libs.resources.software_io import stored_input
+from libs.software_config_io import checked
 
 
 class Transport(enum.StrEnum):
@@ -74,10 +76,11 @@ def derived_inputs(declared: Sequence[Mapping[str, Any]], input_values: Mapping[
                    deploy: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every input with its value: the declared ones, the undeclared values, then ``deploy``.
 
-    Raises :class:`~libs.resources.software_io.BadDefault` for a declared default its type refuses.
+    Raises Heat's ``ValueError`` (an ``UnhandledPythonError``) for a declared default its type refuses.
     """
     values = dict(input_values or {})
-    inputs = [stored_input({**i, "value": values.pop(i["name"], i.get("default"))}) for i in declared]
+    inputs = checked("inputs", [{**i, "value": values.pop(i["name"], i.get("default"))} for i in declared],
+                     located=False)
     inputs += [{"name": name, "type": "String", "value": value} for name, value in values.items()]
     return [*inputs, *(dict(d) for d in deploy)]
 
@@ -100,7 +103,7 @@ def substituted(snippet: Any, inputs: Mapping[str, Any], input_key: str, strict:
     return snippet
 
 
-def config_hash(name: str, group: str, body: Mapping[str, Any]) -> str:
+def config_hash(config_id: str, name: str, group: str, body: Mapping[str, Any]) -> str:
     """SHA-256 of all of a derived config's data, as canonical JSON (sorted keys, no spaces)."""
-    data = {"name": name, "group": group, **body}
+    data = {"id": config_id, "name": name, "group": group, **body}
     return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()

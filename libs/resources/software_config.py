@@ -25,7 +25,7 @@ from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.mime import Part, multipart, parts_of
 from libs.resources.properties import PropSchema
-from libs.resources.software_io import INPUTS, OUTPUTS, BadDefault, is_uuid_like, stored_body
+from libs.resources.software_io import INPUTS, OUTPUTS, is_uuid_like, stored_body
 from libs.resources.steps import (
     Done,
     Failed,
@@ -37,7 +37,7 @@ from libs.resources.steps import (
     StoredConfig,
 )
 from libs.template.constraints import AllowedValues, Length
-from libs.template.errors import StackValidationFailed
+from libs.template.errors import StackValidationFailed, UnhandledPythonError
 
 UNGROUPED: Final = "Heat::Ungrouped"
 # Data: the action (with its start) whose removal the worker has been asked to make.
@@ -129,8 +129,8 @@ class SoftwareConfig(SoftwareType):
                 return Done(physical_id=config_id, data=self.kept(stored))
             try:
                 return Store(configs=(self.stored(ctx, config_id),), physical_id=config_id)
-            except BadDefault as exc:
-                return Failed(str(exc), error="ValueError")
+            except UnhandledPythonError as exc:  # a default its input's type refuses
+                return Failed(str(exc), error=exc.error_type)
         if action is Action.DELETE and ctx.physical_id is not None:
             stamp = run_stamp(action, ctx)
             if ctx.data.get(REMOVED_KEY) != stamp:

@@ -41,7 +41,6 @@ from libs.resources.software_config import (
     software_of,
     stable_id,
 )
-from libs.resources.software_io import BadDefault
 from libs.resources.steps import (
     Done,
     Failed,
@@ -55,7 +54,7 @@ from libs.resources.steps import (
 )
 from libs.template import attribute_store
 from libs.template.constraints import AllowedValues
-from libs.template.errors import InvalidTemplateAttribute, StackValidationFailed
+from libs.template.errors import InvalidTemplateAttribute, StackValidationFailed, UnhandledPythonError
 from libs.template.functions.hot_refs import select_path
 from libs.template.resolution import StackResolver, StaticResourceData
 
@@ -160,15 +159,15 @@ class SoftwareDeployment(SoftwareType):
         name = str(props.get("name") or source.get("name") or self.physical_resource_name(ctx))
         group = str(source.get("group") or UNGROUPED)
         return StoredConfig(id=config_id, name=name, group=group, config=body,
-                            hash=config_hash(name, group, body))
+                            hash=config_hash(config_id, name, group, body))
 
     def stored(self, action: Action, ctx: StepContext, source: Mapping[str, Any], config_id: str
                ) -> StepResult:
         """Store the derived config of ``action`` and point the deployment at it."""
         try:
             derived = self.derived(action, ctx, source, config_id)
-        except BadDefault as exc:
-            return Failed(str(exc), error="ValueError")
+        except UnhandledPythonError as exc:  # a default its input's type refuses
+            return Failed(str(exc), error=exc.error_type)
         except MissingInput as exc:
             return Failed(str(exc), error="UserParameterMissing")
         waits = _transport(ctx.properties) is not Transport.NO_SIGNAL

@@ -128,6 +128,10 @@ async def metadata(request: web.Request) -> web.Response:
         async with request.app[RUNTIME].pool.acquire() as conn:
             shown["deployments"] = await software_views.server_deployments(
                 conn, row.physical_id, stack.project)
+        # Where its agent polls, as the server was told when it was made (SOFTWARE_CONFIG only).
+        collect = attribute_store.shown(row.attributes).get("os_collect_config")
+        if collect:
+            shown["os-collect-config"] = collect
     return json_response({"metadata": shown})
 
 

@@ -11,8 +11,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from libs import software_views
 from libs.db import Conn, drift, software_configs, software_deployments
+from libs.errors import is_transient
+from libs.messaging import deployments
+from libs.messaging.bus import Bus
 from libs.resources.steps import Software, SoftwareReads, Store
+from libs.telemetry import logs
+
+log = logs.logger("worker")
 
 
 def _uuid(text: str | None) -> uuid.UUID | None:
@@ -51,8 +58,9 @@ async def state(conn: Conn, project: str, reads: SoftwareReads) -> Software:
                     server_gone=gone)
 
 
-async def store(conn: Conn, project: str, request: Store) -> None:
-    """Carry ``request`` out (in the caller's transaction)."""
+async def store(conn: Conn, project: str, request: Store) -> set[str]:
+    """Carry ``request`` out (in the caller's transaction); the servers whose deployments changed."""
+    servers: set[str] = set()
     for config in request.configs:
         await software_configs.insert(conn, project=project, name=config.name, group=config.group,
                                       config=dict(config.config), hash=config.hash,
@@ -61,6 +69,7 @@ async def store(conn: Conn, project: str, request: Store) -> None:
     if wanted is not None:
         deployment_id, config_id = uuid.UUID(wanted.id), uuid.UUID(wanted.config_id)
         existing = await software_deployments.get(conn, deployment_id)
+        servers.add(wanted.server_id)
         if existing is None:
             await software_deployments.insert(
                 conn, project=project, config_id=config_id, server_id=wanted.server_id,
@@ -73,9 +82,24 @@ async def store(conn: Conn, project: str, request: Store) -> None:
             # The config it pointed at before goes, as Heat's deployment deletes its last derived one.
             await software_configs.delete(conn, existing.config_id)
     removed = _uuid(request.removed_deployment)
-    if removed is not None:
-        await software_deployments.delete(conn, removed)
+    gone = await software_deployments.delete(conn, removed) if removed is not None else None
+    if gone is not None:
+        servers.add(gone.server_id)
     for name in request.removed_configs:
         removed_config = _uuid(name)
         if removed_config is not None:
             await software_configs.delete(conn, removed_config)
+    return servers
+
+
+async def push(conn: Conn, bus: Bus, project: str, server_id: str) -> None:
+    """Send the server's agent its derived configs as the API serves them, so it need not wait for
+    its next poll; a push lost costs that poll, no more."""
+    try:
+        listed = await software_views.server_deployments(conn, server_id, project)
+        await deployments.publish(bus, project, server_id, listed)
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        # The agent polls anyway: a step whose rows are stored does not fail for this.
+        log.warning("the deployments of server %s were not pushed: %s", server_id, exc)

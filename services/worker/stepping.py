@@ -334,7 +334,7 @@ class Stepping:
         """Store the software configs and deployment a step asked for, with what it records of
         them, and look again after its delay."""
         async with self.conn.transaction():  # the rows and the resource's record of them, or neither
-            await software.store(self.conn, self.stack.project, request)
+            servers = await software.store(self.conn, self.stack.project, request)
             changes: dict[str, Any] = {}
             if not isinstance(request.physical_id, KeepType) and request.physical_id != row.physical_id:
                 changes["physical_id"] = request.physical_id
@@ -342,6 +342,8 @@ class Stepping:
                 changes["data"] = rows.merged(row.data, request.data)
             if changes and await self._write(row, **changes) is None:
                 raise Conflict("resource row changed under this step")
+        for server_id in sorted(servers):
+            await software.push(self.conn, self.s.bus, self.stack.project, server_id)
         raise Retry(request.delay, f"{action} of {row.name}: software configuration stored")
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,

@@ -14,6 +14,7 @@ import dataclasses
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -27,8 +28,9 @@ from libs.engine.status import Action
 from libs.runtime import Runtime
 from libs.template.request import StackRequest
 from services.api.app import make_app
+from tests.integration.agent_support import kill_everything_under
 from tests.integration.engine_support import engine, event_lines, resource_rows, settled
-from tests.support import eventually
+from tests.support import ember, eventually, terminate
 
 MakeServer = Callable[..., Awaitable[TestServer]]
 SCRIPT = "#!/bin/sh\necho \"hello $foo\"\n"
@@ -63,6 +65,8 @@ class Agent:
 
     rt: Runtime
     http: aiohttp.ClientSession
+    # The api's URL, for a real ``ember agent``.
+    api_url: str
 
     async def configs(self, server_id: str) -> list[tuple[software_deployments.DeploymentRow,
                                                           software_configs.ConfigRow]]:
@@ -93,7 +97,7 @@ async def running(settings: Settings, aiohttp_server: MakeServer) -> AsyncIterat
     mine = dataclasses.replace(settings, api_host="127.0.0.1", api_port=port)
     async with engine(mine) as rt, aiohttp.ClientSession() as http:
         await aiohttp_server(make_app(mine), port=port)
-        yield rt, Agent(rt, http)
+        yield rt, Agent(rt, http, mine.api_url)
 
 
 async def create(rt: Runtime, name: str, body: dict[str, Any]) -> stacks.StackRow:
@@ -341,6 +345,38 @@ async def test_a_config_is_stored_replaced_on_change_and_kept_while_a_deployment
         assert failed.status_reason == (
             "Resource DELETE failed: InvalidRestrictedAction: resources.config: Software config with id "
             f"{after['config']} can not be deleted as it is referenced.")
+
+
+async def test_a_real_agent_runs_the_config_once_per_change_and_its_outputs_reach_the_stack(
+        settings: Settings, aiohttp_server: MakeServer, scratch_path: Path) -> None:
+    # ``ember agent`` as a server's image would run it, told of its configs by the worker's push
+    # (it polls only every ten minutes here), running them with the script hook.
+    script = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
+    def scripted(foo: str) -> dict[str, Any]:
+        body = template(foo)
+        body["resources"]["config"]["properties"]["config"] = script
+        return body
+    async with running(settings, aiohttp_server) as (rt, agent):
+        stack = await create(rt, "sw_agent", scripted("x"))
+        server = await server_of(rt, stack.id)
+        process = ember(["agent", "--api-url", agent.api_url, "--project", "demo", "--server-id", server,
+                         "--workdir", str(scratch_path / "agent"), "--interval", "600",
+                         "--nats-url", str(settings.nats_url), "--nats-prefix", settings.nats_prefix],
+                        {"EMBER_LOG_FORMAT": "text"}, scratch_path / "agent.log")
+        try:
+            done = await settled(rt.pool, stack.id, timeout=60)
+            assert done.stack_status == "CREATE_COMPLETE", done.status_reason
+            assert (outputs(done)["result"], outputs(done)["stdout"]) == ("got x", "hello x\n")
+            await update(rt, stack.id, scripted("y"))
+            done = await settled(rt.pool, stack.id, status="UPDATE_COMPLETE", timeout=60)
+            assert (outputs(done)["result"], outputs(done)["stdout"]) == ("got y", "hello y\n")
+            assert terminate(process) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+            kill_everything_under(scratch_path)
+        runs = sorted(p.name for p in (scratch_path / "agent" / "runs").iterdir())
+        assert len(runs) == 2  # one run per derived config, none twice
 
 
 async def server_of(rt: Runtime, stack_id: uuid.UUID, name: str = "server") -> str:

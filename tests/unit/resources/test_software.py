@@ -19,7 +19,7 @@ from libs.resources.derived_config import MissingInput, Transport, config_hash, 
 from libs.resources.registry import default_registry
 from libs.resources.software_config import REMOVED_KEY, MultipartMime, run_stamp, stable_id
 from libs.resources.software_deployment import SoftwareDeployment
-from libs.resources.software_io import BadDefault, is_uuid_like, stored_input
+from libs.resources.software_io import is_uuid_like, stored_body
 from libs.resources.steps import Done, Failed, Software, StepContext, StepResult, Store, Wait
 from libs.resources.validation import plugin_checks
 from libs.template import errors
@@ -37,6 +37,12 @@ def _input(type_name: str, default: Any) -> dict[str, Any]:
     # A config resource's typed properties hold every key of an input, null where not given.
     return {"name": "n", "description": None, "type": type_name, "default": default,
             "replace_on_change": False}
+
+
+def stored_input(declared: dict[str, Any]) -> dict[str, Any]:
+    """One input of a config resource as its config row stores it."""
+    [stored] = stored_body(None, [declared], None, None)["inputs"]
+    return dict(stored)
 
 
 @pytest.mark.parametrize(("type_name", "default", "stored"), [
@@ -57,16 +63,16 @@ def test_an_inputs_default_is_stored_as_its_type_makes_it(type_name: str, defaul
     ("String", {"a": 1}, "Property error: default: Value must be a string; got {'a': 1}"),
 ])
 def test_a_default_its_type_refuses_is_heats_value_error(type_name: str, default: Any, message: str) -> None:
-    with pytest.raises(BadDefault) as info:
+    with pytest.raises(errors.UnhandledPythonError) as info:
         stored_input(_input(type_name, default))
-    assert str(info.value) == message
+    assert (info.value.error_type, str(info.value)) == ("ValueError", message)
 
 
 def test_an_input_keeps_replace_on_change_only_when_true_and_a_value_as_given() -> None:
     assert stored_input({**_input("Number", None), "replace_on_change": True, "value": "7"}) == {
         "name": "n", "description": "", "type": "Number", "default": 0, "replace_on_change": True,
         "value": "7"}
-    assert stored_input({"name": "n"}) == {"name": "n"}  # what an API client left out stays out
+    assert stored_input({"name": "n"}) == {"name": "n", "type": "String"}  # left out: null, not ""
 
 
 @pytest.mark.parametrize(("value", "like"), [
@@ -153,21 +159,23 @@ BODY: dict[str, Any] = {"config": "run", "options": {"o": 1},
 
 def test_the_hash_is_stable_and_blind_to_key_order() -> None:
     reordered = {k: BODY[k] for k in reversed(list(BODY))}
-    assert config_hash("n", "script", BODY) == config_hash("n", "script", reordered)
-    assert len(config_hash("n", "script", BODY)) == 64
+    assert config_hash(CONFIG_ID, "n", "script", BODY) == config_hash(CONFIG_ID, "n", "script", reordered)
+    assert len(config_hash(CONFIG_ID, "n", "script", BODY)) == 64
 
 
 @pytest.mark.parametrize("change", [
-    lambda n, g, b: (n + "x", g, b),
-    lambda n, g, b: (n, "ansible", b),
-    lambda n, g, b: (n, g, {**b, "config": "run again"}),
-    lambda n, g, b: (n, g, {**b, "options": {"o": 2}}),
-    lambda n, g, b: (n, g, {**b, "inputs": [{**b["inputs"][0], "value": "y"}, b["inputs"][1]]}),
-    lambda n, g, b: (n, g, {**b, "inputs": [b["inputs"][0], {**b["inputs"][1], "value": "UPDATE"}]}),
-    lambda n, g, b: (n, g, {**b, "outputs": []}),
+    # Another run of the same data is another config (the agent runs each hash once, for good).
+    lambda i, n, g, b: ("f" + i[1:], n, g, b),
+    lambda i, n, g, b: (i, n + "x", g, b),
+    lambda i, n, g, b: (i, n, "ansible", b),
+    lambda i, n, g, b: (i, n, g, {**b, "config": "run again"}),
+    lambda i, n, g, b: (i, n, g, {**b, "options": {"o": 2}}),
+    lambda i, n, g, b: (i, n, g, {**b, "inputs": [{**b["inputs"][0], "value": "y"}, b["inputs"][1]]}),
+    lambda i, n, g, b: (i, n, g, {**b, "inputs": [b["inputs"][0], {**b["inputs"][1], "value": "UPDATE"}]}),
+    lambda i, n, g, b: (i, n, g, {**b, "outputs": []}),
 ])
 def test_the_hash_changes_with_any_derived_datum(change: Any) -> None:
-    assert config_hash(*change("n", "script", BODY)) != config_hash("n", "script", BODY)
+    assert config_hash(*change(CONFIG_ID, "n", "script", BODY)) != config_hash(CONFIG_ID, "n", "script", BODY)
 
 
 # ---- signals ----------------------------------------------------------------------------------------
