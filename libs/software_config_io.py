@@ -33,27 +33,34 @@ TYPES: Final[Mapping[str, PropType]] = MappingProxyType({
     "String": "string", "Number": "number", "CommaDelimitedList": "list", "Json": "map",
     "Boolean": "boolean"})
 
-_TYPE = PropSchema("string", default="String", constraints=(AllowedValues(tuple(TYPES)),))
-_INPUT: Final[Mapping[str, PropSchema]] = MappingProxyType({
-    "name": PropSchema("string", required=True),
-    "description": PropSchema("string"),
+_TYPE = PropSchema("string", "The type of the value.", default="String",
+                   constraints=(AllowedValues(tuple(TYPES)),))
+# The declarations' schemas, which a config resource's inputs and outputs properties have too.
+INPUT_SCHEMA: Final[Mapping[str, PropSchema]] = MappingProxyType({
+    "name": PropSchema("string", "The input's name.", required=True),
+    "description": PropSchema("string", "What the input is for."),
     "type": _TYPE,
-    "default": PropSchema("any"),
-    "replace_on_change": PropSchema("boolean", default=False),
+    "default": PropSchema("any", "The value when a deployment gives none."),
+    "replace_on_change": PropSchema(
+        "boolean", "A deployment whose value of this input changes is replaced rather than updated.",
+        default=False),
 })
-_OUTPUT: Final[Mapping[str, PropSchema]] = MappingProxyType({
-    "name": PropSchema("string", required=True),
-    "description": PropSchema("string"),
+OUTPUT_SCHEMA: Final[Mapping[str, PropSchema]] = MappingProxyType({
+    "name": PropSchema("string", "The output's name.", required=True),
+    "description": PropSchema("string", "What the output is."),
     "type": _TYPE,
-    "error_output": PropSchema("boolean", default=False),
+    "error_output": PropSchema("boolean", "A value of this output means the deployment failed.",
+                               default=False),
 })
 _NO_VALUE: Final = object()
 
 
-def checked(kind: Kind, declared: Any) -> list[dict[str, Any]]:
+def checked(kind: Kind, declared: Any, *, located: bool = True) -> list[dict[str, Any]]:
     """The declarations of ``kind`` as Heat stores them; null is none. A refusal names the field:
     ``HTTPBadRequest`` for a value that is not a list of maps, Heat's ``ValueError``
-    (``Property error: ...``) or ``InvalidSchemaError`` for a declaration it refuses."""
+    (``Property error: ...``) or ``InvalidSchemaError`` for a declaration it refuses. Without
+    ``located``, the ``ValueError`` is Heat's word for word, not saying which declaration (a
+    config resource's failure, whose declarations its properties checked already)."""
     if declared is None:
         return []
     if not isinstance(declared, Sequence) or isinstance(declared, str):
@@ -61,14 +68,14 @@ def checked(kind: Kind, declared: Any) -> list[dict[str, Any]]:
     for index, item in enumerate(declared):
         if not isinstance(item, Mapping):
             raise MalformedRequest(f"{kind}[{index}]: Software Config I/O Schema must be a dict")
-    return [_input(item, index) if kind == "inputs" else _output(item, index)
+    return [_input(item, index, located) if kind == "inputs" else _output(item, index, located)
             for index, item in enumerate(declared)]
 
 
-def _input(item: Mapping[str, Any], index: int) -> dict[str, Any]:
+def _input(item: Mapping[str, Any], index: int, located: bool) -> dict[str, Any]:
     given = dict(item)
     value = given.pop("value", _NO_VALUE)
-    schema = dict(_INPUT)
+    schema = dict(INPUT_SCHEMA)
     if "type" in given and "default" in given and not (given["default"] == "" and given["type"] != "String"):
         # The default is checked as a parameter of the input's type would be ("" passes for
         # any type: that is what older clients sent when there was no default).
@@ -77,7 +84,7 @@ def _input(item: Mapping[str, Any], index: int) -> dict[str, Any]:
             raise InvalidSchemaError(f"Invalid type ({given['type']})")
         schema["default"] = PropSchema(kind, required=True, update_allowed=True,
                                        allow_conversion=kind in ("map", "list"))
-    stored = _stored(schema, given, "inputs", index)
+    stored = _stored(schema, given, ("inputs", index) if located else ())
     if not stored.get("replace_on_change"):
         stored.pop("replace_on_change", None)
     if value is not _NO_VALUE:
@@ -85,17 +92,18 @@ def _input(item: Mapping[str, Any], index: int) -> dict[str, Any]:
     return stored
 
 
-def _output(item: Mapping[str, Any], index: int) -> dict[str, Any]:
-    return _stored(_OUTPUT, item, "outputs", index)
+def _output(item: Mapping[str, Any], index: int, located: bool) -> dict[str, Any]:
+    return _stored(OUTPUT_SCHEMA, item, ("outputs", index) if located else ())
 
 
-def _stored(schema: Mapping[str, PropSchema], item: Mapping[str, Any], kind: Kind, index: int
+def _stored(schema: Mapping[str, PropSchema], item: Mapping[str, Any], where: tuple[str | int, ...]
             ) -> dict[str, Any]:
     try:
         typed = validate_properties(schema, item, resource_name="io")
     except StackValidationFailed as exc:
         # Heat raises this as a plain ValueError; its path starts inside the declaration, so the
         # list and the index are put in front to say which one.
-        where = format_path((kind, index, *exc.path[3:]))
-        raise UnhandledPythonError("ValueError", f"Property error: {where}: {exc.detail}") from None
+        path = format_path((*where, *exc.path[3:]))
+        raise UnhandledPythonError("ValueError", f"Property error: {path + ': ' if path else ''}{exc.detail}"
+                                   ) from None
     return {key: value for key, value in typed.items() if value is not None}

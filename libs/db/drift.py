@@ -176,3 +176,13 @@ async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[DriftRow]:
         " FROM drift WHERE stack_id = $1 ORDER BY detected_at, id", stack_id)
     return [DriftRow(**dict(r)) for r in rows]
 
+
+
+async def known_gone(conn: Conn, project: str, physical_id: str) -> bool:
+    """Whether a current resource of the project with this physical id is open drift of kind gone
+    (the observer found it deleted behind Ember's back)."""
+    found = await conn.fetchval(
+        "SELECT 1 FROM drift d JOIN resources r ON r.id = d.resource_id JOIN stacks s ON s.id = r.stack_id"
+        " WHERE d.resolved_at IS NULL AND d.kind = $3 AND r.is_current AND r.physical_id = $2"
+        " AND s.project = $1 LIMIT 1", project, physical_id, DriftKind.GONE.value)
+    return found is not None

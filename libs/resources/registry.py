@@ -112,6 +112,8 @@ def default_registry() -> Registry:
     from libs.resources.random_string import RandomString
     from libs.resources.resource_chain import ResourceChain
     from libs.resources.resource_group import ResourceGroup
+    from libs.resources.software_config import CONFIG_TYPES
+    from libs.resources.software_deployment import DEPLOYMENT_TYPES
     from libs.resources.test_resource import TestResource
     from libs.resources.value import Value
     from libs.resources.wait_condition import WaitCondition, WaitConditionHandle
@@ -121,6 +123,8 @@ def default_registry() -> Registry:
                 ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy,
                 InstanceGroup):
         registry.register(cls)
+    for software_cls in (*CONFIG_TYPES, *DEPLOYMENT_TYPES):
+        registry.register(software_cls)
     from libs.resources.deployment_group import DEPLOYMENT_GROUPS
     for group_cls in DEPLOYMENT_GROUPS:
         registry.register(group_cls)

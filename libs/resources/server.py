@@ -54,6 +54,7 @@ from libs.resources.cloud_steps import (
     value,
     wait_ready,
 )
+from libs.resources.collect_config import os_collect_config, server_metadata
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
 from libs.template.errors import StackValidationFailed
@@ -63,6 +64,16 @@ PORTS_KEY: Final = "ports"
 IDS: Final = "ids"  # data: what the lookups found
 EXISTING: Final = "existing"
 CREATED: Final = "created"
+# Data: the os-collect-config section given to a SOFTWARE_CONFIG server (its attribute).
+COLLECT_KEY: Final = "os_collect_config"
+
+
+def _collect_config(ctx: StepContext) -> dict[str, Any] | None:
+    """Where a SOFTWARE_CONFIG server's agent polls (None for another server, or with no API known)."""
+    if ctx.properties.get(s.USER_DATA_FORMAT) != s.SOFTWARE_CONFIG or not ctx.api_url:
+        return None
+    return os_collect_config(api_url=ctx.api_url, project=ctx.project, stack_name=ctx.stack_name,
+                             stack_id=ctx.stack_id, resource_name=ctx.resource_name)
 
 
 def list_ports(server_id: str) -> CloudCall:
@@ -200,8 +211,11 @@ class Server(ResourceType):
         if floating and not (associated or ctx.data.get(sf.ASSOCIATED)):
             return call("floating", *floating, data={**data, sp.INTERNAL_PORTS: sp.kept(ports)})
         with_ports = {**ids, **{sp.port_key(i): port_id for i, port_id in ports.items()}}
-        kwargs = sc.create_kwargs(ctx.properties, with_ports, name=self.server_name(ctx), tag=ctx.cloud_tag)
-        return call("create", compute(CREATED, "create_server", **kwargs), data=data)
+        collect = _collect_config(ctx)
+        kwargs = sc.create_kwargs(ctx.properties, with_ports, name=self.server_name(ctx), tag=ctx.cloud_tag,
+                                  metadata=server_metadata(collect, []) if collect else None)
+        kept = {COLLECT_KEY: json.dumps(collect)} if collect else {}
+        return call("create", compute(CREATED, "create_server", **kwargs), data={**data, **kept})
 
     def _after_ports(self, ctx: StepContext) -> StepResult:
         ids = loads(ctx.data, IDS, {})
@@ -375,7 +389,7 @@ class Server(ResourceType):
         if name == s.CONSOLE_URLS:
             return {}  # consoles are asked for on demand in Heat; Ember keeps none
         if name == s.OS_COLLECT_CONFIG:
-            return {}
+            return loads(data, COLLECT_KEY, {})
         return None
 
     def show(self, physical_id: str, data: Mapping[str, str]) -> Any:

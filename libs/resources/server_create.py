@@ -190,16 +190,17 @@ def serialized_metadata(metadata: Mapping[str, Any] | None, tag: str) -> dict[st
     return out
 
 
-def create_kwargs(props: Mapping[str, Any], ids: Mapping[str, Any], *, name: str, tag: str
-                  ) -> dict[str, Any]:
-    """The arguments of ``compute.create_server``."""
+def create_kwargs(props: Mapping[str, Any], ids: Mapping[str, Any], *, name: str, tag: str,
+                  metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The arguments of ``compute.create_server``; ``metadata``: what a SOFTWARE_CONFIG server's
+    user data carries for its agent."""
     kwargs: dict[str, Any] = {
         "name": name, "flavor_id": ids.get(FLAVOR_KEY), "networks": _nics(props, ids),
         "metadata": serialized_metadata(props.get(s.METADATA), tag),
     }
     if props.get(s.IMAGE):
         kwargs["image_id"] = ids.get(IMAGE_KEY)
-    user_data = encoded(build_user_data(props[s.USER_DATA_FORMAT], props.get(s.USER_DATA) or ""))
+    user_data = encoded(build_user_data(props[s.USER_DATA_FORMAT], props.get(s.USER_DATA) or "", metadata))
     if user_data:
         kwargs["user_data"] = user_data
     devices = _block_devices(props, ids)

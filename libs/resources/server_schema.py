@@ -169,8 +169,9 @@ PROPERTIES: Final[Mapping[str, PropSchema]] = {
         "RAW (as given), SOFTWARE_CONFIG (multipart, with software deployment metadata).",
         default=HEAT_CFNTOOLS, constraints=(AllowedValues(USER_DATA_FORMATS),)),
     SOFTWARE_CONFIG_TRANSPORT: PropSchema(
-        "string", "How the server receives software deployment metadata.",
-        default="POLL_SERVER_CFN", update_allowed=True, constraints=(AllowedValues(TRANSPORTS),)),
+        "string", "How the server receives software deployment metadata; Ember's agents poll its API "
+        "(POLL_SERVER_HEAT) whichever is named.",
+        default="POLL_SERVER_HEAT", update_allowed=True, constraints=(AllowedValues(TRANSPORTS),)),
     USER_DATA_UPDATE_POLICY: PropSchema(
         "string", "How a user_data change is applied: REPLACE the server, IGNORE it, or REBUILD.",
         default="REPLACE", constraints=(AllowedValues(("REPLACE", "IGNORE", "REBUILD")),),

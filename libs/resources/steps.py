@@ -95,6 +95,11 @@ class StepContext:
     # Seconds a thing this step made may take to become ready (a server ACTIVE) before the type
     # fails it as in error, which Heat's action_retry_limit then makes again; None: no limit.
     ready_timeout: float | None = None
+    # The project the stack belongs to, and Ember's API (what a type tells a server to poll).
+    project: str = ""
+    api_url: str | None = None
+    # For a software config or deployment type: what is stored of it now (see :class:`Store`).
+    software: Software | None = None
 
     @property
     def elapsed(self) -> float:
@@ -227,7 +232,80 @@ class Call:
     step: str | None = None
 
 
-StepResult = Done | Wait | Failed | Nest | Call
+@dataclasses.dataclass(frozen=True)
+class StoredConfig:
+    """A software config as Heat's software_configs API stores it; immutable once stored."""
+
+    id: str
+    name: str
+    group: str
+    # Heat's {config, inputs, outputs, options}.
+    config: Mapping[str, Any]
+    # A deployment's derived config: the SHA-256 of all of its derived data, by which an agent
+    # tells a config it has run from one it has not.
+    hash: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredDeployment:
+    """A deployment of a config to a server, as Heat's software_deployments API stores it."""
+
+    id: str
+    server_id: str
+    config_id: str
+    input_values: Mapping[str, Any]
+    action: str
+    status: str
+    status_reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Store:
+    """Ask the worker to store software configs and a deployment, then call ``check`` after ``delay``.
+
+    In one transaction the worker stores ``configs`` (an id already stored is left as it is),
+    stores ``deployment`` or points the stored one at its new config (deleting the config it
+    pointed at before, as Heat does), deletes ``removed_deployment`` and then ``removed_configs``
+    (a config a deployment still refers to stays), and records ``physical_id`` and ``data``.
+    ``check`` then sees the result in ``ctx.software``; a step run again asks for the same ids,
+    so nothing is stored twice.
+    """
+
+    configs: tuple[StoredConfig, ...] = ()
+    deployment: StoredDeployment | None = None
+    removed_deployment: str | None = None
+    removed_configs: tuple[str, ...] = ()
+    physical_id: str | KeepType | None = KEEP
+    data: DataChanges = dataclasses.field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Software:
+    """What the worker read for a software type's step (``ctx.software``), as the API shows it.
+
+    ``configs``: the configs the type named (:meth:`reads`), by id, each as
+    ``{id, name, group, config, inputs, outputs, options, hash}``; one not stored is absent.
+    ``deployment``: the type's deployment as ``{id, server_id, config_id, input_values,
+    output_values, action, status, status_reason}``, None when none is stored.
+    ``server_gone``: the deployment's server is known to be gone (Heat looks it up in Nova).
+    """
+
+    configs: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    deployment: Mapping[str, Any] | None = None
+    server_gone: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class SoftwareReads:
+    """What a software type's step needs read: configs by id, its deployment, its server."""
+
+    configs: tuple[str, ...] = ()
+    deployment: str | None = None
+    server: str | None = None
+
+
+StepResult = Done | Wait | Failed | Nest | Call | Store
 
 
 @dataclasses.dataclass(frozen=True)

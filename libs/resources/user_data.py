@@ -15,12 +15,11 @@ same properties always give the same bytes (a step run twice asks for the same s
 from __future__ import annotations
 
 import base64
-import email
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
 
+from libs.resources.mime import Part, multipart, parts_of
 from libs.resources.server_schema import HEAT_CFNTOOLS, RAW
 
 
@@ -34,28 +33,13 @@ def _subtype(content: str) -> str:
     return "plain"
 
 
-def _parts_of(content: str) -> list[tuple[str, str, str]]:
-    """(payload, filename, subtype) of each part: a multipart's own parts, else the text itself."""
+def _parts_of(content: str) -> list[Part]:
+    """A multipart's own parts, else the text itself as the one part."""
     if content.startswith("Content-Type: multipart"):
-        message = email.message_from_string(content)
-        if message.is_multipart():
-            return [(str(part.get_payload()), part.get_filename() or "", part.get_content_subtype())
-                    for part in message.walk() if not part.is_multipart()]
-    return [(content, "", _subtype(content))]
-
-
-def _multipart(parts: list[tuple[str, str, str]]) -> str:
-    digest = hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:24]
-    boundary = f"===============ember{digest}=="
-    lines = [f'Content-Type: multipart/mixed; boundary="{boundary}"', "MIME-Version: 1.0", ""]
-    for payload, filename, subtype in parts:
-        lines += [f"--{boundary}", f'Content-Type: text/{subtype}; charset="us-ascii"',
-                  "MIME-Version: 1.0", "Content-Transfer-Encoding: 7bit"]
-        if filename:
-            lines.append(f'Content-Disposition: attachment; filename="{filename}"')
-        lines += ["", payload]
-    lines += [f"--{boundary}--", ""]
-    return "\n".join(lines)
+        parts = parts_of(content)
+        if parts:
+            return parts
+    return [Part(content, "", _subtype(content))]
 
 
 def build_user_data(user_data_format: str, content: str, metadata: Mapping[str, Any] | None = None
@@ -64,10 +48,10 @@ def build_user_data(user_data_format: str, content: str, metadata: Mapping[str, 
     if user_data_format == RAW:
         return content
     if user_data_format == HEAT_CFNTOOLS:
-        return _multipart([(content, "cfn-userdata", "x-cfninitdata")])
+        return multipart([Part(content, "cfn-userdata", "x-cfninitdata")])
     parts = _parts_of(content) if content else []
-    parts.append((json.dumps(dict(metadata or {}), sort_keys=True), "cfn-init-data", "x-cfninitdata"))
-    return _multipart(parts)
+    parts.append(Part(json.dumps(dict(metadata or {}), sort_keys=True), "cfn-init-data", "x-cfninitdata"))
+    return multipart(parts)
 
 
 def encoded(text: str) -> str | None:

@@ -11,10 +11,11 @@ from libs import operations, scaling, software_views
 from libs.db import Conn, events, resources, stacks, templates
 from libs.engine.status import Action, Status
 from libs.resources import autoscaling
+from libs.resources.software_deployment import SoftwareDeployment
 from libs.template import attribute_store, errors
 from libs.template.environment import Environment
 from libs.template.errors import EntityNotFound, MalformedRequest
-from services.api import breakpoints_api, hook_clearing, lookup, views
+from services.api import breakpoints_api, deployment_signals, hook_clearing, lookup, views
 from services.api.http import (
     evaluation,
     json_body,
@@ -127,6 +128,10 @@ async def metadata(request: web.Request) -> web.Response:
         async with request.app[RUNTIME].pool.acquire() as conn:
             shown["deployments"] = await software_views.server_deployments(
                 conn, row.physical_id, stack.project)
+        # Where its agent polls, as the server was told when it was made (SOFTWARE_CONFIG only).
+        collect = attribute_store.shown(row.attributes).get("os_collect_config")
+        if collect:
+            shown["os-collect-config"] = collect
     return json_response({"metadata": shown})
 
 
@@ -180,6 +185,10 @@ async def signal(request: web.Request) -> web.Response:
         raise ActionNotSupported("signal")
     if isinstance(plugin, autoscaling.ScalingPolicy):
         await _scale_by_policy(request, stack, row)
+        return web.Response(status=200)
+    if isinstance(plugin, SoftwareDeployment):
+        async with pool.acquire() as conn:
+            await deployment_signals.signal(conn, stack, row, details)
         return web.Response(status=200)
     for _ in range(10):  # a compare-and-set lost to another signal: read again and redo
         changes, reason = plugin.signal(row.data, details)

@@ -47,7 +47,7 @@ from libs.errors import Conflict, Permanent, Retry
 from libs.messaging.payloads import WorkItem
 from libs.resources.base import ResourceType
 from libs.resources.registry import Registry
-from libs.resources.steps import Nest, StepResult
+from libs.resources.steps import Nest, StepResult, Store
 from libs.telemetry.propagation import Stored
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -381,7 +381,8 @@ async def _run_steps(ctx: WorkerContext, groups: list[_Group], results: list[Res
                 continue
             row, plugin = job.row, job.plugin
             assert row is not None and plugin is not None and job.props is not None
-            step_ctx = rowkit.step_context(group.stack, row, job.props, ctx.rng, ctx.ready_timeout)
+            step_ctx = rowkit.step_context(group.stack, row, job.props, ctx.rng,
+                                           ready_timeout=ctx.ready_timeout, api_url=ctx.api_url)
             kept = pending.of(row.data) if not job.first else None
             if kept is not None and not kept.attempted:
                 # A Call's delay is over: marked attempted (committed) before the calls are made.
@@ -487,7 +488,7 @@ def _outcome(group: _Group, job: _Job) -> Outcome:
     if job.direct is not None:
         return job.direct
     assert job.plugin is not None and job.props is not None and job.outcome is not None
-    assert not isinstance(job.outcome, Nest)
+    assert not isinstance(job.outcome, Nest | Store)  # such types reach beyond their row: stepped alone
     return outcome.of_step(row, job.action, job.outcome, job.plugin, props=job.props,
                            traversal_id=group.trav.id, template_id=group.trav.template_id,
                            deletion_policy=rowkit.deletion_policy(group.want, row.name),

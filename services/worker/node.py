@@ -11,6 +11,7 @@ in the same transaction.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from libs.db import resources, snapshots, stacks, traversals
@@ -230,7 +231,7 @@ class Node(Stepping):
             new_type = self.want.definition.resources[row.name].type
             async with self.conn.transaction():
                 if decision.announced:
-                    await self._announce_replacement(row)
+                    await self._announce_replacement(row, props or {})
                 new_id = await resources.insert_replacement(self.conn, row, new_type)
                 if self.trav.snapshot_id is not None:
                     # Made again by a restore: it gets back the data the snapshot recorded.
@@ -246,10 +247,16 @@ class Node(Stepping):
                                external_id=decision.external_id, renamed=renamed, preempts=decision.preempts,
                                restores=decision.restores)
 
-    async def _announce_replacement(self, row: resources.ResourceRow) -> None:
-        """Heat's update that finds it must replace: it starts, then ends saying so, on the old row."""
-        text = described(self._row_plugin(row).heat_class_name(), row.name, row.physical_id,
-                         self.stack.name, str(self.stack.id))
+    async def _announce_replacement(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> None:
+        """Heat's update that finds it must replace: it starts, then ends saying so, on the old row.
+
+        Heat names the resource in full when the type's own rule replaces it, and by its name
+        alone when a property that cannot change in place changed.
+        """
+        plugin, old = self._row_plugin(row), row.properties or {}
+        by_type = plugin.replace_for_changes(plugin.changed_properties(old, props), old, props)
+        text = described(plugin.heat_class_name(), row.name, row.physical_id, self.stack.name,
+                         str(self.stack.id)) if by_type else row.name
         await self.event(row, Action.UPDATE, Status.IN_PROGRESS, status.STATE_CHANGED)
         await self.event(row, Action.UPDATE, Status.COMPLETE, f"The Resource {text} requires replacement.")
 

@@ -83,14 +83,16 @@ def cloud_tag(row: resources.ResourceRow) -> str:
 
 
 def step_context(stack: stacks.StackRow, row: resources.ResourceRow, props: Mapping[str, Any],
-                 rng: random.Random, ready_timeout: float | None = None) -> StepContext:
+                 rng: random.Random, *, ready_timeout: float | None = None, api_url: str | None = None
+                 ) -> StepContext:
     """What a plugin step of ``row`` is given (enriched by the caller for the rarer types)."""
     return StepContext(
         stack_id=str(stack.id), stack_name=stack.name, resource_name=row.name,
         physical_id=row.physical_id, properties=props, old_properties=row.properties,
         data=plugin_data(row.data), now=time.time(),
         started_at=(row.action_started or now()).timestamp(), short_id=short_id(row.id),
-        rng=rng, cloud_tag=cloud_tag(row), ready_timeout=ready_timeout)
+        rng=rng, cloud_tag=cloud_tag(row), ready_timeout=ready_timeout, project=stack.project,
+        api_url=api_url)
 
 
 async def with_replaced(conn: Conn, row: resources.ResourceRow, ctx: StepContext, *, restores: bool

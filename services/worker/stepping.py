@@ -26,12 +26,13 @@ from libs.messaging.payloads import HookNotice, PlanRequest, WorkItem
 from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
-from libs.resources.steps import Call, Done, Failed, Nest, StepContext, Wait
+from libs.resources.software_config import SoftwareType
+from libs.resources.steps import Call, Done, Failed, KeepType, Nest, StepContext, Store, Wait
 from libs.telemetry import logs
 from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import children, evaluation, outcome, pending, rows, stack_end, writer
+from services.worker import children, evaluation, outcome, pending, rows, software, stack_end, writer
 from services.worker.context import WorkerContext
 from services.worker.hook_gate import Gate
 from services.worker.outcome import Calls, Outcome
@@ -154,13 +155,7 @@ class Stepping:
             if self.want is not None and row.name in self.want.definition.resources:
                 policy = StackResolver(self.want.definition, StaticResourceData()).update_policy(row.name)
                 ctx = dataclasses.replace(ctx, update_policy=policy)
-        if plugin.watches is not None and isinstance(props.get(plugin.watches), str):
-            peer = await resources.data_of_reference(self.conn, self.stack_id, props[plugin.watches])
-            ctx = dataclasses.replace(ctx, peer=peer or {})
-        if plugin.accepts_signals and self.s.api_url:
-            ctx = dataclasses.replace(ctx, signal_url=(
-                f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
-                f"/resources/{row.name}/signal"))
+        ctx = await self._beyond_row(row, plugin, props, ctx)
         if not first and row.data.get(NAMED_STEP_KEY):
             passed = await self._past_named_step(row, action)
             if passed is None:
@@ -175,6 +170,8 @@ class Stepping:
         result = plugin.start(Action(action), ctx) if starts else plugin.check(Action(action), ctx)
         if isinstance(result, Nest):
             return await self.nest(row, action, self._provided(plugin, row.name, result))
+        if isinstance(result, Store):
+            return await self.store(row, action, result)
         if isinstance(result, Wait | Call):
             named = result.step or (plugin.named_steps[0] if first and plugin.named_steps else None)
             return await self.wait(row, plugin, action, props, result,
@@ -183,6 +180,22 @@ class Stepping:
             return await self.wait(row, plugin, action, props, result, step_hook=None)
         assert isinstance(result, Done)
         return await self.completed(row, plugin, action, props=props, result=result, propagate=propagate)
+
+    async def _beyond_row(self, row: resources.ResourceRow, plugin: ResourceType, props: Mapping[str, Any],
+                          ctx: StepContext) -> StepContext:
+        """The context with what the type reads beyond its row: a peer's data, its signal URL,
+        its software configs and deployment."""
+        if plugin.watches is not None and isinstance(props.get(plugin.watches), str):
+            peer = await resources.data_of_reference(self.conn, self.stack_id, props[plugin.watches])
+            ctx = dataclasses.replace(ctx, peer=peer or {})
+        if plugin.accepts_signals and self.s.api_url:
+            ctx = dataclasses.replace(ctx, signal_url=(
+                f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
+                f"/resources/{row.name}/signal"))
+        if isinstance(plugin, SoftwareType):
+            stored = await software.state(self.conn, self.stack.project, plugin.reads(props, row.physical_id))
+            ctx = dataclasses.replace(ctx, software=stored)
+        return ctx
 
     async def _answered(self, row: resources.ResourceRow, action: str, ctx: StepContext
                         ) -> StepContext | None:
@@ -267,7 +280,8 @@ class Stepping:
         return row.status == Status.IN_PROGRESS and row.traversal_id != self.traversal_id
 
     def _context(self, row: resources.ResourceRow, props: Mapping[str, Any]) -> StepContext:
-        return rows.step_context(self.stack, row, props, self.s.rng, self.s.ready_timeout)
+        return rows.step_context(self.stack, row, props, self.s.rng, ready_timeout=self.s.ready_timeout,
+                                 api_url=self.s.api_url)
 
     def _provided(self, plugin: ResourceType, name: str, request: Nest) -> Nest:
         """What only the parent's desired state has: its files and the child environment."""
@@ -315,6 +329,22 @@ class Stepping:
         for plan in staged:
             await plan_requests.send(Held(self.conn), self.s.bus, plan)
         raise Retry(request.delay, f"{action} of the nested stack of {row.name} in progress")
+
+    async def store(self, row: resources.ResourceRow, action: str, request: Store) -> list[str]:
+        """Store the software configs and deployment a step asked for, with what it records of
+        them, and look again after its delay."""
+        async with self.conn.transaction():  # the rows and the resource's record of them, or neither
+            servers = await software.store(self.conn, self.stack.project, request)
+            changes: dict[str, Any] = {}
+            if not isinstance(request.physical_id, KeepType) and request.physical_id != row.physical_id:
+                changes["physical_id"] = request.physical_id
+            if request.data:
+                changes["data"] = rows.merged(row.data, request.data)
+            if changes and await self._write(row, **changes) is None:
+                raise Conflict("resource row changed under this step")
+        for server_id in sorted(servers):
+            await software.push(self.conn, self.s.bus, self.stack.project, server_id)
+        raise Retry(request.delay, f"{action} of {row.name}: software configuration stored")
 
     async def completed(self, row: resources.ResourceRow, plugin: ResourceType, action: str, *,
                         props: dict[str, Any], result: Done, propagate: bool) -> list[str]:

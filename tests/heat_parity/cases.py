@@ -12,8 +12,9 @@ A step::
 
     - do: POST /stacks              # method and path; {name} is a saved variable
       body: {...}                   # JSON body (strings substituted too)
-      wait: settled                 # settled | gone: poll the stack until its action ends / it is deleted
-      wait_on: /stacks/{child}      # which stack to poll (default: the last one created)
+      wait: settled                 # settled | gone: poll the stack until its action ends / it is deleted;
+                                    # a resource status (CREATE_IN_PROGRESS) with a resource's wait_on
+      wait_on: /stacks/{child}      # which stack (or resource) to poll (default: the last stack created)
       save: {child: body.resources.0.physical_resource_id}
       check: [status, body.error]   # the parts compared (default: status and the whole body)
       ignore: [body.stack.parameters]          # parts neither side is compared on

@@ -32,6 +32,12 @@ async def _poll(send: Send, path: str, until: str, timeout: float) -> dict[str, 
         status, body = await send("GET", path, None)
         if until == "gone" and status == 404:
             return {"deleted": True}
+        if status == 200 and isinstance(body, dict) and "resource" in body:
+            # A resource's path: wait until it is in the state named with its physical id (a deployment
+            # waiting for the signal the next step sends).
+            shown = body["resource"]
+            if shown.get("resource_status") == until and shown.get("physical_resource_id"):
+                return dict(shown)
         if status == 200 and isinstance(body, dict) and "stack" in body:
             stack = body["stack"]
             state = str(stack.get("stack_status", ""))

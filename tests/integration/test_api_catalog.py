@@ -169,8 +169,10 @@ async def test_validate_accepts_heats_one_ignorable_code(api: Client) -> None:
 # ---- /resource_types ---------------------------------------------------------------------------
 
 BUILTIN = [f"OS::Heat::{name}" for name in (
-    "AutoScalingGroup", "InstanceGroup", "None", "RandomString", "ResourceChain", "ResourceGroup",
-    "ScalingPolicy", "SoftwareDeploymentGroup", "Stack", "StructuredDeploymentGroup", "TestResource", "Value",
+    "AutoScalingGroup", "CloudConfig", "InstanceGroup", "MultipartMime", "None", "RandomString",
+    "ResourceChain", "ResourceGroup", "ScalingPolicy", "SoftwareComponent", "SoftwareConfig",
+    "SoftwareDeployment", "SoftwareDeploymentGroup", "Stack", "StructuredConfig", "StructuredDeployment",
+    "StructuredDeploymentGroup", "TestResource", "Value",
     "WaitCondition", "WaitConditionHandle")]
 
 
@@ -184,8 +186,9 @@ BUILTIN = [f"OS::Heat::{name}" for name in (
     ("?name=OS::Heat::None&name=OS::Heat::Value", ["OS::Heat::Value"]),
     ("?name=OS::Nova::Server", ["OS::Nova::Server", "OS::Nova::ServerGroup"]),
     ("?name=OS::Cinder", ["OS::Cinder::Volume", "OS::Cinder::VolumeAttachment"]),
-    ("?version=2014.1", ["OS::Heat::AutoScalingGroup", "OS::Heat::RandomString", "OS::Heat::ResourceGroup",
-                         "OS::Heat::ScalingPolicy"]),
+    ("?version=2014.1", [f"OS::Heat::{name}" for name in (
+        "AutoScalingGroup", "CloudConfig", "MultipartMime", "RandomString", "ResourceGroup", "ScalingPolicy",
+        "SoftwareConfig", "SoftwareDeployment", "StructuredConfig", "StructuredDeployment")]),
     ("?support_status=SUPPORTED", BUILTIN),
     ("?support_status=DEPRECATED", []),
     ("?support_status=HIDDEN", []),

@@ -261,7 +261,10 @@ async def test_a_servers_resource_metadata_carries_its_deployments(
         aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
     template = hot({"web": {"type": "OS::Nova::Server", "properties": {
         "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}]}},
-        "spare": {"type": "OS::Heat::None"}})
+        "spare": {"type": "OS::Heat::None"},
+        "polled": {"type": "OS::Nova::Server", "properties": {
+            "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}],
+            "user_data_format": "SOFTWARE_CONFIG"}}})
     async with simulated_cloud(database_url, tmp_path, SimSettings(boot_seconds=0.1)) as sim:
         with_cloud = dataclasses.replace(settings, cloud=sim.settings())
         async with engine(with_cloud):
@@ -283,6 +286,13 @@ async def test_a_servers_resource_metadata_carries_its_deployments(
             assert metadata == {"deployments": served["metadata"]}
             assert [d["name"] for d in metadata["deployments"]] == ["first", "second"]
             assert await call(api, "GET", f"{stack}/resources/spare/metadata") == {"metadata": {}}
+            # A SOFTWARE_CONFIG server is told where to poll: Heat's POLL_SERVER_HEAT shape, Ember's API.
+            polled = (await call(api, "GET", f"{stack}/resources/polled/metadata"))["metadata"]
+            assert polled["deployments"] == []
+            assert polled["os-collect-config"] == {"collectors": ["heat", "local"], "heat": {
+                "user_id": None, "password": None, "auth_url": f"{with_cloud.api_url}/identity/v3",
+                "project_id": "demo", "stack_id": stack.removeprefix(f"{P}/stacks/"),
+                "resource_name": "polled", "region_name": None}}
 
 
 # Values of every JSON kind, for every field of every body these routes read.

@@ -125,7 +125,9 @@ def test_custom_constraints(type_name: str, path: str, constraint: str) -> None:
     ("OS::Nova::Server", "image_update_policy", "REBUILD"),
     ("OS::Nova::Server", "user_data_update_policy", "REPLACE"),
     ("OS::Nova::Server", "user_data_format", "HEAT_CFNTOOLS"),
-    ("OS::Nova::Server", "software_config_transport", "POLL_SERVER_CFN"),
+    # Heat's is a setting (default_software_config_transport, POLL_SERVER_CFN out of the box);
+    # Ember has no CFN API, its agents poll its own.
+    ("OS::Nova::Server", "software_config_transport", "POLL_SERVER_HEAT"),
     ("OS::Nova::ServerGroup", "policies", ["anti-affinity"]),
     ("OS::Nova::Flavor", "rxtx_factor", 1.0),
     ("OS::Glance::WebImage", "visibility", "private"),

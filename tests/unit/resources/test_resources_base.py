@@ -204,14 +204,15 @@ def test_default_registry() -> None:
     registry = default_registry()
     # Cloud types (OS::Nova::*, OS::Neutron::*...) are checked by their own tests.
     heat_types = [t for t in registry.types() if t.startswith("OS::Heat::")]
-    assert heat_types == ["OS::Heat::AutoScalingGroup", "OS::Heat::InstanceGroup", "OS::Heat::None",
-                                "OS::Heat::RandomString",
-                                "OS::Heat::ResourceChain",
-                                "OS::Heat::ResourceGroup", "OS::Heat::ScalingPolicy",
-                                "OS::Heat::SoftwareDeploymentGroup", "OS::Heat::SoftwareDeployments",
-                                "OS::Heat::Stack", "OS::Heat::StructuredDeploymentGroup",
-                                "OS::Heat::StructuredDeployments", "OS::Heat::TestResource",
-                                "OS::Heat::Value", "OS::Heat::WaitCondition", "OS::Heat::WaitConditionHandle"]
+    assert heat_types == ["OS::Heat::AutoScalingGroup", "OS::Heat::CloudConfig", "OS::Heat::InstanceGroup",
+                          "OS::Heat::MultipartMime", "OS::Heat::None", "OS::Heat::RandomString",
+                          "OS::Heat::ResourceChain", "OS::Heat::ResourceGroup", "OS::Heat::ScalingPolicy",
+                          "OS::Heat::SoftwareComponent", "OS::Heat::SoftwareConfig",
+                          "OS::Heat::SoftwareDeployment", "OS::Heat::SoftwareDeploymentGroup",
+                          "OS::Heat::SoftwareDeployments", "OS::Heat::Stack", "OS::Heat::StructuredConfig",
+                          "OS::Heat::StructuredDeployment", "OS::Heat::StructuredDeploymentGroup",
+                          "OS::Heat::StructuredDeployments", "OS::Heat::TestResource", "OS::Heat::Value",
+                          "OS::Heat::WaitCondition", "OS::Heat::WaitConditionHandle"]
     for name in registry.types():
         assert name in registry
         assert registry.get(name).type_name == name

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import email
+import json
 from typing import Any
 
 import pytest
@@ -579,3 +581,24 @@ def test_heats_validation_rules(props: dict[str, Any], message: str) -> None:
 ])
 def test_valid_servers(props: dict[str, Any]) -> None:
     SERVER.validate({"flavor": "m1.small", **props}, resource_name="srv")
+
+
+def test_a_software_config_server_is_told_to_poll_embers_api() -> None:
+    props = SERVER.validate({"flavor": "m1.small", "image": "cirros", "networks": [{"network": "private"}],
+                             "user_data_format": "SOFTWARE_CONFIG"}, resource_name="r1")
+    ctx = dataclasses.replace(ctx_for(props), api_url="http://ember:8004", project="demo")
+    results, final = run(SERVER, Action.CREATE, ctx, [
+        LOOKUPS, {"created": ok({"id": "s1"})}, {"server": ok(_server("ACTIVE"))},
+        {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    collect = {"collectors": ["heat", "local"], "heat": {
+        "user_id": None, "password": None, "auth_url": "http://ember:8004/identity/v3",
+        "project_id": "demo", "stack_id": f"{ctx.stack_name}/{ctx.stack_id}", "resource_name": "r1",
+        "region_name": None}}
+    sent = base64.b64decode(call_of(results[1], "create_server").kwargs["user_data"]).decode()
+    [init_data] = [p for p in email.message_from_string(sent).walk()
+                   if p.get_filename() == "cfn-init-data"]
+    assert json.loads(str(init_data.get_payload())) == {"deployments": [], "os-collect-config": collect}
+    assert isinstance(results[-1], Done)
+    assert SERVER.resolve_attribute("os_collect_config", "s1", final.data, props) == collect
+    # Any other server has none, as Heat's.
+    assert SERVER.resolve_attribute("os_collect_config", "s1", {}, PROPS) == {}
