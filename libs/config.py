@@ -137,6 +137,9 @@ class Settings:
     # Seconds a server (or volume) may take to become ready before it counts as in error and,
     # within action_retry_limit, is made again (None, from 0: no limit but the stack's timeout, as Heat).
     ready_timeout: float | None = None
+    # Whether `ember dev`'s simulated cloud runs an `ember agent` per server booted for software
+    # config (they run templates' scripts on this machine: EMBER_DEV_AGENTS=off turns them off).
+    dev_agents: bool = True
     # Who this process is on NATS (None: anonymous, for a server without authorization).
     nats_user: str | None = None
     nats_password: str | None = dataclasses.field(default=None, repr=False)
@@ -350,6 +353,7 @@ def load(env: Mapping[str, str]) -> Settings:
         heal_limit=_integer(env, "EMBER_HEAL_LIMIT", 3, 0, 1000),
         action_retry_limit=_integer(env, "EMBER_ACTION_RETRY_LIMIT", 2, 0, 100),
         ready_timeout=_number(env, "EMBER_READY_TIMEOUT", 0.0, 0.0) or None,
+        dev_agents=_choice(env, "EMBER_DEV_AGENTS", "on", ("on", "off")) == "on",
         evaluation_processes=_integer(env, "EMBER_EVALUATION_PROCESSES", 2, 0, 64),
         evaluation_timeout=_number(env, "EMBER_EVALUATION_TIMEOUT", 5.0, 0.1),
         evaluation_memory_mb=_integer(env, "EMBER_EVALUATION_MEMORY_MB", 2048, 0, 2**20),

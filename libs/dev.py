@@ -254,7 +254,8 @@ def main() -> int:
             env.update(cloud.env())
         supervisor = Supervisor(settings, env, stop, servers, service_env)
         if cloud is not None:
-            supervisor.children.insert(0, Child("simcloud", argv=tuple(cloud.argv(db_url))))
+            agents = (settings.api_url, settings.data_dir / "servers") if settings.dev_agents else None
+            supervisor.children.insert(0, Child("simcloud", argv=tuple(cloud.argv(db_url, agents))))
         for child in supervisor.children:
             supervisor.start(child)
         deadline = time.monotonic() + 60

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import os
 
-from libs.simcloud import seeds, server
+from libs.simcloud import agents, seeds, server
 from libs.simcloud.state import SimSettings
 from libs.telemetry import logs
 
@@ -44,6 +44,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=float, default=_env_float("SEED", defaults.seed),
                         help="seed of the draws that choose which boots fail; -1: unseeded "
                              "(EMBER_SIMCLOUD_SEED)")
+    parser.add_argument("--agents-api-url", default=os.environ.get("EMBER_SIMCLOUD_AGENTS_API_URL"),
+                        help="run an `ember agent` for each ACTIVE server booted for software config, "
+                             "polling and signalling Ember's API at this URL (it runs templates' scripts "
+                             "on this machine; `ember dev` sets it) (EMBER_SIMCLOUD_AGENTS_API_URL)")
+    parser.add_argument("--agents-dir", default=os.environ.get("EMBER_SIMCLOUD_AGENTS_DIR"),
+                        help="where each such server's filesystem is, a folder per server "
+                             "(EMBER_SIMCLOUD_AGENTS_DIR)")
     parser.add_argument("--admin-password", default=os.environ.get("EMBER_SIMCLOUD_ADMIN_PASSWORD", "admin"))
     parser.add_argument("--demo-password", default=os.environ.get("EMBER_SIMCLOUD_DEMO_PASSWORD", "demo"))
 
@@ -55,7 +62,8 @@ def options(args: argparse.Namespace) -> server.Options:
         settings=SimSettings(boot_seconds=args.boot_seconds, error_share=args.error_share,
                              volume_seconds=args.volume_seconds, delete_seconds=args.delete_seconds,
                              seed=args.seed),
-        credentials=seeds.Credentials(admin_password=args.admin_password, demo_password=args.demo_password))
+        credentials=seeds.Credentials(admin_password=args.admin_password, demo_password=args.demo_password),
+        agents=agents.settings_of(args.agents_api_url, args.agents_dir))
 
 
 def run(args: argparse.Namespace) -> int:

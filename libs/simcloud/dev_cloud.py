@@ -42,11 +42,15 @@ class DevCloud:
         """What Ember's services (and the operator's shell) need to find it."""
         return {"OS_CLIENT_CONFIG_FILE": str(self.clouds_yaml), "OS_CLOUD": CLOUD}
 
-    def argv(self, database_url: str) -> list[str]:
-        """``ember`` arguments that run it."""
-        return ["simcloud", "--bind", f"{self.host}:{self.port}", "--database-url", database_url,
+    def argv(self, database_url: str, agents: tuple[str, Path] | None = None) -> list[str]:
+        """``ember`` arguments that run it; ``agents``: Ember's API URL and the servers' folders, for
+        an agent per server booted for software config."""
+        argv = ["simcloud", "--bind", f"{self.host}:{self.port}", "--database-url", database_url,
                 "--admin-password", self.credentials.admin_password,
                 "--demo-password", self.credentials.demo_password]
+        if agents is not None:
+            argv += ["--agents-api-url", agents[0], "--agents-dir", str(agents[1])]
+        return argv
 
 
 def configured(env: Mapping[str, str]) -> bool:

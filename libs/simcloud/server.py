@@ -17,6 +17,7 @@ from libs.db import migrate as ember_migrate
 from libs.db.pool import create_pool
 from libs.simcloud import app as sim_app
 from libs.simcloud import auth, migrate, seeds
+from libs.simcloud.agents import Agents, AgentSettings
 from libs.simcloud.state import SimSettings, SimState
 from libs.telemetry import logs
 
@@ -31,6 +32,8 @@ class Options:
     settings: SimSettings = dataclasses.field(default_factory=SimSettings)
     credentials: seeds.Credentials = dataclasses.field(default_factory=seeds.Credentials)
     pool_size: int = 10
+    # An `ember agent` per ACTIVE server booted for software config (None: none run).
+    agents: AgentSettings | None = None
 
 
 async def prepare(state: SimState, credentials: seeds.Credentials) -> None:
@@ -58,11 +61,17 @@ async def running(options: Options) -> AsyncIterator[str]:
         # A simulator drains nothing: kept-alive clients must not hold its exit for a minute.
         site = web.TCPSite(runner, options.host, options.port, shutdown_timeout=1.0)
         await site.start()
+        stop = asyncio.Event()
+        keeper = (asyncio.create_task(Agents(pool, options.agents).run(stop), name="simcloud agents")
+                  if options.agents is not None else None)
         try:
             sockets = runner.addresses
             port = sockets[0][1] if sockets else options.port
             yield f"http://{options.host}:{port}"
         finally:
+            stop.set()
+            if keeper is not None:
+                await keeper  # its agents stopped
             await runner.cleanup()
 
 

@@ -14,6 +14,7 @@ import yaml
 
 from libs.config import CloudSettings
 from libs.simcloud import seeds, server
+from libs.simcloud.agents import AgentSettings
 from libs.simcloud.state import SimSettings
 from tests.cloud.support import CloudUnderTest, Conn
 
@@ -51,12 +52,14 @@ def write_clouds_yaml(path: Path, url: str, password: str) -> None:
 
 
 @contextlib.asynccontextmanager
-async def simulated_cloud(database_url: str, directory: Path, settings: SimSettings | None = None
-                          ) -> AsyncIterator[Sim]:
-    """The simulator on a free port, with a fresh password for ``demo`` and ``admin``."""
+async def simulated_cloud(database_url: str, directory: Path, settings: SimSettings | None = None,
+                          agents: AgentSettings | None = None) -> AsyncIterator[Sim]:
+    """The simulator on a free port, with a fresh password for ``demo`` and ``admin`` (and with an
+    agent per server booted for software config, when ``agents`` says where)."""
     password = "pw-" + secrets.token_hex(12)
     options = server.Options(database_url=database_url, port=0, settings=settings or SimSettings(),
-                             credentials=seeds.Credentials(admin_password=password, demo_password=password))
+                             credentials=seeds.Credentials(admin_password=password, demo_password=password),
+                             agents=agents)
     async with server.running(options) as url:
         clouds_yaml = directory / "clouds.yaml"
         write_clouds_yaml(clouds_yaml, url, password)

@@ -37,6 +37,8 @@ def test_defaults_match_heat_ports_and_local_data() -> None:
         ({"EMBER_READY_TIMEOUT": "600"}, "ready_timeout", 600.0),
         ({"EMBER_READY_TIMEOUT": "0"}, "ready_timeout", None),  # no limit but the stack's timeout
         ({}, "ready_timeout", None),
+        ({}, "dev_agents", True),
+        ({"EMBER_DEV_AGENTS": "off"}, "dev_agents", False),
     ],
 )
 def test_values_are_parsed(env: dict[str, str], field: str, expected: object) -> None:

@@ -59,6 +59,14 @@ async def page(conn: Conn, where: listing.Where, pages: listing.Paging,
     return await listing.page(conn, TABLE, where, pages)
 
 
+async def for_agents(conn: Conn, now: datetime.datetime) -> list[tuple[str, str, str | None]]:
+    """(id, status, user data) of every server, settled first: which have an agent (simcloud.agents)."""
+    await settle(conn, now)
+    rows = await conn.fetch("SELECT id, status, data->>'user_data' AS user_data FROM simcloud.servers"
+                            " WHERE task IS DISTINCT FROM 'delete'")
+    return [(r["id"], r["status"], r["user_data"]) for r in rows]
+
+
 async def insert(conn: Conn, values: dict[str, Any]) -> asyncpg.Record:
     columns = list(values)
     marks = ", ".join(f"${i + 1}" for i in range(len(columns)))

@@ -1,0 +1,183 @@
+"""The simulator's software-config agents: an ``ember agent`` for each ACTIVE server booted for one.
+
+A real image with os-collect-config and heat-config runs the deployments its server is
+given; the simulated cloud stands in for such an image. For each ACTIVE server whose
+user data carries Heat's software-config metadata (``user_data_format: SOFTWARE_CONFIG``:
+a ``cfn-init-data`` part whose ``os-collect-config`` names the project), it runs one
+``ember agent``, whose working folder (``<root>/<server id>``) stands for that server's
+filesystem, and stops it once the server is no longer ACTIVE or is gone; an agent started
+again for the same server finds its journal there and runs nothing twice.
+
+These agents run templates' scripts on the machine that runs the simulator, so they run
+only when enabled (``ember dev``, which listens on localhost only, enables them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import dataclasses
+import datetime
+import json
+import os
+import signal
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+
+from libs.resources.mime import parts_of
+from libs.simcloud.nova import store
+from libs.telemetry import logs
+
+log = logs.logger("simcloud.agents")
+# How often the servers are looked at: an agent starts within this of its server going ACTIVE.
+SWEEP_SECONDS = 1.0
+# An agent asked to stop is killed after this.
+STOP_SECONDS = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSettings:
+    """Where the agents find Ember, where their servers' filesystems are, and how they poll."""
+
+    api_url: str
+    root: Path
+    interval: float = 2.0
+    run_timeout: float = 600.0
+    nats_url: str | None = None
+    nats_prefix: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Wanted:
+    """A server that has an agent: which Ember project its deployments are in."""
+
+    server_id: str
+    project: str
+
+
+def project_of(user_data: str | None) -> str | None:
+    """The project of a server's deployments, from the software-config metadata of its user data;
+    None for a server not booted for software config."""
+    if not user_data:
+        return None
+    try:
+        text = base64.b64decode(user_data, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    for part in parts_of(text):
+        if part.filename != "cfn-init-data":
+            continue
+        try:
+            metadata = json.loads(part.payload)
+        except ValueError:
+            return None
+        collect = metadata.get("os-collect-config") if isinstance(metadata, Mapping) else None
+        if not isinstance(collect, Mapping):
+            return None
+        for source in ("ember", "heat"):
+            found = collect.get(source)
+            if isinstance(found, Mapping) and found.get("project_id"):
+                return str(found["project_id"])
+    return None
+
+
+def wanted(servers: Iterable[tuple[str, str, str | None]]) -> dict[str, Wanted]:
+    """Which of the (id, status, user data) servers have an agent now."""
+    found: dict[str, Wanted] = {}
+    for server_id, status, user_data in servers:
+        project = project_of(user_data) if status == "ACTIVE" else None
+        if project is not None:
+            found[server_id] = Wanted(server_id, project)
+    return found
+
+
+def argv(settings: AgentSettings, want: Wanted) -> list[str]:
+    """The command of one server's agent."""
+    command = [sys.executable, "-m", "libs.cli", "agent", "--api-url", settings.api_url,
+               "--project", want.project, "--server-id", want.server_id,
+               "--workdir", str(settings.root / want.server_id), "--interval", f"{settings.interval:g}",
+               "--timeout", f"{settings.run_timeout:g}"]
+    if settings.nats_url:
+        command += ["--nats-url", settings.nats_url]
+        if settings.nats_prefix:
+            command += ["--nats-prefix", settings.nats_prefix]
+    return command
+
+
+class Agents:
+    """The agents running, kept in step with the servers by :meth:`sweep`."""
+
+    def __init__(self, pool: asyncpg.Pool, settings: AgentSettings) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.running: dict[str, tuple[Wanted, asyncio.subprocess.Process]] = {}
+
+    async def sweep(self) -> None:
+        async with self.pool.acquire() as conn:
+            rows = await store.for_agents(conn, datetime.datetime.now(datetime.UTC))
+        want = wanted(rows)
+        for server_id, (was, process) in list(self.running.items()):
+            if want.get(server_id) != was or process.returncode is not None:
+                await self._stop(server_id)
+        for server_id, target in want.items():
+            if server_id not in self.running:
+                await self._start(target)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.sweep()
+            except (OSError, asyncpg.PostgresError) as exc:
+                log.warning("agents: could not look at the servers: %s", exc)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), SWEEP_SECONDS)
+        await self.close()
+
+    async def close(self) -> None:
+        for server_id in list(self.running):
+            await self._stop(server_id)
+
+    async def _start(self, want: Wanted) -> None:
+        folder = self.settings.root / want.server_id
+        folder.mkdir(parents=True, exist_ok=True)
+        log_file = (folder.parent / f"{want.server_id}.log").open("ab")
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv(self.settings, want), stdin=asyncio.subprocess.DEVNULL, stdout=log_file,
+                stderr=log_file, env=_environment(), start_new_session=True)
+        finally:
+            log_file.close()
+        self.running[want.server_id] = (want, process)
+        log.info("agents: started the agent of server %s (project %s, pid %d)", want.server_id, want.project,
+                 process.pid)
+
+    async def _stop(self, server_id: str) -> None:
+        _, process = self.running.pop(server_id)
+        if process.returncode is None:
+            # The agent alone: a run it started outlives it by design, as on a real server.
+            process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), STOP_SECONDS)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        log.info("agents: stopped the agent of server %s", server_id)
+
+
+def _environment() -> dict[str, str]:
+    # The agent's settings are its arguments: nothing of the simulator's own reaches it.
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "EMBER_LOG_LEVEL", "EMBER_LOG_FORMAT")
+    return {k: v for k, v in os.environ.items() if k in keep}
+
+
+def settings_of(api_url: str | None, root: str | None, **extra: Any) -> AgentSettings | None:
+    """The agents' settings from the simulator's options; None (no agents) unless both are given."""
+    if not api_url or not root:
+        return None
+    return AgentSettings(api_url=api_url.rstrip("/"), root=Path(root), **extra)

@@ -1,0 +1,49 @@
+"""Which simulated servers have an agent: the ACTIVE ones booted for software config, by their user data."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from libs.resources.user_data import build_user_data
+from libs.simcloud.agents import AgentSettings, Wanted, argv, project_of, wanted
+
+
+def _user_data(metadata: dict[str, Any] | None, fmt: str = "SOFTWARE_CONFIG", text: str = "") -> str:
+    return base64.b64encode(build_user_data(fmt, text, metadata).encode()).decode()
+
+
+HEAT = {"os-collect-config": {"heat": {"project_id": "demo", "stack_id": "s", "resource_name": "server"}}}
+
+
+@pytest.mark.parametrize(("user_data", "project"), [
+    (_user_data(HEAT), "demo"),
+    (_user_data(HEAT, text="#!/bin/sh\necho the user's own part"), "demo"),
+    (_user_data({"os-collect-config": {"ember": {"project_id": "ops"}}}), "ops"),
+    (_user_data({}), None),  # software config without a collector: nothing to poll
+    (_user_data(None, fmt="RAW", text="#!/bin/sh\necho hi"), None),
+    (_user_data(None, fmt="HEAT_CFNTOOLS", text="#!/bin/sh\necho hi"), None),
+    (base64.b64encode(b"\xff\xfe").decode(), None),
+    ("not base64!", None),
+    (None, None),
+])
+def test_the_project_comes_from_the_software_config_metadata(user_data: str | None,
+                                                              project: str | None) -> None:
+    assert project_of(user_data) == project
+
+
+def test_only_active_servers_booted_for_software_config_have_an_agent() -> None:
+    booted = _user_data(HEAT)
+    servers = [("a", "ACTIVE", booted), ("b", "BUILD", booted), ("c", "SHUTOFF", booted),
+               ("d", "ACTIVE", _user_data(None, fmt="RAW", text="x")), ("e", "ERROR", booted)]
+    assert wanted(servers) == {"a": Wanted("a", "demo")}
+
+
+def test_an_agent_polls_its_project_and_keeps_its_journal_in_its_servers_folder(tmp_path: Path) -> None:
+    command = argv(AgentSettings(api_url="http://127.0.0.1:8004", root=tmp_path), Wanted("srv", "demo"))
+    assert command[command.index("--workdir") + 1] == str(tmp_path / "srv")
+    assert command[command.index("--project") + 1] == "demo"
+    assert command[command.index("--server-id") + 1] == "srv"
