@@ -58,12 +58,17 @@ def _base(cloud: Cloud) -> dict[str, str]:
     return {"key_name": KEY_NAME, "image": "cirros", "flavor": "m1.small"}
 
 
+SOFTWARE_CONFIG = "hot/software-config/example-templates"
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     path: str
     parameters: Callable[[Cloud], dict[str, str]]
     # Images the template insists on by name (allowed_values): uploaded for the run, as a user would.
     images: tuple[str, ...] = ()
+    # Files its get_file reads, beside it: sent in the request's `files`, as the client sends them.
+    files: tuple[str, ...] = ()
 
 
 CASES = (
@@ -84,6 +89,12 @@ CASES = (
     Case("hot/F18/NovaInstanceWithCinderVolume_Native.yaml", lambda c: {
         "key_name": KEY_NAME, "image_id": "F18-x86_64-cfntools", "instance_type": "m1.small"},
          images=("F18-x86_64-cfntools",)),
+    # Software config (the script group): the simulator runs an agent per server booted for it,
+    # so each deployment completes only once its script really ran and signalled.
+    Case(f"{SOFTWARE_CONFIG}/example-script-template.yaml", _base,
+         files=("config-scripts/example-script.sh",)),
+    Case(f"{SOFTWARE_CONFIG}/example-deploy-sequence.yaml", _base),
+    Case(f"{SOFTWARE_CONFIG}/example-sw-component-template.yaml", _base),
 )
 
 
@@ -195,9 +206,11 @@ def run_case(api: str, conn: Connection, checkout: Path, case: Case, cloud: Clou
     before = inventory(conn)
     try:
         template = read_template(checkout, case.path)
+        folder = str(Path(case.path).parent)
+        files = {f: read_template(checkout, f"{folder}/{f}") for f in case.files}
         created = _call(api, "POST", f"/v1/{PROJECT}/stacks", {
             "stack_name": name, "template": template, "parameters": case.parameters(cloud),
-            "timeout_mins": 10, "disable_rollback": True})
+            "files": files, "timeout_mins": 10, "disable_rollback": True})
         path = f"/v1/{PROJECT}/stacks/{name}/{created['stack']['id']}"
         stack = _settled(api, path, time.monotonic() + SETTLE_SECONDS)
         if stack is None or stack["stack_status"] != "CREATE_COMPLETE":
@@ -243,6 +256,9 @@ def ember_dev(data_dir: Path | None, api_url: str) -> Iterator[tuple[str, Path]]
         yield api_url, data_dir / "clouds.yaml"
         return
     base = Path(tempfile.mkdtemp(prefix="ember-heat-templates-"))
+    # The simulated servers' folders are under it, and their agents run scripts as an unprivileged
+    # user (nobody, when this runs as root), who must be able to pass through.
+    base.chmod(0o711)
     api = f"http://127.0.0.1:{free_port()}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EMBER_", "OS_"))}
     env.update({"EMBER_DATA_DIR": str(base / "data"), "EMBER_API_BIND": api.removeprefix("http://")})

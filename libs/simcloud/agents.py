@@ -130,6 +130,13 @@ class Agents:
                 await self._start(target)
 
     async def run(self, stop: asyncio.Event) -> None:
+        self.settings.root.mkdir(parents=True, exist_ok=True)
+        self.settings.root.chmod(0o711)
+        closed = closed_to_others(self.settings.root) if os.geteuid() == 0 else None
+        if closed is not None:
+            log.warning("agents: %s is closed to other users: the agents' runs (as nobody) cannot reach"
+                        " their servers' folders under %s and will fail with status 126", closed,
+                        self.settings.root)
         while not stop.is_set():
             try:
                 await self.sweep()
@@ -168,6 +175,14 @@ class Agents:
                 process.kill()
                 await process.wait()
         log.info("agents: stopped the agent of server %s", server_id)
+
+
+def closed_to_others(folder: Path) -> Path | None:
+    """The first of ``folder`` and the folders above it that other users cannot pass through."""
+    for each in (folder, *folder.parents):
+        if each.exists() and not each.stat().st_mode & 0o001:
+            return each
+    return None
 
 
 def _environment() -> dict[str, str]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from libs.resources.user_data import build_user_data
-from libs.simcloud.agents import AgentSettings, Wanted, argv, project_of, wanted
+from libs.simcloud.agents import AgentSettings, Wanted, argv, closed_to_others, project_of, wanted
 
 
 def _user_data(metadata: dict[str, Any] | None, fmt: str = "SOFTWARE_CONFIG", text: str = "") -> str:
@@ -47,3 +47,13 @@ def test_an_agent_polls_its_project_and_keeps_its_journal_in_its_servers_folder(
     assert command[command.index("--workdir") + 1] == str(tmp_path / "srv")
     assert command[command.index("--project") + 1] == "demo"
     assert command[command.index("--server-id") + 1] == "srv"
+
+
+def test_a_folder_closed_to_other_users_is_named(tmp_path: Path) -> None:
+    closed = tmp_path / "data"
+    (closed / "servers").mkdir(parents=True)
+    closed.chmod(0o700)
+    assert closed_to_others(closed / "servers") == closed
+    closed.chmod(0o711)
+    tmp_path.chmod(0o711)
+    assert closed_to_others(closed / "servers") not in (closed / "servers", closed, tmp_path)
