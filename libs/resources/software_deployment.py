@@ -294,5 +294,20 @@ def _settled(ctx: StepContext, deployment: Mapping[str, Any], source: Mapping[st
     if status == Status.COMPLETE:
         return Done(physical_id=str(deployment["id"]), data=_kept(deployment, source))
     if status == Status.FAILED:
-        return Failed(f"Deployment to server failed: {deployment.get('status_reason')}", error="Error")
+        return Failed(failure_reason(deployment), error="Error")
     return Wait(poll_delay(ctx.elapsed))
+
+
+# The end of a failed run's stderr that its resource's reason carries (where its error usually is).
+STDERR_TAIL: Final = 500
+
+
+def failure_reason(deployment: Mapping[str, Any]) -> str:
+    """Heat's reason for a failed deployment, then (Ember's, as issue 17 asks: Heat leaves it to
+    ``stack failures list``) the end of what the run wrote to stderr."""
+    reason = f"Deployment to server failed: {deployment.get('status_reason')}"
+    stderr = str(((deployment.get("output_values") or {}).get("deploy_stderr")) or "").strip()
+    if not stderr:
+        return reason
+    tail = stderr if len(stderr) <= STDERR_TAIL else "..." + stderr[-STDERR_TAIL:]
+    return f"{reason}; deploy_stderr: {tail}"

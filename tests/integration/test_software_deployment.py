@@ -198,7 +198,7 @@ async def test_an_update_of_its_inputs_runs_a_new_config_once_and_no_change_runs
         assert outputs(again)["result"] == "two"
 
 
-async def test_a_failing_signal_fails_the_deployment_with_heats_reason(
+async def test_a_failing_signal_fails_the_deployment_with_heats_reason_and_its_stderr(
         settings: Settings, aiohttp_server: MakeServer) -> None:
     async with running(settings, aiohttp_server) as (rt, agent):
         stack = await create(rt, "sw_fail", template())
@@ -208,13 +208,15 @@ async def test_a_failing_signal_fails_the_deployment_with_heats_reason(
                                    "deploy_status_code": 2, "bad": "it broke"})
         done = await settled(rt.pool, stack.id)
         reason = ("Error: resources.deployment: Deployment to server failed: deploy_status_code : Deployment "
-                  "exited with non-zero status code: 2, bad : it broke")
+                  "exited with non-zero status code: 2, bad : it broke; deploy_stderr: disk full")
         assert (done.stack_status, done.status_reason) == ("CREATE_FAILED",
                                                            f"Resource CREATE failed: {reason}")
         rows = await resource_rows(rt.pool, stack.id)
         assert (rows["deployment"].status, rows["deployment"].status_reason) == ("FAILED", reason)
         row = await deployment(rt, str(rows["deployment"].physical_id))
         assert row.output_values["deploy_stderr"] == "disk full\n"  # what `stack failures list` shows
+        assert row.status_reason == ("deploy_status_code : Deployment exited with non-zero status code: 2,"
+                                     " bad : it broke")  # the deployment's own: Heat's
         lines = await event_lines(rt.pool, stack.id)
         assert ("deployment", "SIGNAL_IN_PROGRESS", f"Signal: deployment {row.id} failed") in lines
 

@@ -18,7 +18,7 @@ from libs.resources.deployment_signal import Signalled, event_reason, signalled
 from libs.resources.derived_config import MissingInput, Transport, config_hash, deploy_inputs, substituted
 from libs.resources.registry import default_registry
 from libs.resources.software_config import REMOVED_KEY, MultipartMime, run_stamp, stable_id
-from libs.resources.software_deployment import SoftwareDeployment
+from libs.resources.software_deployment import SoftwareDeployment, failure_reason
 from libs.resources.software_io import is_uuid_like, stored_body
 from libs.resources.steps import Done, Failed, Software, StepContext, StepResult, Store, Wait
 from libs.resources.validation import plugin_checks
@@ -410,6 +410,17 @@ def test_a_deployment_stores_its_derived_config_then_waits_then_completes() -> N
     assert SD.read("deploy_stdout", [], "dep", kept, {}, resource_name="r1") is None
     failed, _ = _step(Action.CREATE, {}, _deployment(want, "FAILED", "err : x"))
     assert failed == Failed("Deployment to server failed: err : x", error="Error")
+
+
+@pytest.mark.parametrize(("stderr", "reason"), [
+    (None, "Deployment to server failed: code : 1"),
+    ("", "Deployment to server failed: code : 1"),
+    ("boom\n", "Deployment to server failed: code : 1; deploy_stderr: boom"),
+    ("x" * 600 + "the end\n", "Deployment to server failed: code : 1; deploy_stderr: ..."
+     + ("x" * 600 + "the end")[-500:]),
+])
+def test_a_failed_deployments_reason_ends_with_its_stderr(stderr: str | None, reason: str) -> None:
+    assert failure_reason({"status_reason": "code : 1", "output_values": {"deploy_stderr": stderr}}) == reason
 
 
 def test_a_deployment_not_asked_for_an_action_completes_at_once() -> None:
