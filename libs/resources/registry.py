@@ -123,7 +123,8 @@ def default_registry() -> Registry:
                 ResourceChain, WaitConditionHandle, WaitCondition, AutoScalingGroup, ScalingPolicy,
                 InstanceGroup):
         registry.register(cls)
-    for software_cls in (*CONFIG_TYPES, *DEPLOYMENT_TYPES):
+    from libs.resources.lifecycle_config import LifecycleConfig
+    for software_cls in (*CONFIG_TYPES, LifecycleConfig, *DEPLOYMENT_TYPES):
         registry.register(software_cls)
     from libs.resources.deployment_group import DEPLOYMENT_GROUPS
     for group_cls in DEPLOYMENT_GROUPS:

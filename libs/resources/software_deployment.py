@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import orjson
 
 from libs.engine.status import Action, Status
+from libs.resources import lifecycle_config
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.derived_config import (
@@ -137,6 +138,8 @@ class SoftwareDeployment(SoftwareType):
         return software_of(ctx).configs.get(named)
 
     def runs(self, action: Action, properties: Mapping[str, Any], source: Mapping[str, Any]) -> bool:
+        if lifecycle_config.is_lifecycle(source):  # its own actions say, as a component's do
+            return lifecycle_config.for_action(source, action) is not None
         if source.get("group") == "component":
             configs = (source.get("config") or {}).get("configs") or ()
             return any(action in (c.get("actions") or ()) for c in configs)
@@ -154,10 +157,12 @@ class SoftwareDeployment(SoftwareType):
             resource_name=ctx.resource_name, transport=_transport(props),
             signal_url=ctx.signal_url, project=ctx.project)
         inputs = derived_inputs(source.get("inputs") or (), props.get("input_values"), deploy)
-        body = {"config": self.content(source, inputs, props), "inputs": inputs,
+        picked = lifecycle_config.for_action(source, action)  # a lifecycle config: this action's alone
+        content = picked[1] if picked is not None else self.content(source, inputs, props)
+        body = {"config": content, "inputs": inputs,
                 "outputs": list(source.get("outputs") or ()), "options": dict(source.get("options") or {})}
         name = str(props.get("name") or source.get("name") or self.physical_resource_name(ctx))
-        group = str(source.get("group") or UNGROUPED)
+        group = picked[0] if picked is not None else str(source.get("group") or UNGROUPED)
         return StoredConfig(id=config_id, name=name, group=group, config=body,
                             hash=config_hash(config_id, name, group, body))
 

@@ -7,7 +7,9 @@ server's filesystem; the agent finds its configs through the api and runs the sc
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +19,15 @@ from libs import operations
 from libs.config import Settings
 from libs.db import stacks
 from libs.embedded.process import free_port
+from libs.engine.status import Action
+from libs.runtime import Runtime
 from libs.simcloud.agents import AgentSettings
 from libs.simcloud.state import SimSettings
 from libs.template.request import StackRequest
 from services.api.app import make_app
-from tests.integration.agent_support import kill_everything_under
+from tests.integration.agent_support import kill_everything_under, lines, witness_folder
 from tests.integration.cloud_support import simulated_cloud
-from tests.integration.engine_support import engine, event_lines, resource_rows, settled
+from tests.integration.engine_support import engine, event_lines, resource_rows, settled, stack_row
 
 SCRIPT = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
 
@@ -51,36 +55,73 @@ def _outputs(stack: stacks.StackRow) -> dict[str, Any]:
     return {o["output_key"]: o.get("output_value") for o in stack.outputs or ()}
 
 
-async def test_a_simulated_server_runs_its_deployments_script_once_per_change(
-        settings: Settings, database_url: str, scratch_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def _cloud_with_agents(settings: Settings, database_url: str, scratch: Path
+                             ) -> AsyncIterator[Runtime]:
+    """The engine and the api on a simulated cloud that runs an agent per server booted for software
+    config (told of its configs by the worker's push: it polls only every ten minutes here)."""
     port = free_port()
-    api_url = f"http://127.0.0.1:{port}"
-    servers = scratch_path / "servers"
-    agents = AgentSettings(api_url=api_url, root=servers, interval=600.0,  # told by push, not by polls
+    agents = AgentSettings(api_url=f"http://127.0.0.1:{port}", root=scratch / "servers", interval=600.0,
                            nats_url=settings.nats_url, nats_prefix=settings.nats_prefix)
     try:
-        async with simulated_cloud(database_url, scratch_path, SimSettings(boot_seconds=0.2),
+        async with simulated_cloud(database_url, scratch, SimSettings(boot_seconds=0.2),
                                    agents=agents) as sim:
             mine = dataclasses.replace(settings, api_host="127.0.0.1", api_port=port, cloud=sim.settings())
             async with engine(mine) as rt:
                 api = TestServer(make_app(mine), port=port)
                 await api.start_server()
                 try:
-                    made = await operations.create_stack(rt.pool, rt.bus, project="demo", name="sw",
-                                                         stack_request=StackRequest(template=_template("x")))
-                    done = await settled(rt.pool, made.id, timeout=90)
-                    lines = await event_lines(rt.pool, made.id)
-                    assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
-                    assert _outputs(done) == {"result": "got x", "stdout": "hello x\n"}
-                    await operations.update_stack(rt.pool, rt.bus, done,
-                                                  stack_request=StackRequest(template=_template("y")))
-                    done = await settled(rt.pool, made.id, status="UPDATE_COMPLETE", timeout=90)
-                    assert _outputs(done) == {"result": "got y", "stdout": "hello y\n"}
-                    server_id = str((await resource_rows(rt.pool, made.id))["server"].physical_id)
+                    yield rt
                 finally:
                     await api.close()
     finally:
-        kill_everything_under(scratch_path)
-    # The server's filesystem: one run per derived config, none twice.
-    assert len(list((servers / server_id / "runs").iterdir())) == 2
+        kill_everything_under(scratch)
 
+
+async def test_a_simulated_server_runs_its_deployments_script_once_per_change(
+        settings: Settings, database_url: str, scratch_path: Path) -> None:
+    async with _cloud_with_agents(settings, database_url, scratch_path) as rt:
+        made = await operations.create_stack(rt.pool, rt.bus, project="demo", name="sw",
+                                             stack_request=StackRequest(template=_template("x")))
+        done = await settled(rt.pool, made.id, timeout=90)
+        lines = await event_lines(rt.pool, made.id)
+        assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
+        assert _outputs(done) == {"result": "got x", "stdout": "hello x\n"}
+        await operations.update_stack(rt.pool, rt.bus, done,
+                                      stack_request=StackRequest(template=_template("y")))
+        done = await settled(rt.pool, made.id, status="UPDATE_COMPLETE", timeout=90)
+        assert _outputs(done) == {"result": "got y", "stdout": "hello y\n"}
+        server_id = str((await resource_rows(rt.pool, made.id))["server"].physical_id)
+    # The server's filesystem: one run per derived config, none twice.
+    assert len(list((scratch_path / "servers" / server_id / "runs").iterdir())) == 2
+
+
+async def test_a_lifecycle_config_runs_each_actions_config_once_at_its_time(
+        settings: Settings, database_url: str, scratch_path: Path) -> None:
+    witness = witness_folder(scratch_path) / "actions"
+
+    def note(action: str) -> str:
+        return f'#!/bin/sh\necho "{action} $deploy_action" >> {witness}\n'
+    template = _template("x")
+    template["resources"]["config"] = {"type": "Ember::LifecycleConfig", "properties": {
+        "create_config": note("create"), "suspend_config": note("suspend"),
+        "resume_config": note("resume"), "delete_config": note("delete")}}
+    template["outputs"] = {}
+    async with _cloud_with_agents(settings, database_url, scratch_path) as rt:
+        made = await operations.create_stack(rt.pool, rt.bus, project="demo", name="life",
+                                             stack_request=StackRequest(template=template))
+        assert (await settled(rt.pool, made.id, timeout=90)).stack_status == "CREATE_COMPLETE"
+        assert lines(witness) == ["create CREATE"]
+        for action, status, seen in ((Action.SUSPEND, "SUSPEND_COMPLETE", "suspend SUSPEND"),
+                                     (Action.RESUME, "RESUME_COMPLETE", "resume RESUME"),
+                                     (Action.DELETE, "DELETE_COMPLETE", "delete DELETE")):
+            stack = await stack_row(rt.pool, made.id)
+            if action is Action.DELETE:
+                await operations.delete_stack(rt.pool, rt.bus, stack)
+            else:
+                await operations.stack_action(rt.pool, rt.bus, stack, action)
+            done = await settled(rt.pool, made.id, status=status, timeout=90)
+            assert done.stack_status == status, done.status_reason
+            assert lines(witness)[-1] == seen
+    # Each once, at its time; UPDATE has no config here, so none ran for it.
+    assert lines(witness) == ["create CREATE", "suspend SUSPEND", "resume RESUME", "delete DELETE"]

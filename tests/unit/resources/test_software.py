@@ -484,3 +484,23 @@ def test_an_output_not_declared_is_heats_invalid_attribute() -> None:
         SD.read("nosuch", [], "dep", {"output_names": '["result"]'}, {}, resource_name="dep")
     assert str(info.value) == "The Referenced Attribute (dep nosuch) is incorrect."
     assert SD.read("result", [], "dep", {"output_names": '["result"]'}, {}, resource_name="dep") is None
+
+
+def test_a_lifecycle_config_needs_one_actions_config_and_gives_each_action_its_own() -> None:
+    from libs.resources.lifecycle_config import GROUP, LifecycleConfig, for_action
+    from libs.template.errors import StackValidationFailed
+    life = LifecycleConfig()
+    with pytest.raises(StackValidationFailed, match="Give at least one of create_config"):
+        life.validate({"group": "script"}, resource_name="life")
+    props = life.validate({"create_config": "c", "delete_config": "d"}, resource_name="life")
+    stored = life.stored(_ctx(props), "cfg")
+    assert (stored.group, stored.config["config"]) == (GROUP, {"group": "script", "actions": {
+        "CREATE": "c", "DELETE": "d"}})
+    source = {"group": stored.group, **stored.config}  # as a deployment reads a stored config
+    assert [for_action(source, a) for a in ("CREATE", "UPDATE", "DELETE")] == [
+        ("script", "c"), None, ("script", "d")]
+    assert for_action({"group": "script", "config": "x"}, "CREATE") is None  # any other config
+    deployment = SoftwareDeployment()
+    # Its own actions say which run, whatever the deployment's `actions`.
+    assert [deployment.runs(Action(a), {"actions": ["CREATE", "UPDATE"]}, source)
+            for a in ("CREATE", "UPDATE", "DELETE")] == [True, False, True]
