@@ -234,7 +234,7 @@ CLOUD_TYPES = [
 
 async def test_every_cloud_type_is_listed_shown_and_generated(api: Client) -> None:
     listed = (await _get(api, f"{P}/resource_types"))["resource_types"]
-    assert [t for t in listed if not t.startswith("OS::Heat::")] == CLOUD_TYPES
+    assert [t for t in listed if not t.startswith(("OS::Heat::", "Ember::"))] == CLOUD_TYPES
     for type_name in CLOUD_TYPES:
         schema = await _get(api, f"{P}/resource_types/{type_name}")
         _conforms("ResourceTypeSchema", schema)
@@ -243,6 +243,15 @@ async def test_every_cloud_type_is_listed_shown_and_generated(api: Client) -> No
         assert "show" in schema["attributes"]
         hot = await _get(api, f"{P}/resource_types/{type_name}/template?template_type=hot")
         assert [r["type"] for r in hot["resources"].values()] == [type_name]
+
+
+async def test_embers_own_types_are_listed_and_shown(api: Client) -> None:
+    listed = (await _get(api, f"{P}/resource_types"))["resource_types"]
+    assert [t for t in listed if t.startswith("Ember::")] == ["Ember::LifecycleConfig"]
+    schema = await _get(api, f"{P}/resource_types/Ember::LifecycleConfig")
+    _conforms("ResourceTypeSchema", schema)
+    assert {"create_config", "update_config", "suspend_config", "resume_config", "delete_config",
+            "group"} <= set(schema["properties"])
 
 
 async def test_resource_type_schema(api: Client) -> None:
