@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
-from libs import dead_letter_cli, stack_cli
 from libs.messaging.subjects import SERVICES
 
 
@@ -18,6 +18,10 @@ def _run_service(name: str) -> None:
     # knows their names, never their insides.
     module = importlib.import_module(f"services.{name}.main")
     module.main()
+
+
+def _stopped_before_start(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _migrate() -> None:
@@ -79,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     simcloud_cli.configure(sub.add_parser("simcloud", help="run the simulated OpenStack (Keystone, Nova, "
                                                            "Glance, Neutron, Cinder) on PostgreSQL"))
+    from libs import dead_letter_cli, stack_cli
+
     stack_cli.configure(sub.add_parser("stack", help="Ember's debugger on a running API: break, step, "
                                                      "continue, paused, watch"))
     dead_letter_cli.configure(sub.add_parser("dead-letters", help="list the messages Ember set aside, or "
@@ -92,7 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] and given[0] in SERVICES:
+        # A SIGTERM while the service still imports and starts (seconds on a busy machine) finds
+        # no handler of its event loop yet: it stops the process as asked, with status 0, rather
+        # than killing it. The loop's own handler (libs.lifecycle) takes over once it runs.
+        signal.signal(signal.SIGTERM, _stopped_before_start)
+    args = build_parser().parse_args(given)
     if args.command in SERVICES:
         _run_service(args.command)
     elif args.command == "migrate":
@@ -104,8 +116,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.command == "simcloud":
         _simcloud(args)
     elif args.command == "stack":
+        from libs import stack_cli
+
         raise SystemExit(stack_cli.run(args))
     elif args.command == "dead-letters":
+        from libs import dead_letter_cli
+
         raise SystemExit(dead_letter_cli.run(args))
     elif args.command == "agent":
         from libs.agent import cli as agent_cli
