@@ -155,7 +155,11 @@ def sweep(conn: openstack.connection.Connection, prefix: str = "conformance-") -
     for volume in [v for v in conn.block_storage.volumes() if ours(v)]:
         conn.block_storage.delete_volume(volume.id, ignore_missing=True)
         swept += 1
-    our_ports = {p.id for p in conn.network.ports() if ours(p)}
+    ports = list(conn.network.ports())
+    our_networks = {n.id for n in conn.network.networks() if ours(n)}
+    # A stack's own ports (a server's internal port) are named by Ember, not by the prefix: a port
+    # on one of our networks is ours too, and so is a floating IP on it (its router waits for it).
+    our_ports = {p.id for p in ports if ours(p) or p.network_id in our_networks}
     for ip in conn.network.ips(project_id=conn.current_project_id):
         if ip.port_id is None or ip.port_id in our_ports:
             conn.network.delete_ip(ip.id, ignore_missing=True)
