@@ -147,7 +147,12 @@ def sweep(conn: openstack.connection.Connection, prefix: str = "conformance-") -
         return str(thing.name or "").startswith(prefix)
 
     swept = 0
-    servers = [s for s in conn.compute.servers() if ours(s)]
+    our_networks = {n.id for n in conn.network.networks() if ours(n)}
+    # A server on one of our networks is ours too, whatever it is called (a stack's, left by a run
+    # that died with it).
+    on_ours = {p.device_id for p in conn.network.ports() if p.network_id in our_networks
+               and str(p.device_owner or "").startswith("compute:")}
+    servers = [s for s in conn.compute.servers() if ours(s) or s.id in on_ours]
     for server in servers:
         conn.compute.delete_server(server.id, ignore_missing=True)
     for server in servers:
@@ -156,7 +161,6 @@ def sweep(conn: openstack.connection.Connection, prefix: str = "conformance-") -
         conn.block_storage.delete_volume(volume.id, ignore_missing=True)
         swept += 1
     ports = list(conn.network.ports())
-    our_networks = {n.id for n in conn.network.networks() if ours(n)}
     # A stack's own ports (a server's internal port) are named by Ember, not by the prefix: a port
     # on one of our networks is ours too, and so is a floating IP on it (its router waits for it).
     our_ports = {p.id for p in ports if ours(p) or p.network_id in our_networks}
@@ -168,6 +172,9 @@ def sweep(conn: openstack.connection.Connection, prefix: str = "conformance-") -
         for port in conn.network.ports(device_id=router.id, device_owner="network:router_interface"):
             conn.network.remove_interface_from_router(router.id, port=port.id)
         conn.network.delete_router(router.id, ignore_missing=True)
+    for port in [p for p in conn.network.ports() if p.id in our_ports and not ours(p)]:
+        conn.network.delete_port(port.id, ignore_missing=True)  # ours by its network (above)
+        swept += 1
     things: list[tuple[Callable[[], Any], Callable[[str], Any]]] = [
         (conn.network.ports, lambda i: conn.network.delete_port(i, ignore_missing=True)),
         (conn.network.security_groups, lambda i: conn.network.delete_security_group(i, ignore_missing=True)),
