@@ -143,7 +143,21 @@ READY_SINCE: Final = "ready_since"
 
 def ready_since(ctx: StepContext) -> DataChanges:
     """What a step that asks for a thing records: its wait to be ready counts from now."""
-    return {READY_SINCE: f"{ctx.started_at!r}:{ctx.now!r}"}
+    return {READY_SINCE: _now_in_action(ctx)}
+
+
+def _now_in_action(ctx: StepContext) -> str:
+    """A moment of this action, as the data keeps it: "<action's started_at>:<now>"."""
+    return f"{ctx.started_at!r}:{ctx.now!r}"
+
+
+def _since(ctx: StepContext, key: str) -> float | None:
+    """Seconds since the moment ``key`` recorded in this action; None if it recorded none (or an
+    earlier action's)."""
+    action_started, _, at = ctx.data.get(key, "").partition(":")
+    if not at or action_started != repr(ctx.started_at):
+        return None
+    return ctx.now - float(at)
 
 
 def wait_ready(ctx: StepContext, next_phase: str, poll: CloudCall, *, what: str, ready: str,
@@ -152,10 +166,10 @@ def wait_ready(ctx: StepContext, next_phase: str, poll: CloudCall, *, what: str,
     ``ctx.ready_timeout``: then it is in error (Heat's ResourceInError, which its
     action_retry_limit makes again). A wait whose start was never recorded (a thing adopted after
     a lost answer) counts from now."""
-    action_started, _, began = ctx.data.get(READY_SINCE, "").partition(":")
-    if not began or action_started != repr(ctx.started_at):
+    waited = _since(ctx, READY_SINCE)
+    if waited is None:
         return call(next_phase, poll, delay=poll_delay(ctx), data=ready_since(ctx))
-    if ctx.ready_timeout is not None and ctx.now - float(began) > ctx.ready_timeout:
+    if ctx.ready_timeout is not None and waited > ctx.ready_timeout:
         return Failed(f"{what} did not become {ready} within {ctx.ready_timeout:g}s (still {status})",
                       error="ResourceInError")
     return call(next_phase, poll, delay=poll_delay(ctx))
@@ -190,11 +204,10 @@ def polled(ctx: StepContext, key: str, phase: str, get: CloudCall, *, gone: Fail
     if answer is None:
         return call(phase, get, delay=poll_delay(ctx))
     if gone is not None and answer.not_found:
-        action_started, _, since = ctx.data.get(GONE_SINCE, "").partition(":")
-        if not since or action_started != repr(ctx.started_at):
-            return call(phase, get, delay=poll_delay(ctx),
-                        data={GONE_SINCE: f"{ctx.started_at!r}:{ctx.now!r}"})
-        if ctx.now - float(since) < GONE_AFTER_SECONDS:
+        missing = _since(ctx, GONE_SINCE)
+        if missing is None:
+            return call(phase, get, delay=poll_delay(ctx), data={GONE_SINCE: _now_in_action(ctx)})
+        if missing < GONE_AFTER_SECONDS:
             return call(phase, get, delay=poll_delay(ctx))
         return gone
     if answer.error is not None:
