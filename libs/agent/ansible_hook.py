@@ -48,6 +48,10 @@ class AnsibleHook:
                 argv += [flag, value]
         argv += [str(place.work / PLAYBOOK_NAME), "--extra-vars", f"@{place.work / VARIABLES_NAME}"]
         env = place.environment
+        # Ansible puts its temporary files under the home folder of the user's passwd entry, not
+        # $HOME, and the unprivileged user's (nobody's) is /nonexistent: every task was unreachable.
+        env["ANSIBLE_REMOTE_TMP"] = str(place.work / ".ansible" / "tmp")
+        env["ANSIBLE_LOCAL_TEMP"] = str(place.work / ".ansible" / "local")
         callbacks = _option(options, "callback_plugins")
         if callbacks:
             env["ANSIBLE_CALLBACK_PLUGINS"] = callbacks

@@ -76,6 +76,9 @@ def test_the_ansible_hook_runs_the_playbook_with_the_inputs_as_extra_variables()
                            "/runs/k/work/playbook.yaml", "--extra-vars", "@/runs/k/work/variables.json")
     variables = next(f for f in launch.files if f.path.name == "variables.json").content.decode()
     assert '"heat_config_id": "' + config.id + '"' in variables and '"name": "web"' in variables
+    # Ansible's temporary files stay in the run's folder: the unprivileged user's home does not exist.
+    assert (launch.env["ANSIBLE_REMOTE_TMP"], launch.env["ANSIBLE_LOCAL_TEMP"]) == (
+        "/runs/k/work/.ansible/tmp", "/runs/k/work/.ansible/local")
     assert AnsibleHook("ansible-playbook").launch(_config("p", "", group="ansible"), PLACE) == Launch((), {})
 
 
