@@ -70,6 +70,19 @@ class SoftwareType(ResourceType):
         """What the worker reads for a step (``ctx.software``): by default the resource's own config."""
         return SoftwareReads(configs=(physical_id,) if physical_id else ())
 
+    def update_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads | None:
+        """What an update's replace-or-in-place decision reads (None: nothing beyond the properties).
+
+        The worker adds the config the deployment read runs now, so that
+        :meth:`replace_for_stored` can compare the new inputs with the last run's.
+        """
+        return None
+
+    def replace_for_stored(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any],
+                           software: Software) -> bool:
+        """Whether what is stored makes a changed resource a replacement rather than an update."""
+        return False
+
 
 def software_of(ctx: StepContext) -> Software:
     """What the worker read for the step (nothing stored, where it read nothing)."""

@@ -45,6 +45,7 @@ from libs.resources.software_config import (
 from libs.resources.steps import (
     Done,
     Failed,
+    Software,
     SoftwareReads,
     StepContext,
     StepResult,
@@ -129,6 +130,27 @@ class SoftwareDeployment(SoftwareType):
         config = properties.get("config")
         return SoftwareReads(configs=(config,) if config else (), deployment=physical_id,
                              server=properties.get("server"))
+
+    def update_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads | None:
+        return self.reads(properties, physical_id) if physical_id else None
+
+    def replace_for_stored(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any],
+                           software: Software) -> bool:
+        """Heat's update raises UpdateReplace when an input the new config marks
+        ``replace_on_change`` has another value than in the config the deployment last ran."""
+        deployment = software.deployment
+        last = software.configs.get(str(deployment["config_id"])) if deployment is not None else None
+        named = new_properties.get("config")
+        source = software.configs.get(named) if named else {}
+        if last is None or source is None:
+            return False  # nothing ran yet, or the update fails on its missing config
+        before = {i["name"]: i.get("value") for i in last.get("inputs") or ()}
+        try:
+            inputs = derived_inputs(source.get("inputs") or (), new_properties.get("input_values"), ())
+        except UnhandledPythonError:
+            return False  # the update itself fails with the bad default
+        return any(i.get("replace_on_change") and i["name"] in before and i.get("value") != before[i["name"]]
+                   for i in inputs)
 
     def source(self, ctx: StepContext) -> Mapping[str, Any] | None:
         """The config deployed ({} when none is named); None when the one named is not stored."""

@@ -17,9 +17,14 @@ from libs.resources.deployment_signal import event_reason, signalled
 async def signal(conn: Conn, stack: stacks.StackRow, row: resources.ResourceRow, details: object) -> None:
     """Apply ``details`` to the resource's deployment and write the SIGNAL event.
 
-    A resource with no deployment (none made yet, or deleted through the API) takes the signal
-    and does nothing with it, as Heat's, whose signals fail after the answer, without an event.
+    A resource being replaced passes it on to its replacement. A resource with no deployment
+    (none made yet, or deleted through the API) takes the signal and does nothing with it, as
+    Heat's, whose signals fail after the answer, without an event.
     """
+    # Heat's signal loads the newest resource of that name: a replacement being made, if any.
+    making = await resources.unmade_replacement(conn, row.id)
+    if making is not None and making.physical_id is not None:
+        row = making
     try:
         deployment_id = uuid.UUID(row.physical_id or "")
     except ValueError:

@@ -23,11 +23,13 @@ from libs.engine.status import Action, Status
 from libs.engine.step import Decision, Verb, attempted_action, restores_replaced
 from libs.errors import Permanent, Retry
 from libs.resources.base import ResourceType, described
+from libs.resources.software_config import SoftwareType
+from libs.resources.steps import Software
 from libs.template.attribute_store import AttributeFailed
 from libs.template.convergence import FieldPolicy
 from libs.template.convergence import parse as parse_policy
 from libs.template.resolution import StackResolver, StaticResourceData
-from services.worker import children, pending, rows
+from services.worker import children, pending, rows, software
 from services.worker.hook_gate import Gate
 from services.worker.outcome import Calls
 from services.worker.stepping import Stepping
@@ -187,12 +189,21 @@ class Node(Stepping):
                 child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
                 nested_check_failed = child is not None and (child.action, child.status) == (
                     Action.CHECK, Status.FAILED)
+        stored = await self._stored_for_update(row, plugin, new_props) if same else None
         decision = rows.decision(
             self.kind, self.trav, state, plugin, in_template=in_template, new_type=new_type, props=new_props,
             same=same, external_id=external_id, restricted=restricted,
             nested_check_failed=nested_check_failed,
-            preemptible=self._busy_elsewhere(row) and self._row_plugin(row).nests)
+            preemptible=self._busy_elsewhere(row) and self._row_plugin(row).nests, software=stored)
         return await self.carry_out(row, decision, new_props)
+    async def _stored_for_update(self, row: resources.ResourceRow, plugin: ResourceType | None,
+                                 props: Mapping[str, Any] | None) -> Software | None:
+        """What a software type's update decides from beyond its properties (see ``update_reads``)."""
+        if not isinstance(plugin, SoftwareType) or props is None:
+            return None
+        reads = plugin.update_reads(props, row.physical_id)
+        return await software.update_state(self.conn, self.stack.project, reads) if reads else None
+
     async def carry_out(self, row: resources.ResourceRow, decision: Decision,
                         props: dict[str, Any] | None) -> list[str]:
         verb = decision.verb
@@ -257,6 +268,8 @@ class Node(Stepping):
         by_type = plugin.replace_for_changes(plugin.changed_properties(old, props), old, props)
         text = described(plugin.heat_class_name(), row.name, row.physical_id, self.stack.name,
                          str(self.stack.id)) if by_type else row.name
+        if not plugin.needs_replace(old, props):
+            text = "Unknown"  # replaced for what is stored: Heat's deployment raises UpdateReplace unnamed
         await self.event(row, Action.UPDATE, Status.IN_PROGRESS, status.STATE_CHANGED)
         await self.event(row, Action.UPDATE, Status.COMPLETE, f"The Resource {text} requires replacement.")
 

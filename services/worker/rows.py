@@ -7,7 +7,7 @@ import datetime
 import random
 import time
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from libs.db import Conn, resources, stacks, traversals
@@ -17,7 +17,8 @@ from libs.engine.status import Action
 from libs.engine.step import Decision, RowState, decide
 from libs.resources import base
 from libs.resources.base import ResourceType, physical_name
-from libs.resources.steps import Replaced, StepContext
+from libs.resources.software_config import SoftwareType
+from libs.resources.steps import Replaced, Software, StepContext
 from services.worker import pending
 
 # Where a resource paused at a named step inside its action keeps that step's hook.
@@ -118,17 +119,29 @@ def plugin_data(data: Mapping[str, Any]) -> dict[str, Any]:
     return pending.without(data)
 
 
+def replace_rule(plugin: ResourceType | None, software: Software | None
+                 ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None:
+    """The type's replacement rule: its properties' first, then (read for it) what is stored."""
+    if plugin is None:
+        return None
+    if software is None or not isinstance(plugin, SoftwareType):
+        return plugin.needs_replace
+    typed = plugin
+    return lambda old, new: typed.needs_replace(old, new) or typed.replace_for_stored(old, new, software)
+
+
 def decision(kind: NodeKind, trav: traversals.TraversalRow, row: RowState, plugin: ResourceType | None, *,
              in_template: bool, new_type: str | None, props: Mapping[str, Any] | None, same: bool | None,
              external_id: str | None, restricted: Collection[str], nested_check_failed: bool = False,
-             preemptible: bool = False) -> Decision:
+             preemptible: bool = False, software: Software | None = None) -> Decision:
     """What the node does to its row (:func:`libs.engine.step.decide`), from what the worker loaded.
 
     ``plugin``: what the desired definition's type resolves to (None: not converging it).
+    ``software``: what a software type's update reads (:meth:`SoftwareType.update_reads`).
     """
     return decide(kind, trav.action, str(trav.id), str(trav.template_id) if trav.template_id else None,
                   row, in_template=in_template, new_type=new_type, new_properties=props,
-                  needs_replace=plugin.needs_replace if plugin is not None else None,
+                  needs_replace=replace_rule(plugin, software),
                   never_updates=plugin is not None and plugin.never_updates,
                   always_updates=plugin is not None and plugin.always_updates,
                   same_implementation=same, nested_check_failed=nested_check_failed,

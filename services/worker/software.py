@@ -8,6 +8,7 @@ twice (config and deployment ids are the plugin's, stable for the step).
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
@@ -56,6 +57,19 @@ async def state(conn: Conn, project: str, reads: SoftwareReads) -> Software:
     gone = bool(server) and await drift.known_gone(conn, project, str(server))
     return Software(configs=configs, deployment=deployment_view(row) if row is not None else None,
                     server_gone=gone)
+
+
+async def update_state(conn: Conn, project: str, reads: SoftwareReads) -> Software:
+    """What an update's replace-or-in-place decision reads: the step's reads, and the config the
+    deployment ran last (whose inputs the new ones are compared with)."""
+    found = await state(conn, project, reads)
+    last = str(found.deployment["config_id"]) if found.deployment is not None else None
+    if last is None or last in found.configs:
+        return found
+    row = await software_configs.get(conn, uuid.UUID(last), project)
+    if row is None:
+        return found
+    return dataclasses.replace(found, configs={**found.configs, last: config_view(row)})
 
 
 async def store(conn: Conn, project: str, request: Store) -> set[str]:
