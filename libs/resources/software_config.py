@@ -83,6 +83,11 @@ class SoftwareType(ResourceType):
         """Whether what is stored makes a changed resource a replacement rather than an update."""
         return False
 
+    def cancels(self, physical_id: str | None) -> str | None:
+        """The deployment an abandoned action of this resource fails, if still IN_PROGRESS (Heat's
+        ``handle_<action>_cancel``); None: the type has none."""
+        return None
+
 
 def software_of(ctx: StepContext) -> Software:
     """What the worker read for the step (nothing stored, where it read nothing)."""

@@ -68,6 +68,8 @@ STANDARD_OUTPUTS: Final = ("deploy_stdout", "deploy_stderr", "deploy_status_code
 # Data: what the agent sent back, and the outputs the config declares (attributes both).
 OUTPUT_VALUES_KEY: Final = "output_values"
 OUTPUT_NAMES_KEY: Final = "output_names"
+# The deployment's reason when its resource's action is abandoned while it waits (Heat's words).
+CANCELLED_REASON: Final = "Deployment cancelled."
 
 
 def poll_delay(elapsed: float) -> float:
@@ -151,6 +153,9 @@ class SoftwareDeployment(SoftwareType):
             return False  # the update itself fails with the bad default
         return any(i.get("replace_on_change") and i["name"] in before and i.get("value") != before[i["name"]]
                    for i in inputs)
+
+    def cancels(self, physical_id: str | None) -> str | None:
+        return physical_id
 
     def source(self, ctx: StepContext) -> Mapping[str, Any] | None:
         """The config deployed ({} when none is named); None when the one named is not stored."""

@@ -73,7 +73,7 @@ class Node(Stepping):
             # one that timed out abandons it instead (Heat's runner is cut short).
             if row.traversal_id == trav.id and row.status == Status.IN_PROGRESS:
                 if trav.deadline is not None and rows.now() > trav.deadline:
-                    await self.mark_failed(row, row.action, f"{row.action} aborted ({status.TIMED_OUT})")
+                    await self.abandon(row, f"{row.action} aborted ({status.TIMED_OUT})")
                 else:
                     await self.step(row, row.action, first=False, propagate=False)
             return []

@@ -14,9 +14,11 @@ from typing import Any
 
 from libs import software_views
 from libs.db import Conn, drift, software_configs, software_deployments
+from libs.engine.status import Status
 from libs.errors import is_transient
 from libs.messaging import deployments
 from libs.messaging.bus import Bus
+from libs.resources.software_deployment import CANCELLED_REASON
 from libs.resources.steps import Software, SoftwareReads, Store
 from libs.telemetry import logs
 
@@ -104,6 +106,17 @@ async def store(conn: Conn, project: str, request: Store) -> set[str]:
         if removed_config is not None:
             await software_configs.delete(conn, removed_config)
     return servers
+
+
+async def cancel(conn: Conn, deployment: str | None) -> str | None:
+    """Fail the deployment if it still waits for its server (its resource's action was abandoned);
+    the server whose deployments changed, if any."""
+    deployment_id = _uuid(deployment)
+    if deployment_id is None:
+        return None
+    failed = await software_deployments.update(conn, deployment_id, expect_status=Status.IN_PROGRESS,
+                                               status=Status.FAILED, status_reason=CANCELLED_REASON)
+    return failed.server_id if failed is not None else None
 
 
 async def push(conn: Conn, bus: Bus, project: str, server_id: str) -> None:

@@ -103,25 +103,19 @@ class Stepping:
                    propagate: bool = True, external_id: str | None = None,
                    renamed: Mapping[str, str] | None = None, preempts: str = "", restores: bool = False
                    ) -> list[str]:
+        cancelled: str | None = None
         if first:
             # A resource taken over keeps the id it was given from its first step on.
             taken = {"external_id": external_id} if external_id is not None else {}
             async with self.conn.transaction():  # the state and its events, or neither
                 if preempts:
-                    # An older traversal's action is cancelled, as Heat records it; a pause at
-                    # one of its named steps goes with it.
-                    reason = preempted_reason(self.trav.action, preempts, row.name)
-                    await self.event(row, preempts, Status.FAILED, reason)
-                    if self.trav.action != Action.DELETE:
-                        # Heat's older traversal also writes its stack's failure (only the
-                        # event: the stack goes on with this traversal).
-                        await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
-                                                    state=Status.FAILED,
-                                                    reason=status.resource_failed(preempts, reason))
+                    cancelled = await self._preempt(row, preempts)
                 row = await self._begin(row, action, outcome.started(
                     row, action, self.traversal_id, self.trav.template_id, rows.now(),
                     data=pending.without(rows.merged(row.data, {NAMED_STEP_KEY: None})),
                     **taken, **(renamed or {})))
+        if cancelled is not None:
+            await software.push(self.conn, self.s.bus, self.stack.project, cancelled)
         # After the first write: a renamed type is known by its new name.
         plugin = self._row_plugin(row, action)
         if props is None:
@@ -425,6 +419,39 @@ class Stepping:
         if self.current:
             await self.fail_stack(status.resource_failed(
                 Action.UPDATE, f"{refusal.error_type}: resources.{row.name}: {refusal.message}"))
+
+    async def _preempt(self, row: resources.ResourceRow, preempts: str) -> str | None:
+        """An older traversal's action is cancelled, as Heat records it; a pause at one of its
+        named steps goes with it, and a deployment it waits for (the server to push to, if so)."""
+        reason = preempted_reason(self.trav.action, preempts, row.name)
+        cancelled = await self.cancel_software(row)
+        await self.event(row, preempts, Status.FAILED, reason)
+        if self.trav.action != Action.DELETE:
+            # Heat's older traversal also writes its stack's failure (only the event: the stack
+            # goes on with this traversal).
+            await stack_end.stack_event(self.conn, self.stack, self.traversal_id, action=preempts,
+                                        state=Status.FAILED, reason=status.resource_failed(preempts, reason))
+        return cancelled
+
+    async def cancel_software(self, row: resources.ResourceRow) -> str | None:
+        """Heat's ``handle_<action>_cancel`` of a deployment: its row FAILED, "Deployment cancelled.",
+        if it still waits. The server whose deployments changed, to push once committed."""
+        try:
+            plugin = self._row_plugin(row)
+        except KeyError:
+            return None  # a type no longer known has no deployment to cancel
+        if not isinstance(plugin, SoftwareType):
+            return None
+        return await software.cancel(self.conn, plugin.cancels(row.physical_id))
+
+    async def abandon(self, row: resources.ResourceRow, reason: str) -> None:
+        """The action under way on ``row`` is given up (its stack timed out): it fails, and so
+        does a deployment it waits for, as Heat's cancelled task does."""
+        async with self.conn.transaction():
+            server = await self.cancel_software(row)
+            await self.mark_failed(row, row.action, reason)
+        if server is not None:
+            await software.push(self.conn, self.s.bus, self.stack.project, server)
 
     async def mark_failed(self, row: resources.ResourceRow, action: str, reason: str) -> None:
         async with self.conn.transaction():

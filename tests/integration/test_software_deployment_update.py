@@ -67,3 +67,24 @@ async def test_a_replace_on_change_input_replaces_the_deployment_and_another_inp
         lines = await event_lines(rt.pool, stack.id)
         # Heat's deployment raises UpdateReplace without a name from its handle_update.
         assert ("deployment", "UPDATE_COMPLETE", "The Resource Unknown requires replacement.") in lines
+
+
+async def test_a_deployment_still_waiting_when_its_stack_times_out_is_cancelled(
+        settings: Settings, aiohttp_server: MakeServer) -> None:
+    async with running(settings, aiohttp_server) as (rt, agent):
+        stack = await create(rt, "sw_cancel", replacing("f1", "b1"))
+        server = await server_of(rt, stack.id)
+        given = await agent.given(server, "CREATE")
+        deployment_id = (await physical_ids(rt, stack.id))["deployment"]
+        async with rt.pool.acquire() as conn:  # the stack's timeout passes now
+            await conn.execute("UPDATE traversals SET deadline = now() WHERE stack_id = $1", stack.id)
+        failed = await settled(rt.pool, stack.id)
+        assert (failed.stack_status, failed.status_reason) == ("CREATE_FAILED", "Timed out")
+        async with agent.http.get(f"{agent.api_url}/v1/demo/software_deployments/{deployment_id}") as r:
+            assert r.status == 200, await r.text()
+            shown = (await r.json())["software_deployment"]
+        # Heat's handle_create_cancel: the deployment no longer waits for its server.
+        assert (shown["status"], shown["status_reason"]) == ("FAILED", "Deployment cancelled.")
+        assert await agent.answer(given, {"deploy_status_code": 0}) == 200  # too late: changes nothing
+        async with agent.http.get(f"{agent.api_url}/v1/demo/software_deployments/{deployment_id}") as r:
+            assert (await r.json())["software_deployment"]["status"] == "FAILED"
