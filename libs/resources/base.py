@@ -58,7 +58,7 @@ from libs.cloud.calls import CloudCall
 from libs.engine.status import Action
 from libs.resources.attributes import SHOW, AttrSchema, attributes_api
 from libs.resources.properties import PropSchema, SupportStatusName, schema_api, validate_properties
-from libs.resources.steps import Done, Observed, StepContext, StepResult
+from libs.resources.steps import Done, Observed, SoftwareReads, StepContext, StepResult
 from libs.template import attribute_store
 from libs.template.constraints import CustomConstraints
 from libs.template.errors import NotSupported
@@ -188,6 +188,13 @@ class ResourceType(abc.ABC):
         The worker runs such steps one at a time rather than in a batch.
         """
         return self.nests or self.watches is not None or self.accepts_signals
+
+    def software_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads | None:
+        """The software configs (and deployment) a step reads, as ``ctx.software``; None: none.
+
+        A step that reads them runs one at a time, as one that :attr:`reaches_beyond_row`.
+        """
+        return None
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str,

@@ -56,7 +56,9 @@ from libs.resources.cloud_steps import (
 )
 from libs.resources.collect_config import os_collect_config, server_metadata
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
+from libs.resources.software_config import software_of
+from libs.resources.steps import Done, Failed, Observed, SoftwareReads, StepContext, StepResult
+from libs.resources.user_data import config_named, content_of
 from libs.template.errors import StackValidationFailed
 
 SERVER_KEY: Final = sc.SERVER_KEY  # the get_server answer, and the data key of what it said
@@ -124,6 +126,10 @@ class Server(ResourceType):
                 raise StackValidationFailed(f"Cannot define the following properties at the same "
                                             f"time: {s.NETWORKS}[{index}].{s.NET_NETWORK}, "
                                             f"{s.NETWORKS}[{index}].{s.NET_UUID}")
+
+    def software_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads | None:
+        named = config_named(properties)  # a config's id as user_data: its text goes to Nova
+        return SoftwareReads(configs=(named,)) if named is not None else None
 
     # ---- create -------------------------------------------------------------------------------
     def server_name(self, ctx: StepContext) -> str:
@@ -213,7 +219,8 @@ class Server(ResourceType):
         with_ports = {**ids, **{sp.port_key(i): port_id for i, port_id in ports.items()}}
         collect = _collect_config(ctx)
         kwargs = sc.create_kwargs(ctx.properties, with_ports, name=self.server_name(ctx), tag=ctx.cloud_tag,
-                                  metadata=server_metadata(collect, []) if collect else None)
+                                  metadata=server_metadata(collect, []) if collect else None,
+                                  user_data=content_of(ctx.properties, software_of(ctx).configs))
         kept = {COLLECT_KEY: json.dumps(collect)} if collect else {}
         return call("create", compute(CREATED, "create_server", **kwargs), data={**data, **kept})
 

@@ -191,18 +191,20 @@ def serialized_metadata(metadata: Mapping[str, Any] | None, tag: str) -> dict[st
 
 
 def create_kwargs(props: Mapping[str, Any], ids: Mapping[str, Any], *, name: str, tag: str,
-                  metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                  metadata: Mapping[str, Any] | None = None, user_data: str | None = None) -> dict[str, Any]:
     """The arguments of ``compute.create_server``; ``metadata``: what a SOFTWARE_CONFIG server's
-    user data carries for its agent."""
+    user data carries for its agent; ``user_data``: its text, where not the property's
+    (:func:`~libs.resources.user_data.content_of`)."""
     kwargs: dict[str, Any] = {
         "name": name, "flavor_id": ids.get(FLAVOR_KEY), "networks": _nics(props, ids),
         "metadata": serialized_metadata(props.get(s.METADATA), tag),
     }
     if props.get(s.IMAGE):
         kwargs["image_id"] = ids.get(IMAGE_KEY)
-    user_data = encoded(build_user_data(props[s.USER_DATA_FORMAT], props.get(s.USER_DATA) or "", metadata))
-    if user_data:
-        kwargs["user_data"] = user_data
+    text = user_data if user_data is not None else props.get(s.USER_DATA) or ""
+    encoded_text = encoded(build_user_data(props[s.USER_DATA_FORMAT], text, metadata))
+    if encoded_text:
+        kwargs["user_data"] = encoded_text
     devices = _block_devices(props, ids)
     if devices:
         kwargs["block_device_mapping"] = devices

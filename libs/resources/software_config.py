@@ -66,7 +66,7 @@ class SoftwareType(ResourceType):
     def reaches_beyond_row(self) -> bool:
         return True
 
-    def reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads:
+    def software_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads:
         """What the worker reads for a step (``ctx.software``): by default the resource's own config."""
         return SoftwareReads(configs=(physical_id,) if physical_id else ())
 
@@ -220,7 +220,7 @@ class MultipartMime(SoftwareConfig):
         })),
     }
 
-    def reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads:
+    def software_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads:
         named = tuple(p["config"] for p in properties.get("parts") or () if is_uuid_like(p.get("config")))
         return SoftwareReads(configs=(*((physical_id,) if physical_id else ()), *named))
 

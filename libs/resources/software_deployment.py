@@ -128,13 +128,13 @@ class SoftwareDeployment(SoftwareType):
                 "there are software deployments on it.")
 
     # ---- what is read and stored --------------------------------------------------------------
-    def reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads:
+    def software_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads:
         config = properties.get("config")
         return SoftwareReads(configs=(config,) if config else (), deployment=physical_id,
                              server=properties.get("server"))
 
     def update_reads(self, properties: Mapping[str, Any], physical_id: str | None) -> SoftwareReads | None:
-        return self.reads(properties, physical_id) if physical_id else None
+        return self.software_reads(properties, physical_id) if physical_id else None
 
     def replace_for_stored(self, old_properties: Mapping[str, Any], new_properties: Mapping[str, Any],
                            software: Software) -> bool:

@@ -1,6 +1,10 @@
 """What a server's ``user_data`` becomes on its way to Nova, per ``user_data_format``.
 
 * ``RAW``: the text as given.
+
+With ``RAW`` or ``SOFTWARE_CONFIG``, a ``user_data`` that is a uuid naming a stored software
+config stands for that config's ``config`` text, as Heat's server looks it up at create (a uuid
+that names none is the text itself).
 * ``HEAT_CFNTOOLS``: a MIME multipart for cloud-init carrying the text as the
   ``cfn-userdata`` part (``text/x-cfninitdata``), as heat-cfntools expects.
 * ``SOFTWARE_CONFIG``: a MIME multipart whose parts are the user's text (its parts,
@@ -20,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from libs.resources.mime import Part, multipart, parts_of
-from libs.resources.server_schema import HEAT_CFNTOOLS, RAW
+from libs.resources.server_schema import HEAT_CFNTOOLS, RAW, SOFTWARE_CONFIG, USER_DATA, USER_DATA_FORMAT
+from libs.resources.software_io import is_uuid_like
 
 
 def _subtype(content: str) -> str:
@@ -40,6 +45,26 @@ def _parts_of(content: str) -> list[Part]:
         if parts:
             return parts
     return [Part(content, "", _subtype(content))]
+
+
+def config_named(properties: Mapping[str, Any]) -> str | None:
+    """The software config the server's ``user_data`` may name (None: it is text)."""
+    given = properties.get(USER_DATA)
+    if properties.get(USER_DATA_FORMAT) in (RAW, SOFTWARE_CONFIG) and is_uuid_like(given):
+        return str(given)
+    return None
+
+
+def content_of(properties: Mapping[str, Any], configs: Mapping[str, Mapping[str, Any]]) -> str:
+    """The user data's text: the named config's, where it names one stored (``configs``, by id)."""
+    named = config_named(properties)
+    found = configs.get(named) if named is not None else None
+    if found is None:
+        return str(properties.get(USER_DATA) or "")
+    text = found.get("config")
+    if text is None:
+        return ""
+    return text if isinstance(text, str) else json.dumps(text)
 
 
 def build_user_data(user_data_format: str, content: str, metadata: Mapping[str, Any] | None = None

@@ -342,6 +342,8 @@ def _decide_job(ctx: WorkerContext, group: _Group, job: _Job, resolver: StackRes
                 return False
             defaults = {k: s.default for k, s in job.plugin.properties_schema.items()}
             job.props = {**defaults, **(row.properties or {})}
+        if job.plugin.software_reads(job.props, row.physical_id) is not None:
+            return False  # it reads software configs: the one-item path reads them
     elif decision.verb not in (Verb.DONE, Verb.NOOP, Verb.FORGET, Verb.RETAIN):
         return False  # replace, refuse: step by step on the one-item path
     job.decision = decision

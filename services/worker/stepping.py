@@ -186,8 +186,9 @@ class Stepping:
             ctx = dataclasses.replace(ctx, signal_url=(
                 f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
                 f"/resources/{row.name}/signal"))
-        if isinstance(plugin, SoftwareType):
-            stored = await software.state(self.conn, self.stack.project, plugin.reads(props, row.physical_id))
+        reads = plugin.software_reads(props, row.physical_id)
+        if reads is not None:
+            stored = await software.state(self.conn, self.stack.project, reads)
             ctx = dataclasses.replace(ctx, software=stored)
         return ctx
 

@@ -7,6 +7,7 @@ server's filesystem; the agent finds its configs through the api and runs the sc
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
@@ -22,7 +23,8 @@ from libs.embedded.process import free_port
 from libs.engine.status import Action
 from libs.runtime import Runtime
 from libs.simcloud.agents import AgentSettings
-from libs.simcloud.state import SimSettings
+from libs.simcloud.nova import store as nova_store
+from libs.simcloud.state import SimSettings, SimState
 from libs.template.request import StackRequest
 from services.api.app import make_app
 from tests.integration.agent_support import kill_everything_under, lines, witness_folder
@@ -125,3 +127,27 @@ async def test_a_lifecycle_config_runs_each_actions_config_once_at_its_time(
             assert lines(witness)[-1] == seen
     # Each once, at its time; UPDATE has no config here, so none ran for it.
     assert lines(witness) == ["create CREATE", "suspend SUSPEND", "resume RESUME", "delete DELETE"]
+
+
+async def test_a_raw_servers_user_data_naming_a_config_boots_with_the_configs_text(
+        settings: Settings, database_url: str, scratch_path: Path) -> None:
+    unknown = "7d5b0c84-2f0e-4c3a-9a55-0b8e6b0f1c11"  # a uuid naming no config is text, as in Heat
+    def server(user_data: Any) -> dict[str, Any]:
+        return {"type": "OS::Nova::Server", "properties": {
+            "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}],
+            "user_data_format": "RAW", "user_data": user_data}}
+    template = {"heat_template_version": "2016-10-14", "resources": {
+        "config": {"type": "OS::Heat::SoftwareConfig", "properties": {"config": SCRIPT}},
+        "named": server({"get_resource": "config"}), "other": server(unknown)}}
+    async with _cloud_with_agents(settings, database_url, scratch_path) as rt:
+        made = await operations.create_stack(rt.pool, rt.bus, project="demo", name="ud",
+                                             stack_request=StackRequest(template=template))
+        done = await settled(rt.pool, made.id, timeout=90)
+        assert done.stack_status == "CREATE_COMPLETE", done.status_reason
+        rows = await resource_rows(rt.pool, made.id)
+        async with rt.pool.acquire() as conn:  # what the simulated Nova was given
+            booted = {name: await nova_store.get(conn, str(rows[name].physical_id), SimState.now())
+                      for name in ("named", "other")}
+    given = {name: base64.b64decode(row["data"]["user_data"]).decode() for name, row in booted.items()
+             if row is not None}
+    assert given == {"named": SCRIPT, "other": unknown}

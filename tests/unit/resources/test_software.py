@@ -355,7 +355,7 @@ def test_cloud_config_and_multipart_mime_as_heats() -> None:
              {"config": "#!/bin/sh\necho 1", "type": "text", "filename": "s.sh", "subtype": None},
              {"config": "plain", "type": "text", "filename": None, "subtype": "x-shellscript"},
              {"config": "café", "type": "text", "filename": None, "subtype": None}]
-    assert mime.reads({"parts": parts}, None).configs == (CONFIG_ID,)
+    assert mime.software_reads({"parts": parts}, None).configs == (CONFIG_ID,)
     software = Software(configs={CONFIG_ID: {"config": "#cloud-config\na: 1\n"}})
     message = str(mime.content(_ctx({"parts": parts}, software=software)))
     parsed = [(p.get_content_type(), p.get_filename(), bytes(p.get_payload(decode=True)).decode())
