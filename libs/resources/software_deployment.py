@@ -313,11 +313,16 @@ def _loads(raw: str | None, empty: Any) -> Any:
     return orjson.loads(raw) if raw else empty
 
 
+def with_outputs(data: Mapping[str, str], output_values: Mapping[str, Any] | None) -> dict[str, str]:
+    """The resource's data once its deployment's outputs are ``output_values`` (its attributes)."""
+    return {**data, OUTPUT_VALUES_KEY: orjson.dumps(dict(output_values or {})).decode()}
+
+
 def _kept(deployment: Mapping[str, Any] | None, source: Mapping[str, Any]) -> dict[str, str | None]:
     """What the resource keeps of its deployment: the outputs sent back and the names declared."""
-    values = (deployment or {}).get("output_values") or {}
     names = [o["name"] for o in source.get("outputs") or ()]
-    return {OUTPUT_VALUES_KEY: orjson.dumps(values).decode(), OUTPUT_NAMES_KEY: orjson.dumps(names).decode()}
+    return {**with_outputs({}, (deployment or {}).get("output_values")),
+            OUTPUT_NAMES_KEY: orjson.dumps(names).decode()}
 
 
 def _settled(ctx: StepContext, deployment: Mapping[str, Any], source: Mapping[str, Any]) -> StepResult:

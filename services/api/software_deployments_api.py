@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from libs import software_requests, software_views
+from libs import deployment_outputs, software_requests, software_views
 from libs.db import Conn, software_deployments
 from libs.db.software_deployments import DeploymentRow
 from libs.template.errors import NotFound
 from services.api.context import context
 from services.api.http import json_response, json_value
-from services.api.keys import RUNTIME
+from services.api.keys import REGISTRY, RUNTIME
 from services.api.software_configs_api import check_limit, config_of, query_last
 
 
@@ -88,6 +88,9 @@ async def update(request: web.Request) -> web.Response:
                                          lock=True)
                 changes["config_id"] = config.id
             updated = await software_deployments.update(conn, row.id, **changes)
+            if updated is not None and "output_values" in changes:
+                # Its resource's attributes, and its stack's outputs, are read from it (as in Heat).
+                await deployment_outputs.follow(conn, request.app[REGISTRY], updated)
     if updated is None:
         raise NotFound("Deployment with id {} not found")  # deleted meanwhile
     return _shown(updated)

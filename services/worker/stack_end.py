@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 
-from libs import plan_requests
-from libs.db import Conn, events, resources, stacks, templates, traversals
+from libs import plan_requests, resource_refresh
+from libs.db import Conn, events, resources, stacks, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine.status import Action, Status
@@ -32,8 +32,7 @@ async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUI
 async def outputs_of(conn: Conn, stack_id: uuid.UUID, want: desired.Desired,
                      resolve: OutputsOf = inline_outputs) -> list[dict[str, Any]]:
     """The template's outputs over the stack's current rows (``output_error`` where one fails)."""
-    rows = await resources.for_stack(conn, stack_id)
-    return await resolve(want, {r.name: (r.known_reference(), r.attributes) for r in rows if r.is_current})
+    return await resolve(want, await resource_refresh.current(conn, stack_id))
 
 
 async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.TraversalRow,
@@ -72,21 +71,10 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
     except KeyError:
         return  # a provider template: its attributes are its outputs, refreshed by its next step
     parent = await stacks.get(conn, child.parent_id)
-    want = None
-    if parent is not None and parent.template_id is not None:
-        raw = await templates.get(conn, parent.template_id)
-        want = desired.load(raw.template, raw.files, raw.environment, stack_name=parent.name,
-                            stack_id=str(parent.id), project_id=parent.project, facade=raw.facade)
     data = {**row.data, "outputs": orjson.dumps({o["output_key"]: o.get("output_value")
                                                   for o in outputs}).decode()}
-    reads = want.definition.attribute_reads.get(row.name, frozenset()) if want is not None else frozenset()
-    attributes = plugin.stored_attributes(reads, row.physical_id, data, row.properties or {},
-                                          resource_name=row.name)
-    if await resources.write(conn, row, data=data, attributes=attributes) is None:
-        return
-    if parent is None or parent.status == Status.IN_PROGRESS or want is None:
-        return
-    await stacks.set_outputs(conn, parent.id, await outputs_of(conn, parent.id, want))
+    want = await resource_refresh.stack_desired(conn, parent) if parent is not None else None
+    await resource_refresh.refresh(conn, parent, want, row=row, plugin=plugin, data=data)
 
 
 async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.TraversalRow, reason: str,

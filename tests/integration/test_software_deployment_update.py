@@ -88,3 +88,25 @@ async def test_a_deployment_still_waiting_when_its_stack_times_out_is_cancelled(
         assert await agent.answer(given, {"deploy_status_code": 0}) == 200  # too late: changes nothing
         async with agent.http.get(f"{agent.api_url}/v1/demo/software_deployments/{deployment_id}") as r:
             assert (await r.json())["software_deployment"]["status"] == "FAILED"
+
+
+async def test_outputs_put_after_the_deployment_completed_reach_its_attributes_and_the_stack_outputs(
+        settings: Settings, aiohttp_server: MakeServer) -> None:
+    async with running(settings, aiohttp_server) as (rt, agent):
+        stack = await create(rt, "sw_put_later", replacing("f1", "b1"))
+        server = await server_of(rt, stack.id)
+        await agent.answer(await agent.given(server, "CREATE"), {"deploy_status_code": 0, "result": "one"})
+        await settled(rt.pool, stack.id, status="CREATE_COMPLETE")
+        deployment_id = (await physical_ids(rt, stack.id))["deployment"]
+        api = f"{agent.api_url}/v1/demo"
+        later = {"result": "later", "deploy_stdout": "again\n", "deploy_status_code": 0}
+        async with agent.http.put(f"{api}/software_deployments/{deployment_id}",
+                                  json={"output_values": later}) as r:
+            assert r.status == 200, await r.text()
+        stack_path = f"{api}/stacks/sw_put_later/{stack.id}"
+        async with agent.http.get(f"{stack_path}/outputs/result") as r:
+            assert r.status == 200, await r.text()
+            assert (await r.json())["output"]["output_value"] == "later"
+        async with agent.http.get(f"{stack_path}/resources/deployment") as r:
+            attributes = (await r.json())["resource"]["attributes"]
+        assert (attributes["result"], attributes["deploy_stdout"]) == ("later", "again\n")

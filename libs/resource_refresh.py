@@ -1,0 +1,51 @@
+"""A resource's data changed outside any step of it: its stored attributes, and its stack's outputs,
+follow at once.
+
+Two things change a finished resource so: a nested stack that changed on its own (a group scaled)
+and a deployment whose outputs a ``PUT /software_deployments/<id>`` replaced (Heat reads a
+deployment's attributes from its row each time). Both write here, in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from libs.db import Conn, resources, stacks, templates
+from libs.engine import desired
+from libs.engine.status import Status
+from libs.resources.base import ResourceType
+
+# name -> (reference, attributes) of a stack's current rows: what its outputs are resolved over.
+Current = dict[str, tuple[Any, Mapping[str, Any]]]
+
+
+async def current(conn: Conn, stack_id: uuid.UUID) -> Current:
+    return {r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack_id)
+            if r.is_current}
+
+
+async def stack_desired(conn: Conn, stack: stacks.StackRow) -> desired.Desired | None:
+    """The stack's current template, loaded (None: it has none)."""
+    if stack.template_id is None:
+        return None
+    raw = await templates.get(conn, stack.template_id)
+    return desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
+                        stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
+
+
+async def refresh(conn: Conn, stack: stacks.StackRow | None, want: desired.Desired | None, *,
+                  row: resources.ResourceRow, plugin: ResourceType, data: Mapping[str, Any]) -> bool:
+    """Write ``data`` and the attributes it gives to ``row``, then the stack's outputs (of its
+    template ``want``) over them, unless a traversal runs (its end writes them). False: the row
+    changed meanwhile."""
+    reads = want.definition.attribute_reads.get(row.name, frozenset()) if want is not None else frozenset()
+    attributes = plugin.stored_attributes(reads, row.physical_id, data, row.properties or {},
+                                          resource_name=row.name)
+    if await resources.write(conn, row, data=dict(data), attributes=attributes) is None:
+        return False
+    if stack is not None and want is not None and stack.status != Status.IN_PROGRESS:
+        await stacks.set_outputs(conn, stack.id, desired.outputs_over(want.definition,
+                                                                      await current(conn, stack.id)))
+    return True
