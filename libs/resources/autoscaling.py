@@ -172,6 +172,9 @@ class AutoScalingGroup(ResourceGroup):
         old_members = self.template_for(old, names)["resources"]
         return {n: old_members[n] if n in keep_old else new_members[n] for n in names}
 
+    def update_order(self, names: list[str], target: int) -> list[str]:
+        return names  # oldest first, as Heat's scaling group replaces them
+
     def check(self, action: Action, ctx: StepContext) -> StepResult:
         result = super().check(action, ctx)
         if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE, Action.ADOPT) and (

@@ -311,6 +311,12 @@ class ResourceGroup(MemberStack):
     def members_for(self, ctx: StepContext, names: list[str], keep_old: set[str]) -> dict[str, Any]:
         return self._members(ctx.properties, names, ctx.old_properties, keep_old)
 
+    def update_order(self, names: list[str], target: int) -> list[str]:
+        """The order in which a rolling update gives members the new definition: Heat's
+        ResourceGroup takes the highest of the first ``target`` places first, then those
+        beyond the target size (which a later batch removes) as they come."""
+        return [*reversed(names[:target]), *names[target:]]
+
     def start(self, action: Action, ctx: StepContext) -> StepResult:
         if action is Action.CREATE and self.create_policy(ctx) is not None:
             return self._created_batch(ctx, 0, 0, "create")
@@ -332,12 +338,12 @@ class ResourceGroup(MemberStack):
         updated = list(state["updated"])
         # A member the batch adds (to keep min_in_service, or to grow) starts with the new
         # definition and counts against the batch, as in Heat's member_definitions; the
-        # rest of the batch updates existing members in index order.
+        # rest of the batch updates existing members in the group kind's order.
         for name in names:
             if name not in before and name not in updated:
                 updated.append(name)
                 count -= 1
-        for name in names:
+        for name in self.update_order(names, target):
             if count > 0 and name not in updated:
                 updated.append(name)
                 count -= 1

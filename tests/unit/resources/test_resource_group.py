@@ -45,13 +45,14 @@ def _group_props(value: str, count: int) -> dict[str, object]:
 
 @pytest.mark.parametrize(("count", "batch", "min_in_service", "expected"), [
     # each batch's members and the value each has; a member added for a moment to keep
-    # min_in_service starts with the new definition (Heat's member_definitions)
-    (2, 1, 2, [{"0": "a", "1": "a", "2": "b"}, {"0": "b", "1": "a", "2": "b"},
+    # min_in_service starts with the new definition (Heat's member_definitions); existing
+    # members take it highest index first (Heat's replace_priority)
+    (2, 1, 2, [{"0": "a", "1": "a", "2": "b"}, {"0": "a", "1": "b", "2": "b"},
                {"0": "b", "1": "b", "2": "b"}, {"0": "b", "1": "b"}]),
     (3, 2, 3, [{"0": "a", "1": "a", "2": "a", "3": "b", "4": "b"},
-               {"0": "b", "1": "b", "2": "a", "3": "b", "4": "b"},
+               {"0": "a", "1": "b", "2": "b", "3": "b", "4": "b"},
                {"0": "b", "1": "b", "2": "b", "3": "b"}, {"0": "b", "1": "b", "2": "b"}]),
-    (4, 2, 0, [{"0": "b", "1": "b", "2": "a", "3": "a"}, {"0": "b", "1": "b", "2": "b", "3": "b"}]),
+    (4, 2, 0, [{"0": "a", "1": "a", "2": "b", "3": "b"}, {"0": "b", "1": "b", "2": "b", "3": "b"}]),
 ])
 def test_a_rolling_update_gives_each_batch_its_members(count: int, batch: int, min_in_service: int,
                                                       expected: list[dict[str, str]]) -> None:
