@@ -83,6 +83,8 @@ class AutoScalingGroup(ResourceGroup):
 
     heat_class: ClassVar[str | None] = "AutoScalingResourceGroup"
     checks_member_types: ClassVar[bool] = False  # its nested stack reports an unknown type
+    # Its rolling updates are a property (rolling_updates); Heat's takes no update_policy.
+    update_policy_schema: ClassVar[Mapping[str, PropSchema]] = {}
 
     type_name: ClassVar[str] = "OS::Heat::AutoScalingGroup"
     description: ClassVar[str] = (

@@ -136,6 +136,8 @@ class ResourceType(abc.ABC):
     support_status: ClassVar[SupportStatus] = SupportStatus()
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {}
     attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {}
+    # The resource's ``update_policy`` (Heat's ``update_policy_schema``): none, so any key is unknown.
+    update_policy_schema: ClassVar[Mapping[str, PropSchema]] = {}
     # Properties that may change in place although their schema does not say so.
     update_allowed_properties: ClassVar[frozenset[str]] = frozenset()
     # A named point inside an action where a breakpoint may pause it: after ``start``
@@ -214,6 +216,14 @@ class ResourceType(abc.ABC):
             unchecked=unchecked)
         self.validate_typed(typed)
         return typed
+
+    def validate_update_policy(self, values: Mapping[str, Any] | None, *, resource_name: str,
+                               resource_section: str = "resources", section: str = "update_policy"
+                               ) -> dict[str, Any]:
+        """The typed, defaulted ``update_policy``, or ``StackValidationFailed`` (Heat validates it
+        as properties, under its own section)."""
+        return validate_properties(self.update_policy_schema, values, resource_name=resource_name,
+                                   resource_section=resource_section, properties_section=section)
 
     def validate_typed(self, properties: Mapping[str, Any]) -> None:
         """The type's own rules over its typed properties (Heat's plugin ``validate``)."""

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.properties import PropSchema
-from libs.resources.resource_group import ResourceGroup
+from libs.resources.resource_group import ResourceGroup, batch_schema
 from libs.resources.steps import StepContext
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues
@@ -107,6 +107,12 @@ class SoftwareDeploymentGroup(ResourceGroup):
     support_status: ClassVar[SupportStatus] = SupportStatus(version="5.0.0")
     # The type of the group's members.
     member_type: ClassVar[str] = "OS::Heat::SoftwareDeployment"
+    # Heat's: no min_in_service, a deployment group keeps none back.
+    update_policy_schema: ClassVar[Mapping[str, PropSchema]] = {
+        "rolling_update": PropSchema("map", "How an update replaces deployments, a batch at a time.",
+                                     schema=batch_schema("deployments to replace", min_in_service=False)),
+        "batch_create": ResourceGroup.update_policy_schema["batch_create"],
+    }
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         SERVERS: PropSchema("map", "The servers to deploy to: each name (the name of its deployment) "
                             "and server id.", required=True, update_allowed=True),

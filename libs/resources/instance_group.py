@@ -36,6 +36,13 @@ class InstanceGroup(ResourceType):
     type_name: ClassVar[str] = "OS::Heat::InstanceGroup"
     description: ClassVar[str] = (
         "Makes Size servers from an AWS::AutoScaling::LaunchConfiguration, in a nested stack.")
+    update_policy_schema: ClassVar[Mapping[str, PropSchema]] = {
+        "RollingUpdate": PropSchema("map", "How an update replaces servers, a batch at a time.", schema={
+            "MinInstancesInService": PropSchema("integer", "The fewest servers in service.", default=0),
+            "MaxBatchSize": PropSchema("integer", "The most servers to replace at once.", default=1),
+            "PauseTime": PropSchema("string", "The wait between two batches (ISO 8601).", default="PT0S"),
+        }),
+    }
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         "AvailabilityZones": PropSchema("list", "Not used.", required=True),
         LAUNCH_CONFIGURATION: PropSchema("string", "The launch configuration (get_resource of it).",

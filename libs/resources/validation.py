@@ -196,11 +196,7 @@ class PluginChecks:
         if plugin is None:
             return
         d = stack.template.dialect
-        if self._with_values:
-            # Heat validates the update_policy before the properties; a function that fails
-            # there is the template's error now, not the worker's on every delivery later.
-            refuse_function(definition.update_policy, (d.resources, name))
-            self._resolver(stack).update_policy(name)
+        self._check_update_policy(stack, definition, plugin)
         check_properties(definition, plugin, self._resolver(stack), resource_section=d.resources,
                          properties_section=d.res_properties, with_values=self._with_values,
                          custom_constraints=self._custom)
@@ -208,6 +204,23 @@ class PluginChecks:
             self._check_facade(stack, definition)
             plugin.validate_in_stack(name, stack, lambda other: self.class_name(
                 stack.resources[other].type, other))
+
+    def _check_update_policy(self, stack: StackDefinition, definition: ResourceDefinition,
+                             plugin: ResourceType) -> None:
+        """Heat validates the update_policy, against the type's schema, before the properties; a
+        function that fails there is the template's error now, not the worker's on every delivery
+        later. ``POST /validate`` checks it too, where its functions resolve."""
+        d = stack.template.dialect
+        if self._with_values:
+            refuse_function(definition.update_policy, (d.resources, definition.name))
+            policy = self._resolver(stack).update_policy(definition.name)
+        else:
+            try:
+                policy = self._resolver(stack).update_policy(definition.name)
+            except Exception:
+                return  # what it reads has no value yet: the stack's create checks it
+        plugin.validate_update_policy(policy, resource_name=definition.name, resource_section=d.resources,
+                                      section=d.res_update_policy)
 
     def implicit_dependencies(self, stack: StackDefinition) -> Mapping[str, set[str]]:
         return implicit_dependencies(stack)

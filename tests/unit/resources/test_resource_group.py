@@ -91,3 +91,30 @@ def test_a_rolling_update_gives_each_batch_its_members(count: int, batch: int, m
         result = group.check(Action.UPDATE, ctx)
     assert seen == expected
     assert steps == [f"batch@{n}" for n in range(1, len(expected))]
+
+
+@pytest.mark.parametrize(("type_name", "policy", "message"), [
+    ("OS::Heat::ResourceGroup", {"rolling_update": {"min_in_service": 1, "max_batch_size": "2",
+                                                    "pause_time": 0.5}}, None),
+    ("OS::Heat::ResourceGroup", {"rolling_update": {"max_batch_size": "two"}},
+     "resources.g.update_policy.rolling_update.max_batch_size: Value 'two' is not an integer"),
+    ("OS::Heat::ResourceGroup", {"rolling_update": {"min_in_service": -1}},
+     "resources.g.update_policy.rolling_update.min_in_service: -1 is out of range (min: 0, max: None)"),
+    ("OS::Heat::SoftwareDeploymentGroup", {"batch_create": {"max_batch_size": 3}}, None),
+    ("OS::Heat::AutoScalingGroup", {"rolling_update": {}},
+     "resources.g.update_policy: Unknown Property rolling_update"),  # Heat's takes none
+    ("OS::Heat::InstanceGroup", {"RollingUpdate": {"MinInstancesInService": 1, "PauseTime": "PT1M"}}, None),
+    ("OS::Heat::None", {"rolling_update": {}}, "resources.g.update_policy: Unknown Property rolling_update"),
+])
+def test_the_update_policy_is_validated_against_the_types_schema(type_name: str, policy: dict[str, object],
+                                                                 message: str | None) -> None:
+    from libs.resources.registry import default_registry
+    from libs.template.errors import StackValidationFailed
+
+    plugin = default_registry().get(type_name)
+    if message is None:
+        plugin.validate_update_policy(policy, resource_name="g")
+        return
+    with pytest.raises(StackValidationFailed) as caught:
+        plugin.validate_update_policy(policy, resource_name="g")
+    assert str(caught.value) == f"Property error: {message}"
