@@ -53,6 +53,9 @@ async def follow(conn: Conn, registry: Registry, deployment: DeploymentRow) -> N
                                        environment=want.environment.registry if want is not None else None)
     except KeyError:
         return
-    if isinstance(plugin, SoftwareDeployment):
-        await resource_refresh.refresh(conn, stack, want, row=row, plugin=plugin,
-                                       data=with_outputs(row.data, deployment.output_values))
+    if not isinstance(plugin, SoftwareDeployment):
+        return
+    outputs = await resource_refresh.refresh(conn, stack, want, row=row, plugin=plugin,
+                                             data=with_outputs(row.data, deployment.output_values))
+    if outputs is not None:  # a deployment group's member: the group's attributes follow
+        await resource_refresh.refresh_parent(conn, stack, outputs, registry)

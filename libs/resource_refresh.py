@@ -12,10 +12,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from libs.db import Conn, resources, stacks, templates
 from libs.engine import desired
 from libs.engine.status import Status
 from libs.resources.base import ResourceType
+from libs.resources.registry import Registry
 
 # name -> (reference, attributes) of a stack's current rows: what its outputs are resolved over.
 Current = dict[str, tuple[Any, Mapping[str, Any]]]
@@ -36,16 +39,47 @@ async def stack_desired(conn: Conn, stack: stacks.StackRow) -> desired.Desired |
 
 
 async def refresh(conn: Conn, stack: stacks.StackRow | None, want: desired.Desired | None, *,
-                  row: resources.ResourceRow, plugin: ResourceType, data: Mapping[str, Any]) -> bool:
+                  row: resources.ResourceRow, plugin: ResourceType, data: Mapping[str, Any]
+                  ) -> list[dict[str, Any]] | None:
     """Write ``data`` and the attributes it gives to ``row``, then the stack's outputs (of its
-    template ``want``) over them, unless a traversal runs (its end writes them). False: the row
-    changed meanwhile."""
+    template ``want``) over them, unless a traversal runs (its end writes them). The outputs
+    written; None when none were (or the row changed meanwhile)."""
     reads = want.definition.attribute_reads.get(row.name, frozenset()) if want is not None else frozenset()
     attributes = plugin.stored_attributes(reads, row.physical_id, data, row.properties or {},
                                           resource_name=row.name)
     if await resources.write(conn, row, data=dict(data), attributes=attributes) is None:
-        return False
-    if stack is not None and want is not None and stack.status != Status.IN_PROGRESS:
-        await stacks.set_outputs(conn, stack.id, desired.outputs_over(want.definition,
-                                                                      await current(conn, stack.id)))
-    return True
+        return None
+    if stack is None or want is None or stack.status == Status.IN_PROGRESS:
+        return None
+    outputs = desired.outputs_over(want.definition, await current(conn, stack.id))
+    await stacks.set_outputs(conn, stack.id, outputs)
+    return outputs
+
+
+async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[str, Any]],
+                         registry: Registry) -> None:
+    """A nested stack's outputs changed on its own (a group scaled, a member's deployment was
+    PUT): its parent resource, its parent's outputs, and so on up, follow.
+
+    When the parent resource's own step is under way, that step records the
+    outcome itself; this is for changes no parent traversal drives.
+    """
+    if child.parent_id is None:
+        return
+    row = next((r for r in await resources.for_stack(conn, child.parent_id)
+                if r.is_current and r.physical_id == str(child.id)), None)
+    if row is None or row.status == Status.IN_PROGRESS:
+        return
+    try:
+        plugin = registry.get(row.type)
+    except KeyError:
+        return  # a provider template: its attributes are its outputs, refreshed by its next step
+    parent = await stacks.get(conn, child.parent_id)
+    if parent is None:
+        return
+    data = {**row.data, "outputs": orjson.dumps({o["output_key"]: o.get("output_value")
+                                                  for o in outputs}).decode()}
+    want = await stack_desired(conn, parent)
+    written = await refresh(conn, parent, want, row=row, plugin=plugin, data=data)
+    if written is not None:
+        await refresh_parent(conn, parent, written, registry)

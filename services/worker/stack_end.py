@@ -10,10 +10,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import orjson
-
 from libs import plan_requests, resource_refresh
-from libs.db import Conn, events, resources, stacks, traversals
+from libs.db import Conn, events, stacks, traversals
 from libs.db.pool import Held
 from libs.engine import desired, status
 from libs.engine.status import Action, Status
@@ -51,30 +49,7 @@ async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.Traversa
         await stack_event(conn, stack, trav.id, action=action, state=Status.COMPLETE, reason=reason)
         await traversals.close(conn, trav.id)
         if stack.parent_id is not None and registry is not None and outputs is not None:
-            await refresh_parent(conn, stack, outputs, registry)
-
-
-async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[str, Any]],
-                         registry: Registry) -> None:
-    """A nested stack changed on its own (a group scaled): its parent resource and outputs follow.
-
-    When the parent resource's own step is under way, that step records the
-    outcome itself; this is for changes no parent traversal drives.
-    """
-    assert child.parent_id is not None
-    row = next((r for r in await resources.for_stack(conn, child.parent_id)
-                if r.is_current and r.physical_id == str(child.id)), None)
-    if row is None or row.status == Status.IN_PROGRESS:
-        return
-    try:
-        plugin = registry.get(row.type)
-    except KeyError:
-        return  # a provider template: its attributes are its outputs, refreshed by its next step
-    parent = await stacks.get(conn, child.parent_id)
-    data = {**row.data, "outputs": orjson.dumps({o["output_key"]: o.get("output_value")
-                                                  for o in outputs}).decode()}
-    want = await resource_refresh.stack_desired(conn, parent) if parent is not None else None
-    await resource_refresh.refresh(conn, parent, want, row=row, plugin=plugin, data=data)
+            await resource_refresh.refresh_parent(conn, stack, outputs, registry)
 
 
 async def fail(conn: Conn, bus: Bus, stack: stacks.StackRow, trav: traversals.TraversalRow, reason: str,

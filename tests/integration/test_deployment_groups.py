@@ -185,6 +185,16 @@ async def test_the_groups_attributes_are_maps_of_what_each_server_answered(
         "stdouts": {"web": "v is a on web", "db": "v is a on db"}, "stderrs": {"web": "", "db": ""},
         "codes": {"web": 0, "db": 0}, "results": {"web": "web ok", "db": "db ok"},
         "db_stdout": "v is a on db", "web_result": "web ok"}
+    # Outputs PUT later on one member's deployment reach the group's attributes (Heat reads them).
+    async with rt.pool.acquire() as conn:
+        [(deployment, _)] = await software_deployments.configs_of_server(conn, servers["db"])
+    later = {"deploy_stdout": "again on db", "deploy_stderr": "", "deploy_status_code": 0,
+             "result": "db later"}
+    async with api.put(f"/v1/demo/software_deployments/{deployment.id}", json={"output_values": later}) as r:
+        assert r.status == 200, await r.text()
+    shown = {o["output_key"]: o["output_value"] for o in (await stack_of(api, path))["outputs"]}
+    assert (shown["db_stdout"], shown["stdouts"], shown["results"]) == (
+        "again on db", {"web": "v is a on web", "db": "again on db"}, {"web": "web ok", "db": "db later"})
 
 
 async def test_a_structured_group_fills_each_servers_structured_config(
