@@ -26,7 +26,14 @@ from typing import Any, ClassVar, Final
 from libs.cloud.calls import CloudCall, ErrorKind, Service
 from libs.engine.status import Action
 from libs.resources import server_create as sc
-from libs.resources import server_delete, server_power, server_replace, server_restore, server_validation
+from libs.resources import (
+    server_delete,
+    server_power,
+    server_replace,
+    server_restore,
+    server_validation,
+    stack_user,
+)
 from libs.resources import server_floating as sf
 from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
@@ -54,8 +61,9 @@ from libs.resources.cloud_steps import (
     value,
     wait_ready,
 )
-from libs.resources.collect_config import os_collect_config, server_metadata
+from libs.resources.collect_config import os_collect_config, server_metadata, user_of
 from libs.resources.properties import PropSchema
+from libs.resources.stack_user import StackUser
 from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
 from libs.template.errors import StackValidationFailed
 
@@ -68,12 +76,14 @@ CREATED: Final = "created"
 COLLECT_KEY: Final = "os_collect_config"
 
 
-def _collect_config(ctx: StepContext) -> dict[str, Any] | None:
-    """Where a SOFTWARE_CONFIG server's agent polls (None for another server, or with no API known)."""
+def _collect_config(ctx: StepContext) -> tuple[dict[str, Any], StackUser] | None:
+    """Where a SOFTWARE_CONFIG server's agent polls, with the stack user it polls as (None for another
+    server, or with no API known). A create started again keeps the user it made."""
     if ctx.properties.get(s.USER_DATA_FORMAT) != s.SOFTWARE_CONFIG or not ctx.api_url:
         return None
+    user = user_of(loads(ctx.data, COLLECT_KEY, {})) or stack_user.new(ctx.rng)
     return os_collect_config(api_url=ctx.api_url, project=ctx.project, stack_name=ctx.stack_name,
-                             stack_id=ctx.stack_id, resource_name=ctx.resource_name)
+                             stack_id=ctx.stack_id, resource_name=ctx.resource_name, user=user), user
 
 
 def list_ports(server_id: str) -> CloudCall:
@@ -213,9 +223,10 @@ class Server(ResourceType):
         with_ports = {**ids, **{sp.port_key(i): port_id for i, port_id in ports.items()}}
         collect = _collect_config(ctx)
         kwargs = sc.create_kwargs(ctx.properties, with_ports, name=self.server_name(ctx), tag=ctx.cloud_tag,
-                                  metadata=server_metadata(collect, []) if collect else None)
-        kept = {COLLECT_KEY: json.dumps(collect)} if collect else {}
-        return call("create", compute(CREATED, "create_server", **kwargs), data={**data, **kept})
+                                  metadata=server_metadata(collect[0], []) if collect else None)
+        kept = {COLLECT_KEY: json.dumps(collect[0])} if collect else {}
+        return call("create", compute(CREATED, "create_server", **kwargs), data={**data, **kept},
+                    stack_user=stack_user.grant(collect[1]) if collect else None)
 
     def _after_ports(self, ctx: StepContext) -> StepResult:
         ids = loads(ctx.data, IDS, {})
