@@ -174,7 +174,7 @@ class Agents:
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv(self.settings, want), stdin=asyncio.subprocess.DEVNULL, stdout=log_file,
-                stderr=log_file, env=_environment(want), start_new_session=True)
+                stderr=log_file, env=environment_of(want), start_new_session=True)
         finally:
             log_file.close()
         self.running[want.server_id] = (want, process)
@@ -202,7 +202,7 @@ def closed_to_others(folder: Path) -> Path | None:
     return None
 
 
-def _environment(want: Wanted) -> dict[str, str]:
+def environment_of(want: Wanted) -> dict[str, str]:
     # The agent's settings are its arguments: nothing of the simulator's own reaches it. Its stack
     # user is given as variables, which other users of the machine cannot read as they can argv.
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "EMBER_LOG_LEVEL", "EMBER_LOG_FORMAT")

@@ -8,6 +8,7 @@ deployment's signed signal URL works without a token; all of it stops with the s
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import json
@@ -19,6 +20,9 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.test_utils import TestServer
+from heatclient import client as heat_client
+from keystoneauth1 import session as ks_session
+from keystoneauth1.identity import v3
 
 from libs import operations
 from libs.agent import settings as agent_settings
@@ -103,6 +107,16 @@ async def _status(http: aiohttp.ClientSession, method: str, url: str, token: str
     headers = {"X-Auth-Token": token} if token else {}
     async with http.request(method, url, headers=headers, json=body) as r:
         return r.status, await r.json(content_type=None)
+
+
+def _as_the_heat_collector(heat: dict[str, Any]) -> Any:
+    """What os-collect-config's heat collector reads: keystoneauth by user id and project id, the
+    orchestration endpoint of the catalog, heatclient's resource metadata of ``<name>/<id>``."""
+    auth = v3.Password(auth_url=heat["auth_url"], user_id=heat["user_id"], password=heat["password"],
+                       project_id=heat["project_id"])
+    session = ks_session.Session(auth=auth)
+    client = heat_client.Client("1", session=session)
+    return client.resources.metadata(heat["stack_id"], heat["resource_name"])
 
 
 async def _renews_its_token(http: aiohttp.ClientSession, base: str, server_id: str, heat: dict[str, Any],
@@ -196,6 +210,9 @@ async def test_an_agent_with_only_its_servers_stack_user_deploys_and_reaches_not
         assert (await _token(http, base, heat["user_id"], "wrong"))[0] == 401
         stack = f"{base}/v1/{ALPHA}/stacks/su/{made.id}"
         await _server_user_reaches_its_own_alone(http, base, stack, server_id, token)
+        read = await asyncio.to_thread(_as_the_heat_collector, heat)
+        assert len(read["deployments"]) == 1
+        assert read["os-collect-config"]["heat"]["resource_name"] == "server"
         await _renews_its_token(http, base, server_id, heat, scratch_path)
         await _hidden_from_resource_show(http, base, stack, heat["password"])
         async with rt.pool.acquire() as conn:
