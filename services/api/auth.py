@@ -39,12 +39,12 @@ def _project_of(request: web.Request) -> str | None:
 
 def _declared(request: web.Request) -> policy.Rule | None:
     """The matched route's rule; None when no route matched (the handler answers 404 or 405)."""
-    resource = request.match_info.route.resource
-    if resource is None:
+    route = _route(request)
+    if route is None:
         return None
     method = "GET" if request.method == "HEAD" else request.method
     # A route missing from the table (a test fails on it) is for admins only, never open.
-    return RULES.get((method, resource.canonical), policy.admin(f"{method} {resource.canonical}"))
+    return RULES.get((method, route), policy.admin(f"{method} {route}"))
 
 
 async def _body_key(request: web.Request) -> str | None:
@@ -97,11 +97,13 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if ctx.project != project and not ctx.is_admin:
         # Heat's tenant check: a bare webob 403, before any policy is asked.
         return fault(403, "HTTPForbidden", "Access was denied to this resource.")
-    if ctx.stack_user is not None and not stack_user_access.allows(
-            ctx.stack_user, request.method, _route(request), request.match_info):
+    route = _route(request)
+    if ctx.stack_user is not None and route is not None and not stack_user_access.allows(
+            ctx.stack_user, request.method, route, request.match_info):
         # Heat's deny_stack_user: the route's policy refuses it, whatever it needs of others.
-        rule = _declared(request)
-        return answer(policy.Forbidden(rule.action if rule is not None and rule.action else "stacks:lookup"))
+        refusing = _declared(request)
+        assert refusing is not None  # a route matched
+        return answer(policy.Forbidden(refusing.action))
     rule = await _rule(request)
     if ctx.stack_user is None and rule is not None and not policy.allows(rule.needs, ctx.roles):
         return answer(policy.Forbidden(rule.action))
@@ -118,8 +120,8 @@ def _route(request: web.Request) -> str | None:
 async def _signed(request: web.Request, handler: Handler, project: str, signature: str) -> web.StreamResponse:
     """A signal on a signed URL: no token, the resource's secret in the query (Heat's pre-signed URL)."""
     match = request.match_info
-    user = await request.app[AUTHENTICATOR].signed(match.get("stack_id", ""), match.get("resource_name", ""),
-                                                   signature)
+    user = await request.app[AUTHENTICATOR].signed(project, match.get("stack_id", ""),
+                                                   match.get("resource_name", ""), signature)
     if user is None:
         # Heat's answer to a pre-signed URL whose signature is not the resource's.
         return fault(403, "HTTPForbidden", "The request signature does not match the resource's.")

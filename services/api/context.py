@@ -44,7 +44,7 @@ class Authenticator(Protocol):
 
     async def verify(self, token: str) -> RequestContext | None: ...
 
-    async def signed(self, stack_id: str, resource_name: str, signature: str) -> str | None:
+    async def signed(self, project: str, stack_id: str, resource_name: str, signature: str) -> str | None:
         """The stack user whose secret signs a signal URL of that resource (None: no such one)."""
 
 

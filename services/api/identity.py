@@ -99,15 +99,17 @@ class TokenAuthenticator:
         return RequestContext(project=row.project_id, user=row.user_id, user_name=row.user_name,
                               roles=frozenset(row.roles), token=token, stack_user=scope)
 
-    async def signed(self, stack_id: str, resource_name: str, signature: str) -> str | None:
-        """The stack user whose secret ``signature`` is, if it is that resource's (a signed signal URL)."""
+    async def signed(self, project: str, stack_id: str, resource_name: str, signature: str) -> str | None:
+        """The stack user whose secret ``signature`` is, if it is that resource's in ``project`` (a signed
+        signal URL)."""
         try:
             stack = uuid.UUID(stack_id)
         except ValueError:
             return None
         async with self._app[RUNTIME].pool.acquire() as conn:
             found = await stack_users.of_resource(conn, stack, resource_name)
-        return next((u.id for u in found if stack_user.matches(signature, u.secret_hash)), None)
+        return next((u.id for u in found if u.project_id == project
+                     and stack_user.matches(signature, u.secret_hash)), None)
 
 
 def _base(request: web.Request) -> str:
@@ -193,16 +195,17 @@ async def _issue_to_stack_user(request: web.Request, asked: AuthRequest) -> web.
     if found is None or asked.foreign or asked.password is None or not stack_user.matches(
             asked.password, found.secret_hash):
         return _unauthorized()
-    if asked.project is not None and found.project_id not in (
-            asked.project.id, getattr(config.project(name=asked.project.name), "id", None)):
-        return _unauthorized()
     project = config.projects.get(found.project_id)
+    # Its stack's project alone (one the config no longer has is no one's); another is 401, as any user's.
+    if project is None or (asked.project is not None
+                           and config.project(id=asked.project.id, name=asked.project.name) != project):
+        return _unauthorized()
     token = secrets.token_urlsafe(32)
     async with request.app[RUNTIME].pool.acquire() as conn:
         row = await tokens.insert(conn, token, user_id=found.id,
                                   user_name=f"{found.stack_name}-{found.resource_name}"[:255],
                                   project_id=found.project_id,
-                                  project_name=project.name if project else found.project_id,
+                                  project_name=project.name,
                                   roles=[stack_user_access.ROLE], audit_id=secrets.token_urlsafe(16),
                                   ttl_seconds=request.app[SETTINGS].api.token_ttl_seconds,
                                   stack_user_id=found.id)

@@ -3,8 +3,10 @@
 A stack user's token (see libs.resources.stack_user) reaches three routes, each for its own
 resource alone: the resource's metadata (os-collect-config's heat collector), the deployments
 of its server (``ember agent``'s poll) and the resource's signal (heat-config-notify's
-HEAT_SIGNAL). Everything else is refused as Heat refuses it, naming the route's policy. A
-signal URL signed with the resource's secret reaches the signal route of that resource alone.
+HEAT_SIGNAL); and, as Heat's ``stacks:lookup`` lets it, a stack found by name, which only
+redirects to a route checked in turn. Everything else is refused as Heat refuses it, naming the
+route's policy. A signal URL signed with the resource's secret reaches the signal route of that
+resource alone.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ _RESOURCE: Final = "/v1/{project_id}/stacks/{stack_name}/{stack_id}/resources/{r
 METADATA: Final = f"{_RESOURCE}/metadata"
 SIGNAL: Final = f"{_RESOURCE}/signal"
 SERVER_DEPLOYMENTS: Final = "/v1/{project_id}/software_deployments/metadata/{server_id}"
+LOOKUPS: Final = frozenset({"/v1/{project_id}/stacks/{stack_name}",
+                           "/v1/{project_id}/stacks/{stack_name}/{tail}"})
 ROLE: Final = "heat_stack_user"
 
 
@@ -31,7 +35,7 @@ def allows(scope: StackUserScope, method: str, route: str | None, match: Mapping
         return _own_resource(scope, match)
     if method in ("GET", "HEAD") and route == SERVER_DEPLOYMENTS:
         return scope.physical_id is not None and match.get("server_id") == scope.physical_id
-    return False
+    return route in LOOKUPS
 
 
 def signs(method: str, route: str | None) -> bool:

@@ -42,11 +42,12 @@ from tests.integration.cloud_support import simulated_cloud
 from tests.integration.engine_support import engine, event_lines, resource_rows, settled
 
 USERS = """\
-projects: [{name: alpha}]
+projects: [{name: alpha}, {name: beta}]
 users:
   - {name: alice, password: wonderland, roles: {alpha: [member]}}
+  - {name: bob, password: builder, roles: {beta: [member]}}
 """
-ALPHA = stable_id("project", "alpha")
+ALPHA, BETA = stable_id("project", "alpha"), stable_id("project", "beta")
 SCRIPT = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
 TEMPLATE = {
     "heat_template_version": "2016-10-14",
@@ -90,11 +91,12 @@ async def _keystone_cloud(settings: Settings, database_url: str, scratch: Path
         kill_everything_under(scratch)
 
 
-async def _token(http: aiohttp.ClientSession, base: str, user_id: str, password: str) -> tuple[int, str]:
+async def _token(http: aiohttp.ClientSession, base: str, user_id: str, password: str,
+                 project: str = ALPHA) -> tuple[int, str]:
     # os-collect-config's heat collector's request (keystoneauth's v3 Password by user id and project id).
     body = {"auth": {"identity": {"methods": ["password"],
                                   "password": {"user": {"id": user_id, "password": password}}},
-                     "scope": {"project": {"id": ALPHA}}}}
+                     "scope": {"project": {"id": project}}}}
     async with http.post(f"{base}/identity/v3/auth/tokens", json=body) as r:
         if r.status == 201:
             assert (await r.json())["token"]["roles"] == [{"id": stable_id("role", "heat_stack_user"),
@@ -208,6 +210,7 @@ async def test_an_agent_with_only_its_servers_stack_user_deploys_and_reaches_not
         status, token = await _token(http, base, heat["user_id"], heat["password"])
         assert status == 201
         assert (await _token(http, base, heat["user_id"], "wrong"))[0] == 401
+        assert (await _token(http, base, heat["user_id"], heat["password"], project=BETA))[0] == 401
         stack = f"{base}/v1/{ALPHA}/stacks/su/{made.id}"
         await _server_user_reaches_its_own_alone(http, base, stack, server_id, token)
         read = await asyncio.to_thread(_as_the_heat_collector, heat)

@@ -15,6 +15,9 @@ OWN = {"project_id": "p", "stack_name": "st", "stack_id": "5d2e", "resource_name
     ("GET", METADATA, OWN, True),
     ("POST", SIGNAL, OWN, True),
     ("GET", SERVER_DEPLOYMENTS, {"project_id": "p", "server_id": "srv-1"}, True),
+    # Heat's stacks:lookup: a stack by name redirects to a route checked in turn.
+    ("GET", "/v1/{project_id}/stacks/{stack_name}", {"stack_name": "st"}, True),
+    ("POST", "/v1/{project_id}/stacks/{stack_name}/{tail}", {"stack_name": "st"}, True),
     # Another resource, another stack of the same name, another server.
     ("GET", METADATA, {**OWN, "resource_name": "deployment"}, False),
     ("POST", SIGNAL, {**OWN, "stack_id": "9f00"}, False),
