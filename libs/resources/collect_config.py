@@ -10,8 +10,10 @@ mode does not.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+from libs.resources import stack_user
 from libs.resources.stack_user import StackUser
 
 # What ``resource show`` gives in place of the password (Heat shows a server's ``show``, not this).
@@ -32,6 +34,11 @@ def server_metadata(collect: dict[str, Any], deployments: list[Any], given: dict
     configs for it, by name) and ``os-collect-config``, which Ember's replaces (Heat merges its own
     over a template's)."""
     return {**(given or {}), "deployments": deployments, "os-collect-config": collect}
+
+
+def server_user(kept: Any, rng: random.Random) -> StackUser:
+    """The user of the section a server kept (a create started again, a server made again), else a new one."""
+    return user_of(kept) or stack_user.new(rng)
 
 
 def user_of(collect: Any) -> StackUser | None:

@@ -26,14 +26,7 @@ from typing import Any, ClassVar, Final
 from libs.cloud.calls import CloudCall, ErrorKind, Service
 from libs.engine.status import Action
 from libs.resources import server_create as sc
-from libs.resources import (
-    server_delete,
-    server_power,
-    server_replace,
-    server_restore,
-    server_validation,
-    stack_user,
-)
+from libs.resources import server_delete, server_power, server_replace, server_restore, server_validation
 from libs.resources import server_floating as sf
 from libs.resources import server_ports as sp
 from libs.resources import server_schema as s
@@ -61,7 +54,7 @@ from libs.resources.cloud_steps import (
     value,
     wait_ready,
 )
-from libs.resources.collect_config import os_collect_config, server_metadata, user_of
+from libs.resources.collect_config import os_collect_config, server_metadata, server_user
 from libs.resources.properties import PropSchema
 from libs.resources.stack_user import StackUser
 from libs.resources.steps import Done, Failed, Observed, StepContext, StepResult
@@ -81,7 +74,7 @@ def _collect_config(ctx: StepContext) -> tuple[dict[str, Any], StackUser] | None
     server, or with no API known). A create started again keeps the user it made."""
     if ctx.properties.get(s.USER_DATA_FORMAT) != s.SOFTWARE_CONFIG or not ctx.api_url:
         return None
-    user = user_of(loads(ctx.data, COLLECT_KEY, {})) or stack_user.new(ctx.rng)
+    user = server_user(loads(ctx.data, COLLECT_KEY, {}), ctx.rng)
     return os_collect_config(api_url=ctx.api_url, project=ctx.project, stack_name=ctx.stack_name,
                              stack_id=ctx.stack_id, resource_name=ctx.resource_name, user=user), user
 
@@ -117,8 +110,9 @@ class Server(ResourceType):
     physical_name_limit: ClassVar[int | None] = 53  # Heat keeps server names short (hostnames)
     has_check: ClassVar[bool] = True
     prepares_replace: ClassVar[bool] = True  # the old server frees its ports first
-    # Made again after going ERROR, a replacement still holds the ports it took (for a rollback).
-    kept_on_retry: ClassVar[tuple[str, ...]] = (server_replace.TAKEN,)
+    # Made again after going ERROR, a replacement still holds the ports it took (for a rollback), and
+    # the server its stack user (one credential per resource, not one per try).
+    kept_on_retry: ClassVar[tuple[str, ...]] = (server_replace.TAKEN, COLLECT_KEY)
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any
@@ -226,7 +220,7 @@ class Server(ResourceType):
                                   metadata=server_metadata(collect[0], []) if collect else None)
         kept = {COLLECT_KEY: json.dumps(collect[0])} if collect else {}
         return call("create", compute(CREATED, "create_server", **kwargs), data={**data, **kept},
-                    stack_user=stack_user.grant(collect[1]) if collect else None)
+                    stack_user=collect[1].grant() if collect else None)
 
     def _after_ports(self, ctx: StepContext) -> StepResult:
         ids = loads(ctx.data, IDS, {})

@@ -187,7 +187,7 @@ class SoftwareDeployment(SoftwareType):
         return Store(configs=(derived,), deployment=deployment, physical_id=deployment.id,
                      data={STACK_USER_KEY: None if user is None
                            else orjson.dumps(stack_user.kept(user)).decode()},
-                     stack_user=None if user is None else stack_user.grant(user))
+                     stack_user=None if user is None else user.grant())
 
     # ---- steps --------------------------------------------------------------------------------
     def start(self, action: Action, ctx: StepContext) -> StepResult:

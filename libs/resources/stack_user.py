@@ -7,8 +7,8 @@ endpoint (keystone mode) does the same with a credential of its own: an id, and 
 secret of which only the hash is stored. The secret is the password a stack user
 authenticates with, and the signature of the resource's signal URL, which works without a
 token. A plugin makes one with :func:`new` (from ``ctx.rng``) and asks the worker to store
-its hash (``Call.stack_user``, ``Store.stack_user``) in the transaction that records the
-secret in the resource's data; the row goes with the resource's.
+its hash (:meth:`StackUser.grant` as ``Call.stack_user`` or ``Store.stack_user``) in the
+transaction that records the secret in the resource's data; the row goes with the resource's.
 """
 
 from __future__ import annotations
@@ -25,6 +25,14 @@ _ALPHABET: Final = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 
 
 @dataclasses.dataclass(frozen=True)
+class StackUserGrant:
+    """What the worker stores: the credential of the resource it steps, by hash only."""
+
+    id: str
+    secret_hash: str
+
+
+@dataclasses.dataclass(frozen=True)
 class StackUser:
     """A credential as the plugin knows it (the secret is in the resource's data)."""
 
@@ -35,13 +43,8 @@ class StackUser:
     def secret_hash(self) -> str:
         return digest(self.secret)
 
-
-@dataclasses.dataclass(frozen=True)
-class StackUserGrant:
-    """What the worker stores: the credential of the resource it steps, by hash only."""
-
-    id: str
-    secret_hash: str
+    def grant(self) -> StackUserGrant:
+        return StackUserGrant(id=self.id, secret_hash=self.secret_hash)
 
 
 def digest(secret: str) -> str:
@@ -58,10 +61,6 @@ def new(rng: random.Random) -> StackUser:
     user_id = f"{rng.getrandbits(128):032x}"
     secret = "".join(rng.choice(_ALPHABET) for _ in range(43))  # ~256 bits
     return StackUser(id=user_id, secret=secret)
-
-
-def grant(user: StackUser) -> StackUserGrant:
-    return StackUserGrant(id=user.id, secret_hash=user.secret_hash)
 
 
 def of(value: Any) -> StackUser | None:

@@ -66,9 +66,9 @@ async def _live_with_users(app: web.Application, *tokens_given: str) -> list[_Li
         for token in tokens_given:
             row = await tokens.live(conn, token)
             if row is not None and row.stack_user_id is not None:
-                stack_user = await stack_users.live(conn, row.stack_user_id)
-                found.append(None if stack_user is None else (
-                    dataclasses.replace(row, roles=[stack_user_access.ROLE]), stack_user))
+                holder = await stack_users.live(conn, row.stack_user_id)
+                found.append(None if holder is None else (
+                    dataclasses.replace(row, roles=[stack_user_access.ROLE]), holder))
                 continue
             user = None if row is None else config.user(id=row.user_id)
             if row is None or user is None or row.project_id not in user.roles:
@@ -92,10 +92,9 @@ class TokenAuthenticator:
         [live] = await _live_with_users(self._app, token)
         if live is None:
             return None
-        row, stack_user = live
-        scope = None if stack_user is None else StackUserScope(
-            stack_id=str(stack_user.stack_id), resource_name=stack_user.resource_name,
-            physical_id=stack_user.physical_id)
+        row, holder = live
+        scope = None if holder is None else StackUserScope(
+            stack_id=str(holder.stack_id), resource_name=holder.resource_name, physical_id=holder.physical_id)
         return RequestContext(project=row.project_id, user=row.user_id, user_name=row.user_name,
                               roles=frozenset(row.roles), token=token, stack_user=scope)
 

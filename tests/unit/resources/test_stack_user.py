@@ -14,7 +14,7 @@ def test_a_new_user_is_random_and_only_its_hash_is_granted() -> None:
     first, second = stack_user.new(rng), stack_user.new(rng)
     assert first.id != second.id and first.secret != second.secret
     assert len(first.secret) >= 40 and first.secret.isalnum()
-    granted = stack_user.grant(first)
+    granted = first.grant()
     assert granted.id == first.id and first.secret not in granted.secret_hash
     assert stack_user.matches(first.secret, granted.secret_hash)
     assert not stack_user.matches(second.secret, granted.secret_hash)
