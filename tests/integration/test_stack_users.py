@@ -223,12 +223,20 @@ async def test_an_agent_with_only_its_servers_stack_user_deploys_and_reaches_not
         given = {i["name"]: i.get("value") for i in config.config["inputs"]}
         deploy_token = await _deployment_user_and_signed_url(http, base, stack, server_id, given)
 
-        await operations.delete_stack(rt.pool, rt.bus, done)
-        gone = await settled(rt.pool, made.id, status="DELETE_COMPLETE", timeout=60)
-        assert gone.stack_status == "DELETE_COMPLETE", gone.status_reason
-        # Gone with their resources: the tokens, the passwords and the signed URL.
-        assert (await _status(http, "GET", f"{stack}/resources/server/metadata", token))[0] == 401
+        # A resource removed by an update takes its credentials (its token, password, signed URL) along.
+        kept = {k: v for k, v in TEMPLATE["resources"].items() if k != "deployment"}
+        fewer = {**TEMPLATE, "resources": kept, "outputs": {}}
+        await operations.update_stack(rt.pool, rt.bus, done, stack_request=StackRequest(template=fewer))
+        updated = await settled(rt.pool, made.id, status="UPDATE_COMPLETE", timeout=60)
+        assert updated.stack_status == "UPDATE_COMPLETE", updated.status_reason
         assert (await _status(http, "GET", f"{stack}/resources/deployment/metadata", deploy_token))[0] == 401
-        assert (await _token(http, base, heat["user_id"], heat["password"]))[0] == 401
         assert (await _token(http, base, given["deploy_user_id"], given["deploy_password"]))[0] == 401
         assert (await _status(http, "POST", given["deploy_signal_id"], body={}))[0] == 403
+        assert (await _status(http, "GET", f"{stack}/resources/server/metadata", token))[0] == 200
+
+        await operations.delete_stack(rt.pool, rt.bus, updated)
+        gone = await settled(rt.pool, made.id, status="DELETE_COMPLETE", timeout=60)
+        assert gone.stack_status == "DELETE_COMPLETE", gone.status_reason
+        # Gone with the stack: the server's token and password.
+        assert (await _status(http, "GET", f"{stack}/resources/server/metadata", token))[0] == 401
+        assert (await _token(http, base, heat["user_id"], heat["password"]))[0] == 401
