@@ -49,7 +49,7 @@ users:
 """
 ALPHA, BETA = stable_id("project", "alpha"), stable_id("project", "beta")
 SCRIPT = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
-TEMPLATE = {
+TEMPLATE: dict[str, Any] = {
     "heat_template_version": "2016-10-14",
     "resources": {
         "server": {"type": "OS::Nova::Server", "properties": {
