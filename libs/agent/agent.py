@@ -18,6 +18,7 @@ import aiohttp
 
 from libs.agent import atomic_files, configs, plan, run_folder, sources
 from libs.agent.configs import DerivedConfig
+from libs.agent.credentials import Tokens
 from libs.agent.hook_registry import Hooks
 from libs.agent.journal import Journal, State
 from libs.agent.settings import AgentSettings
@@ -150,8 +151,9 @@ async def serve(settings: AgentSettings, stop: asyncio.Event) -> None:
         async with aiohttp.ClientSession() as session:
             agent = Agent(settings, workdir, Signaller(session, settings))
             agent.offer([], "journal")
+            tokens = Tokens(session, settings)
             parts = [asyncio.create_task(agent.work(), name="runs"),
-                     asyncio.create_task(sources.poll(session, settings, agent.offer), name="poll"),
+                     asyncio.create_task(sources.poll(session, settings, tokens, agent.offer), name="poll"),
                      asyncio.create_task(sources.listen(settings, agent.offer), name="push")]
             stopping = asyncio.create_task(stop.wait(), name="stop")
             pending: set[asyncio.Task[Any]] = {*parts, stopping}

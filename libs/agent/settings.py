@@ -3,8 +3,9 @@
 Logs follow ``EMBER_LOG_LEVEL`` and ``EMBER_LOG_FORMAT``, as every Ember process.
 
 An option given on the command line wins over its variable. Secrets (the
-token, the NATS password) are better given as variables: a command line is
-visible to every user of the machine.
+token, the password, the NATS password) are better given as variables, or the
+password in the ``--collect-config`` file: a command line is visible to every
+user of the machine.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from libs.agent import credentials
 from libs.config import ConfigError, LogFormat, logging_of, nats_prefix
 from libs.config import number as _number
 
@@ -25,7 +27,14 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("project", "EMBER_AGENT_PROJECT", "the project of the server"),
     ("server_id", "EMBER_AGENT_SERVER_ID", "the server whose deployments this agent runs"),
     ("workdir", "EMBER_AGENT_WORKDIR", "the agent's own folder: its journal and one folder per run"),
-    ("token", "EMBER_AGENT_TOKEN", "a token for the API's X-Auth-Token (keystone mode)"),
+    ("token", "EMBER_AGENT_TOKEN", "a token for the API's X-Auth-Token (keystone mode; it expires)"),
+    ("user_id", "EMBER_AGENT_USER_ID",
+     "the server's stack user, as whom the agent gets its tokens (keystone mode)"),
+    ("password", "EMBER_AGENT_PASSWORD", "the stack user's password"),
+    ("auth_url", "EMBER_AGENT_AUTH_URL", "where tokens are got (default: the API's /identity/v3)"),
+    ("collect_config", "EMBER_AGENT_COLLECT_CONFIG",
+     "a JSON file of the server's metadata (or its os-collect-config section), e.g. cfn-init-data:"
+     " the stack user, project and auth URL are read from its heat section"),
     ("nats_url", "EMBER_AGENT_NATS_URL", "NATS to listen to for pushed deployments (polling goes on)"),
     ("nats_user", "EMBER_AGENT_NATS_USER", "NATS user (the project's integration user)"),
     ("nats_password", "EMBER_AGENT_NATS_PASSWORD", "NATS password"),
@@ -51,6 +60,10 @@ class AgentSettings:
     server_id: str
     workdir: Path
     token: str | None = None
+    # The stack user the agent gets tokens as (keystone mode), and where.
+    user_id: str | None = None
+    password: str | None = None
+    auth_url: str | None = None
     nats_url: str | None = None
     nats_user: str | None = None
     nats_password: str | None = None
@@ -83,6 +96,17 @@ def load(given: Mapping[str, object], env: Mapping[str, str], *, root: bool | No
     """Settings from the command line's ``given`` options, else ``env``; a bad value names its variable."""
     values = {name: _given(given, env, name, variable) for name, variable, _ in OPTIONS}
     where = {name: f"--{name.replace('_', '-')} ({variable})" for name, variable, _ in OPTIONS}
+    if values["collect_config"] is not None:
+        try:
+            found = credentials.from_collect_config(Path(values["collect_config"]).read_bytes())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(where["collect_config"], f"cannot be read: {exc}") from None
+        # What is given on its own wins over what the file says.
+        for name, value in found.items():
+            values[name] = values[name] or value
+    if (values["user_id"] is None) != (values["password"] is None):
+        raise ConfigError(where["password" if values["user_id"] else "user_id"],
+                          "is required with " + where["user_id" if values["user_id"] else "password"])
     for required in ("api_url", "project", "server_id", "workdir"):
         if values[required] is None:
             raise ConfigError(where[required], "is required")
@@ -106,9 +130,13 @@ def load(given: Mapping[str, object], env: Mapping[str, str], *, root: bool | No
     if attempts != int(attempts):
         raise ConfigError(where["signal_attempts"], "is not a whole number")
     log_level, log_format = logging_of(env)
+    auth_url = values["auth_url"] or f"{api_url}/identity/v3"
+    if urlsplit(auth_url).scheme not in ("http", "https") or not urlsplit(auth_url).netloc:
+        raise ConfigError(where["auth_url"], f"{auth_url!r} is not an http(s) URL")
     return AgentSettings(
         api_url=api_url, project=str(values["project"]), server_id=str(values["server_id"]),
-        workdir=Path(str(values["workdir"])).absolute(), token=values["token"], nats_url=nats_url,
+        workdir=Path(str(values["workdir"])).absolute(), token=values["token"], user_id=values["user_id"],
+        password=values["password"], auth_url=auth_url.rstrip("/"), nats_url=nats_url,
         nats_user=values["nats_user"], nats_password=values["nats_password"],
         nats_prefix=nats_prefix(values["nats_prefix"], where["nats_prefix"]),
         interval=_number(values["interval"], where["interval"], 30.0, 0.05),

@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 from opentelemetry import trace
 
+from libs.agent.credentials import Tokens
 from libs.agent.settings import AgentSettings
 from libs.messaging import deployments
 from libs.messaging.bus import Bus
@@ -28,26 +29,35 @@ REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30)
 NATS_RETRY_SECONDS = 5.0
 
 
-async def fetch(session: aiohttp.ClientSession, settings: AgentSettings) -> list[Any] | str:
-    """The server's derived configs from the API, or why not."""
-    headers = {"Accept": "application/json"}
-    if settings.token:
-        headers["X-Auth-Token"] = settings.token
+async def _get(session: aiohttp.ClientSession, settings: AgentSettings, tokens: Tokens) -> tuple[int, Any]:
+    headers = {"Accept": "application/json", **tokens.headers()}
+    async with session.get(settings.metadata_url, headers=headers, timeout=REQUEST_TIMEOUT) as response:
+        if response.status != 200:
+            return response.status, (await response.text())[:200]
+        return 200, await response.json(content_type=None)
+
+
+async def fetch(session: aiohttp.ClientSession, settings: AgentSettings, tokens: Tokens) -> list[Any] | str:
+    """The server's derived configs from the API, or why not; a 401 gets a new token and asks again."""
     try:
-        async with session.get(settings.metadata_url, headers=headers, timeout=REQUEST_TIMEOUT) as response:
-            if response.status != 200:
-                return f"{response.status} {(await response.text())[:200]}"
-            body = await response.json(content_type=None)
+        status, body = await _get(session, settings, tokens)
+        if status == 401 and tokens.renewable:
+            problem = await tokens.renew()
+            if problem is not None:
+                return problem
+            status, body = await _get(session, settings, tokens)
     except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as exc:
         return f"{type(exc).__name__}: {exc}"
+    if status != 200:
+        return f"{status} {body}"
     metadata = body.get("metadata") if isinstance(body, dict) else None
     return metadata if isinstance(metadata, list) else "the answer is not {\"metadata\": [...]}"
 
 
-async def poll(session: aiohttp.ClientSession, settings: AgentSettings, offer: Offer) -> None:
+async def poll(session: aiohttp.ClientSession, settings: AgentSettings, tokens: Tokens, offer: Offer) -> None:
     """Offer what the API lists, now and every interval, for ever."""
     while True:
-        found = await fetch(session, settings)
+        found = await fetch(session, settings, tokens)
         if isinstance(found, str):
             log.warning("could not read the server's deployments", extra={
                 "url": settings.metadata_url, "problem": found})

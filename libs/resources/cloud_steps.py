@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from libs.cloud.calls import Answer, CloudCall, CloudError, Service
 from libs.resources import cloud_constraints
+from libs.resources.stack_user import StackUserGrant
 from libs.resources.steps import KEEP, Call, DataChanges, Failed, KeepType, StepContext, StepResult
 
 PHASE: Final = "phase"
@@ -28,10 +29,11 @@ def phase(ctx: StepContext) -> str:
 
 
 def call(next_phase: str, *calls: CloudCall, delay: float = 0.0, data: DataChanges | None = None,
-         physical_id: str | KeepType | None = KEEP, step: str | None = None) -> Call:
+         physical_id: str | KeepType | None = KEEP, step: str | None = None,
+         stack_user: StackUserGrant | None = None) -> Call:
     """Make ``calls``; the next check runs in ``next_phase``."""
     return Call(calls=tuple(calls), delay=delay, data={**(data or {}), PHASE: next_phase},
-                physical_id=physical_id, step=step)
+                physical_id=physical_id, step=step, stack_user=stack_user)
 
 
 def compute(key: str, method: str, /, *args: Any, **kwargs: Any) -> CloudCall:

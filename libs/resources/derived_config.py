@@ -13,9 +13,11 @@ How an agent answers depends on ``signal_transport``. Ember takes every answer o
 resource signal URL, so each transport but ``NO_SIGNAL`` gives that URL as
 ``deploy_signal_id`` with the verb ``POST``: heat-config-notify, and ``ember agent``, post
 there whatever the transport says (Heat's CFN_SIGNAL is the same shape; TEMP_URL_SIGNAL's
-Swift object, and ZAQAR_SIGNAL's queue, Ember has not). ``HEAT_SIGNAL`` and ``ZAQAR_SIGNAL``
-add ``deploy_auth_url`` and ``deploy_project_id`` as Heat does; Ember makes no stack user,
-so there is no user or password to add.
+Swift object, and ZAQAR_SIGNAL's queue, Ember has not). The URL is signed with the
+deployment's stack user (:mod:`libs.resources.stack_user`), so it needs no token, as Heat's
+pre-signed CFN URL. ``HEAT_SIGNAL`` and ``ZAQAR_SIGNAL`` add ``deploy_auth_url``,
+``deploy_user_id``, ``deploy_password`` and ``deploy_project_id`` as Heat does: that user's
+password, for an agent that signals with a token.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import Any, Final
 
 import orjson
 
+from libs.resources import stack_user
+from libs.resources.stack_user import StackUser
 from libs.software_config_io import checked
 
 
@@ -51,7 +55,8 @@ class MissingInput(Exception):
 
 
 def deploy_inputs(*, server_id: Any, action: str, stack_path: str, resource_name: str,
-                  transport: Transport, signal_url: str | None, project: str) -> list[dict[str, Any]]:
+                  transport: Transport, signal_url: str | None, project: str,
+                  user: StackUser | None = None) -> list[dict[str, Any]]:
     """The ``deploy_*`` inputs of one action, in Heat's order."""
     given: list[tuple[str, str, Any]] = [
         ("deploy_server_id", "The id of the server the config is deployed to.", server_id),
@@ -61,13 +66,17 @@ def deploy_inputs(*, server_id: Any, action: str, stack_path: str, resource_name
         ("deploy_signal_transport", "How the agent answers with the deployment's outputs.", str(transport)),
     ]
     if transport is not Transport.NO_SIGNAL and signal_url:
-        given += [("deploy_signal_id", "Where the agent sends the outputs.", signal_url),
+        url = stack_user.signed(signal_url, user) if user is not None else signal_url
+        given += [("deploy_signal_id", "Where the agent sends the outputs.", url),
                   ("deploy_signal_verb", "The HTTP method to send the outputs with.", "POST")]
     if transport in _WITH_CREDENTIALS and signal_url:
         # The API the signal URL belongs to authenticates at its /identity/v3 (keystone mode).
         api = signal_url.split("/v1/", 1)[0]
-        given += [("deploy_auth_url", "Where the agent authenticates.", f"{api}/identity/v3"),
-                  ("deploy_project_id", "The project the agent authenticates in.", project)]
+        given += [("deploy_auth_url", "Where the agent authenticates.", f"{api}/identity/v3")]
+        if user is not None:
+            given += [("deploy_user_id", "The user the agent authenticates as.", user.id),
+                      ("deploy_password", "The password the agent authenticates with.", user.secret)]
+        given += [("deploy_project_id", "The project the agent authenticates in.", project)]
     return [{"name": name, "description": description, "type": "String", "value": value}
             for name, description, value in given]
 

@@ -54,9 +54,10 @@ from libs.resources.cloud_steps import (
     value,
     wait_ready,
 )
-from libs.resources.collect_config import os_collect_config, server_metadata
+from libs.resources.collect_config import os_collect_config, server_metadata, server_user
 from libs.resources.properties import PropSchema
 from libs.resources.software_config import software_of
+from libs.resources.stack_user import StackUser
 from libs.resources.steps import Done, Failed, Observed, SoftwareReads, StepContext, StepResult
 from libs.resources.user_data import config_named, content_of
 from libs.template.errors import StackValidationFailed
@@ -70,12 +71,14 @@ CREATED: Final = "created"
 COLLECT_KEY: Final = "os_collect_config"
 
 
-def _collect_config(ctx: StepContext) -> dict[str, Any] | None:
-    """Where a SOFTWARE_CONFIG server's agent polls (None for another server, or with no API known)."""
+def _collect_config(ctx: StepContext) -> tuple[dict[str, Any], StackUser] | None:
+    """Where a SOFTWARE_CONFIG server's agent polls, with the stack user it polls as (None for another
+    server, or with no API known). A create started again keeps the user it made."""
     if ctx.properties.get(s.USER_DATA_FORMAT) != s.SOFTWARE_CONFIG or not ctx.api_url:
         return None
+    user = server_user(loads(ctx.data, COLLECT_KEY, {}), ctx.rng)
     return os_collect_config(api_url=ctx.api_url, project=ctx.project, stack_name=ctx.stack_name,
-                             stack_id=ctx.stack_id, resource_name=ctx.resource_name)
+                             stack_id=ctx.stack_id, resource_name=ctx.resource_name, user=user), user
 
 
 def list_ports(server_id: str) -> CloudCall:
@@ -109,8 +112,9 @@ class Server(ResourceType):
     physical_name_limit: ClassVar[int | None] = 53  # Heat keeps server names short (hostnames)
     has_check: ClassVar[bool] = True
     prepares_replace: ClassVar[bool] = True  # the old server frees its ports first
-    # Made again after going ERROR, a replacement still holds the ports it took (for a rollback).
-    kept_on_retry: ClassVar[tuple[str, ...]] = (server_replace.TAKEN,)
+    # Made again after going ERROR, a replacement still holds the ports it took (for a rollback), and
+    # the server its stack user (one credential per resource, not one per try).
+    kept_on_retry: ClassVar[tuple[str, ...]] = (server_replace.TAKEN, COLLECT_KEY)
 
     # ---- validation ---------------------------------------------------------------------------
     def validate(self, values: Mapping[str, Any] | None, *, resource_name: str, **options: Any
@@ -219,10 +223,11 @@ class Server(ResourceType):
         with_ports = {**ids, **{sp.port_key(i): port_id for i, port_id in ports.items()}}
         collect = _collect_config(ctx)
         kwargs = sc.create_kwargs(ctx.properties, with_ports, name=self.server_name(ctx), tag=ctx.cloud_tag,
-                                  metadata=server_metadata(collect, []) if collect else None,
+                                  metadata=server_metadata(collect[0], []) if collect else None,
                                   user_data=content_of(ctx.properties, software_of(ctx).configs))
-        kept = {COLLECT_KEY: json.dumps(collect)} if collect else {}
-        return call("create", compute(CREATED, "create_server", **kwargs), data={**data, **kept})
+        kept = {COLLECT_KEY: json.dumps(collect[0])} if collect else {}
+        return call("create", compute(CREATED, "create_server", **kwargs), data={**data, **kept},
+                    stack_user=collect[1].grant() if collect else None)
 
     def _after_ports(self, ctx: StepContext) -> StepResult:
         ids = loads(ctx.data, IDS, {})

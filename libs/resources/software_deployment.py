@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import orjson
 
 from libs.engine.status import Action, Status
-from libs.resources import lifecycle_config
+from libs.resources import lifecycle_config, stack_user
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.derived_config import (
@@ -68,6 +68,8 @@ STANDARD_OUTPUTS: Final = ("deploy_stdout", "deploy_stderr", "deploy_status_code
 # Data: what the agent sent back, and the outputs the config declares (attributes both).
 OUTPUT_VALUES_KEY: Final = "output_values"
 OUTPUT_NAMES_KEY: Final = "output_names"
+# Data: the deployment's stack user ({id, secret}), made with its first derived config, kept for all.
+STACK_USER_KEY: Final = "stack_user"
 # The deployment's reason when its resource's action is abandoned while it waits (Heat's words).
 CANCELLED_REASON: Final = "Deployment cancelled."
 
@@ -176,13 +178,13 @@ class SoftwareDeployment(SoftwareType):
                 properties: Mapping[str, Any]) -> Any:
         return source.get("config") or ""
 
-    def derived(self, action: Action, ctx: StepContext, source: Mapping[str, Any], config_id: str
-                ) -> StoredConfig:
+    def derived(self, action: Action, ctx: StepContext, source: Mapping[str, Any], config_id: str,
+                user: stack_user.StackUser | None = None) -> StoredConfig:
         props = ctx.properties
         deploy = deploy_inputs(
             server_id=props.get("server"), action=str(action), stack_path=f"{ctx.stack_name}/{ctx.stack_id}",
             resource_name=ctx.resource_name, transport=_transport(props),
-            signal_url=ctx.signal_url, project=ctx.project)
+            signal_url=ctx.signal_url, project=ctx.project, user=user)
         inputs = derived_inputs(source.get("inputs") or (), props.get("input_values"), deploy)
         picked = lifecycle_config.for_action(source, action)  # a lifecycle config: this action's alone
         content = picked[1] if picked is not None else self.content(source, inputs, props)
@@ -196,8 +198,9 @@ class SoftwareDeployment(SoftwareType):
     def stored(self, action: Action, ctx: StepContext, source: Mapping[str, Any], config_id: str
                ) -> StepResult:
         """Store the derived config of ``action`` and point the deployment at it."""
+        user = _stack_user(ctx)
         try:
-            derived = self.derived(action, ctx, source, config_id)
+            derived = self.derived(action, ctx, source, config_id, user)
         except UnhandledPythonError as exc:  # a default its input's type refuses
             return Failed(str(exc), error=exc.error_type)
         except MissingInput as exc:
@@ -208,7 +211,10 @@ class SoftwareDeployment(SoftwareType):
             config_id=config_id, input_values=dict(ctx.properties.get("input_values") or {}),
             action=str(action), status=Status.IN_PROGRESS if waits else Status.COMPLETE,
             status_reason="Deploy data available" if waits else "Not waiting for outputs signal")
-        return Store(configs=(derived,), deployment=deployment, physical_id=deployment.id)
+        return Store(configs=(derived,), deployment=deployment, physical_id=deployment.id,
+                     data={STACK_USER_KEY: None if user is None
+                           else orjson.dumps(stack_user.kept(user)).decode()},
+                     stack_user=None if user is None else user.grant())
 
     # ---- steps --------------------------------------------------------------------------------
     def start(self, action: Action, ctx: StepContext) -> StepResult:
@@ -307,6 +313,14 @@ DEPLOYMENT_TYPES: Final = (SoftwareDeployment, StructuredDeployment)
 
 def _transport(properties: Mapping[str, Any]) -> Transport:
     return Transport(properties.get("signal_transport") or Transport.CFN_SIGNAL)
+
+
+def _stack_user(ctx: StepContext) -> stack_user.StackUser | None:
+    """The deployment's stack user: the one it made, else a new one; none for NO_SIGNAL, which never
+    answers, or with no API to answer to."""
+    if _transport(ctx.properties) is Transport.NO_SIGNAL or not ctx.signal_url:
+        return None
+    return stack_user.of(_loads(ctx.data.get(STACK_USER_KEY), None)) or stack_user.new(ctx.rng)
 
 
 def _loads(raw: str | None, empty: Any) -> Any:

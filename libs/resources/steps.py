@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 
 from libs.cloud.calls import Answers, CloudCall
 from libs.engine.status import Action as Action  # noqa: PLC0414 - re-exported: what a step is given
+from libs.resources.stack_user import StackUserGrant
 from libs.template.errors import PathItem, format_path
 
 
@@ -230,6 +231,8 @@ class Call:
     physical_id: str | KeepType | None = KEEP
     # As :attr:`Wait.step`: a named step a breakpoint may pause at, before the calls are made.
     step: str | None = None
+    # The resource's stack user, stored with ``data`` (which keeps its secret) before the calls.
+    stack_user: StackUserGrant | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,6 +281,8 @@ class Store:
     physical_id: str | KeepType | None = KEEP
     data: DataChanges = dataclasses.field(default_factory=dict)
     delay: float = 0.0
+    # The resource's stack user, stored in the same transaction as ``data`` (which keeps its secret).
+    stack_user: StackUserGrant | None = None
 
 
 @dataclasses.dataclass(frozen=True)

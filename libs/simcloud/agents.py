@@ -3,9 +3,9 @@
 A real image with os-collect-config and heat-config runs the deployments its server is
 given; the simulated cloud stands in for such an image. For each ACTIVE server whose
 user data carries Heat's software-config metadata (``user_data_format: SOFTWARE_CONFIG``:
-a ``cfn-init-data`` part whose ``os-collect-config`` names the project), it runs one
-``ember agent``, whose working folder (``<root>/<server id>``) stands for that server's
-filesystem, and stops it once the server is no longer ACTIVE or is gone; an agent started
+a ``cfn-init-data`` part whose ``os-collect-config`` names the project and the server's stack
+user), it runs one ``ember agent``, whose working folder (``<root>/<server id>``) stands for
+that server's filesystem, and stops it once the server is no longer ACTIVE or is gone; an agent started
 again for the same server finds its journal there and runs nothing twice.
 
 These agents run templates' scripts on the machine that runs the simulator, so they run
@@ -30,6 +30,7 @@ from typing import Any
 
 import asyncpg
 
+from libs.agent import credentials
 from libs.resources.mime import parts_of
 from libs.simcloud.nova import store
 from libs.telemetry import logs
@@ -59,11 +60,12 @@ class Wanted:
 
     server_id: str
     project: str
+    # The server's stack user (id, password), which its agent gets tokens as in keystone mode.
+    stack_user: tuple[str, str] | None = dataclasses.field(default=None, repr=False)
 
 
-def project_of(user_data: str | None) -> str | None:
-    """The project of a server's deployments, from the software-config metadata of its user data;
-    None for a server not booted for software config."""
+def _collect_config(user_data: str | None) -> Mapping[str, Any] | None:
+    """The ``os-collect-config`` section of the software-config metadata of a server's user data."""
     if not user_data:
         return None
     try:
@@ -78,12 +80,27 @@ def project_of(user_data: str | None) -> str | None:
         except ValueError:
             return None
         collect = metadata.get("os-collect-config") if isinstance(metadata, Mapping) else None
-        if not isinstance(collect, Mapping):
-            return None
-        for source in ("ember", "heat"):
-            found = collect.get(source)
-            if isinstance(found, Mapping) and found.get("project_id"):
-                return str(found["project_id"])
+        return collect if isinstance(collect, Mapping) else None
+    return None
+
+
+def project_of(user_data: str | None) -> str | None:
+    """The project of a server's deployments, from the software-config metadata of its user data;
+    None for a server not booted for software config."""
+    collect = _collect_config(user_data)
+    for source in ("ember", "heat"):
+        found = collect.get(source) if collect is not None else None
+        if isinstance(found, Mapping) and found.get("project_id"):
+            return str(found["project_id"])
+    return None
+
+
+def stack_user_of(user_data: str | None) -> tuple[str, str] | None:
+    """The server's stack user (id, password), as its user data gives it to its agent."""
+    collect = _collect_config(user_data)
+    found = credentials.from_collect_config(json.dumps(collect).encode()) if collect is not None else {}
+    if "user_id" in found and "password" in found:
+        return found["user_id"], found["password"]
     return None
 
 
@@ -93,7 +110,7 @@ def wanted(servers: Iterable[tuple[str, str, str | None]]) -> dict[str, Wanted]:
     for server_id, status, user_data in servers:
         project = project_of(user_data) if status == "ACTIVE" else None
         if project is not None:
-            found[server_id] = Wanted(server_id, project)
+            found[server_id] = Wanted(server_id, project, stack_user_of(user_data))
     return found
 
 
@@ -157,7 +174,7 @@ class Agents:
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv(self.settings, want), stdin=asyncio.subprocess.DEVNULL, stdout=log_file,
-                stderr=log_file, env=_environment(), start_new_session=True)
+                stderr=log_file, env=environment_of(want), start_new_session=True)
         finally:
             log_file.close()
         self.running[want.server_id] = (want, process)
@@ -185,10 +202,14 @@ def closed_to_others(folder: Path) -> Path | None:
     return None
 
 
-def _environment() -> dict[str, str]:
-    # The agent's settings are its arguments: nothing of the simulator's own reaches it.
+def environment_of(want: Wanted) -> dict[str, str]:
+    # The agent's settings are its arguments: nothing of the simulator's own reaches it. Its stack
+    # user is given as variables, which other users of the machine cannot read as they can argv.
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "EMBER_LOG_LEVEL", "EMBER_LOG_FORMAT")
-    return {k: v for k, v in os.environ.items() if k in keep}
+    given = {k: v for k, v in os.environ.items() if k in keep}
+    if want.stack_user is not None:
+        given["EMBER_AGENT_USER_ID"], given["EMBER_AGENT_PASSWORD"] = want.stack_user
+    return given
 
 
 def settings_of(api_url: str | None, root: str | None, **extra: Any) -> AgentSettings | None:

@@ -16,12 +16,23 @@ from aiohttp import web
 
 
 @dataclasses.dataclass(frozen=True)
+class StackUserScope:
+    """What a stack user's token is bound to: one resource of one stack (and its server, if one)."""
+
+    stack_id: str
+    resource_name: str
+    physical_id: str | None
+
+
+@dataclasses.dataclass(frozen=True)
 class RequestContext:
     project: str
     user: str | None = None
     user_name: str | None = None
     roles: frozenset[str] = frozenset({"admin"})
     token: str | None = None
+    # A stack user's (Heat's ``heat_stack_user``): it may reach its own resource alone.
+    stack_user: StackUserScope | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -32,6 +43,9 @@ class Authenticator(Protocol):
     """Keystone mode: turns a token into who holds it (None: unknown or expired)."""
 
     async def verify(self, token: str) -> RequestContext | None: ...
+
+    async def signed(self, project: str, stack_id: str, resource_name: str, signature: str) -> str | None:
+        """The stack user whose secret signs a signal URL of that resource (None: no such one)."""
 
 
 _KEY = web.RequestKey("ember.context", RequestContext)

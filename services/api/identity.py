@@ -2,6 +2,8 @@
 
 ``/identity/v3`` issues tokens for the users and projects of
 ``EMBER_AUTH_CONFIG`` (password, or an existing token, scoped to a project),
+and for stack users (a password by user id: the credential Ember gave a
+server's or a deployment's agent, see libs.resources.stack_user),
 with a service catalog whose ``orchestration`` entry is this api, so
 keystoneauth, ``openstack --os-auth-url .../identity/v3`` and heatclient work
 with no other service. Tokens live in PostgreSQL (hashed), so any api process
@@ -14,13 +16,15 @@ import dataclasses
 import datetime
 import hmac
 import secrets
+import uuid
 from typing import Any
 
 from aiohttp import web
 
-from libs.db import tokens
-from services.api import identity_request
-from services.api.context import RequestContext
+from libs.db import stack_users, tokens
+from libs.resources import stack_user
+from services.api import identity_request, stack_user_access
+from services.api.context import RequestContext, StackUserScope
 from services.api.http import json_response
 from services.api.identity_config import AuthConfig, Project, User, load, stable_id
 from services.api.identity_request import DEFAULT_DOMAIN_ID, DEFAULT_DOMAIN_NAME, AuthRequest, MalformedAuth
@@ -43,25 +47,39 @@ def _iso(at: datetime.datetime) -> str:
     return at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-async def _live(app: web.Application, *tokens_given: str) -> list[tokens.TokenRow | None]:
-    """Each token's row if it is live and its user still holds a role on its project.
+_Live = tuple[tokens.TokenRow, stack_users.StackUserRow | None]
+
+
+async def _live_with_users(app: web.Application, *tokens_given: str) -> list[_Live | None]:
+    """Each token's row if it is live and its user still holds a role on its project, with the
+    stack user it was issued to (None: a user of the config).
 
     Roles are the config's, not those stored at issue: a user removed from a
     project (or from the file) loses access at the api's restart, not at the
-    token's expiry, as Keystone recomputes roles on validation.
+    token's expiry, as Keystone recomputes roles on validation. A stack user's
+    token lives only while its resource does.
     """
     config = app[AUTH_CONFIG]
+    found: list[_Live | None] = []
     # The pool exists only once the app has started (the runtime opens in a cleanup_ctx).
     async with app[RUNTIME].pool.acquire() as conn:
-        rows = [await tokens.live(conn, token) for token in tokens_given]
-    found: list[tokens.TokenRow | None] = []
-    for row in rows:
-        user = None if row is None else config.user(id=row.user_id)
-        if row is None or user is None or row.project_id not in user.roles:
-            found.append(None)
-        else:
-            found.append(dataclasses.replace(row, roles=list(user.roles[row.project_id])))
+        for token in tokens_given:
+            row = await tokens.live(conn, token)
+            if row is not None and row.stack_user_id is not None:
+                holder = await stack_users.live(conn, row.stack_user_id)
+                found.append(None if holder is None else (
+                    dataclasses.replace(row, roles=[stack_user_access.ROLE]), holder))
+                continue
+            user = None if row is None else config.user(id=row.user_id)
+            if row is None or user is None or row.project_id not in user.roles:
+                found.append(None)
+            else:
+                found.append((dataclasses.replace(row, roles=list(user.roles[row.project_id])), None))
     return found
+
+
+async def _live(app: web.Application, *tokens_given: str) -> list[tokens.TokenRow | None]:
+    return [None if live is None else live[0] for live in await _live_with_users(app, *tokens_given)]
 
 
 class TokenAuthenticator:
@@ -71,11 +89,26 @@ class TokenAuthenticator:
         self._app = app
 
     async def verify(self, token: str) -> RequestContext | None:
-        [row] = await _live(self._app, token)
-        if row is None:
+        [live] = await _live_with_users(self._app, token)
+        if live is None:
             return None
+        row, holder = live
+        scope = None if holder is None else StackUserScope(
+            stack_id=str(holder.stack_id), resource_name=holder.resource_name, physical_id=holder.physical_id)
         return RequestContext(project=row.project_id, user=row.user_id, user_name=row.user_name,
-                              roles=frozenset(row.roles), token=token)
+                              roles=frozenset(row.roles), token=token, stack_user=scope)
+
+    async def signed(self, project: str, stack_id: str, resource_name: str, signature: str) -> str | None:
+        """The stack user whose secret ``signature`` is, if it is that resource's in ``project`` (a signed
+        signal URL)."""
+        try:
+            stack = uuid.UUID(stack_id)
+        except ValueError:
+            return None
+        async with self._app[RUNTIME].pool.acquire() as conn:
+            found = await stack_users.of_resource(conn, stack, resource_name)
+        return next((u.id for u in found if u.project_id == project
+                     and stack_user.matches(signature, u.secret_hash)), None)
 
 
 def _base(request: web.Request) -> str:
@@ -151,12 +184,43 @@ async def _user(request: web.Request, asked: AuthRequest) -> tuple[User | None, 
     return config.user(id=row.user_id), row.expires_at
 
 
+async def _issue_to_stack_user(request: web.Request, asked: AuthRequest) -> web.Response:
+    """A token for a stack user (os-collect-config's heat collector, heat-config-notify): password
+    auth by user id, in its stack's project alone, bound to its resource."""
+    config = request.app[AUTH_CONFIG]
+    assert asked.user is not None and asked.user.id is not None
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        found = await stack_users.live(conn, asked.user.id)
+    if found is None or asked.foreign or asked.password is None or not stack_user.matches(
+            asked.password, found.secret_hash):
+        return _unauthorized()
+    project = config.projects.get(found.project_id)
+    # Its stack's project alone (one the config no longer has is no one's); another is 401, as any user's.
+    if project is None or (asked.project is not None
+                           and config.project(id=asked.project.id, name=asked.project.name) != project):
+        return _unauthorized()
+    token = secrets.token_urlsafe(32)
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        row = await tokens.insert(conn, token, user_id=found.id,
+                                  user_name=f"{found.stack_name}-{found.resource_name}"[:255],
+                                  project_id=found.project_id,
+                                  project_name=project.name,
+                                  roles=[stack_user_access.ROLE], audit_id=secrets.token_urlsafe(16),
+                                  ttl_seconds=request.app[SETTINGS].api.token_ttl_seconds,
+                                  stack_user_id=found.id)
+    return json_response(_body(request, row, list(asked.methods)), status=201,
+                         headers={"X-Subject-Token": token})
+
+
 async def issue(request: web.Request) -> web.Response:
     try:
         asked = identity_request.parse(await request.json())
     except ValueError as exc:  # not JSON, or MalformedAuth
         message = str(exc) if isinstance(exc, MalformedAuth) else "The request body is not JSON."
         return _error(400, "Bad Request", message)
+    config = request.app[AUTH_CONFIG]
+    if asked.user is not None and asked.user.id is not None and config.user(id=asked.user.id) is None:
+        return await _issue_to_stack_user(request, asked)
     user, not_after = await _user(request, asked)
     if user is None:
         return _unauthorized()

@@ -12,6 +12,7 @@ from typing import Any
 from libs.db import events, resources, stacks
 from libs.engine import preview
 from libs.engine.status import Action, Status
+from libs.resources.collect_config import hidden
 
 
 def isotime(at: datetime.datetime | None) -> str | None:
@@ -100,7 +101,7 @@ def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, n
     if detail:
         body["description"] = ""
     if attributes is not None:
-        body["attributes"] = dict(attributes)
+        body["attributes"] = shown_attributes(attributes)
     return body
 
 
@@ -128,6 +129,15 @@ def planned_resource(project: str, stack_name: str, stack_id: str, planned: prev
     return body
 
 
+def shown_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """A resource's attributes as ``resource show`` gives them: a server's agent password left out
+    (Heat shows a server's ``show`` there, not its os-collect-config; its metadata has it)."""
+    shown = dict(attributes)
+    if "os_collect_config" in shown:
+        shown["os_collect_config"] = hidden(shown["os_collect_config"])
+    return shown
+
+
 def preview_resources(project: str, stack: preview.PlannedStack, stack_id: str = "None") -> list[Any]:
     """A create preview's ``resources``: a nesting resource is the list of its nested stack's."""
     return [preview_resources(project, r.nested) if r.nested is not None
@@ -153,7 +163,7 @@ def existing_resource(project: str, stack: stacks.StackRow, row: resources.Resou
         body["nested_stack_id"] = _identity(project, nested.name, str(nested.id))
     if parent_resource is not None:
         body["parent_resource"] = parent_resource
-    body.update(description="", metadata={}, attributes=dict(row.attributes))
+    body.update(description="", metadata={}, attributes=shown_attributes(row.attributes))
     return body
 
 

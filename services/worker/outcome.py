@@ -21,6 +21,7 @@ from libs.db.resources import ResourceRow
 from libs.engine import create_retry, status
 from libs.engine.status import Action, Status
 from libs.resources.base import ResourceType
+from libs.resources.stack_user import StackUserGrant
 from libs.resources.steps import Call, Done, Failed, KeepType, Wait
 from services.worker import pending, rows
 
@@ -48,6 +49,8 @@ class Outcome:
     calls: tuple[CloudCall, ...] = ()
     # What the log and the retry say the step is about.
     about: str = ""
+    # The resource's stack user to store with the row's write (its secret is in the data written).
+    stack_user: StackUserGrant | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,7 +127,7 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
         changes = _recorded(row, result.data, result.physical_id, data, force=True)
         changes["data"] = pending.recorded(changes["data"], result.calls, attempted=now)
         return Outcome(changes, retry=None if now else result.delay, calls=result.calls if now else (),
-                       about=f"{action} of {row.name} waits on the cloud")
+                       about=f"{action} of {row.name} waits on the cloud", stack_user=result.stack_user)
     reason = result.reason or status.STATE_CHANGED
     if action == Action.DELETE and not kept:
         return Outcome(event=(Status.COMPLETE, status.STATE_CHANGED), removed=True, finished=True)

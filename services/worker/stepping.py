@@ -13,7 +13,7 @@ from typing import Any
 
 from libs import plan_requests
 from libs.cloud.calls import Answers
-from libs.db import Conn, events, resources, stacks, traversals
+from libs.db import Conn, events, resources, stack_users, stacks, traversals
 from libs.db.pool import Held
 from libs.engine import create_retry, desired, status
 from libs.engine import hooks as rules
@@ -337,6 +337,9 @@ class Stepping:
                 changes["data"] = rows.merged(row.data, request.data)
             if changes and await self._write(row, **changes) is None:
                 raise Conflict("resource row changed under this step")
+            if request.stack_user is not None:
+                await stack_users.put(self.conn, request.stack_user, project_id=self.stack.project,
+                                      stack_id=self.stack_id, resource_id=row.id, resource_name=row.name)
         for server_id in sorted(servers):
             await software.push(self.conn, self.s.bus, self.stack.project, server_id)
         raise Retry(request.delay, f"{action} of {row.name}: software configuration stored")

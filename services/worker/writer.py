@@ -3,7 +3,8 @@
 Row writes of the same shape go in one compare-and-set statement; events in one
 insert; removed rows in one delete. The caller holds the transaction, and
 learns per row what was written (None: the compare-and-set lost, nothing of
-that row's outcome was written).
+that row's outcome was written). A stack user an outcome carries is stored with its row's
+write, whose data keeps its secret.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from libs.db import Conn, events, resources, stacks
+from libs.db import Conn, events, resources, stack_users, stacks
 from libs.engine import desired
 from libs.engine.status import Action, Status
 from libs.telemetry.propagation import Stored
@@ -36,6 +37,14 @@ class Write:
 
 async def write(conn: Conn, writes: Sequence[Write]) -> dict[int, resources.ResourceRow | None]:
     """Carry out ``writes``; by row id, the row as written (as it was, with nothing to write), or None."""
+    if any(w.outcome.stack_user is not None for w in writes):
+        # A stack user's hash and the data keeping its secret are written together, or neither.
+        async with conn.transaction():
+            return await _write(conn, writes)
+    return await _write(conn, writes)
+
+
+async def _write(conn: Conn, writes: Sequence[Write]) -> dict[int, resources.ResourceRow | None]:
     out: dict[int, resources.ResourceRow | None] = {}
     shapes: dict[tuple[str, ...], list[tuple[resources.ResourceRow, dict[str, Any]]]] = defaultdict(list)
     for w in writes:
@@ -60,6 +69,9 @@ async def write(conn: Conn, writes: Sequence[Write]) -> dict[int, resources.Reso
             new_events.append(_event(w, fresh, state, reason))
         if w.outcome.removed:
             removed.append(w.row.id)
+        if w.outcome.stack_user is not None:
+            await stack_users.put(conn, w.outcome.stack_user, project_id=w.stack.project, stack_id=w.stack.id,
+                                  resource_id=w.row.id, resource_name=w.row.name)
     await events.add_many(conn, new_events)
     if removed:
         await resources.remove_many(conn, removed)

@@ -149,7 +149,9 @@ async def test_a_config_runs_on_create_and_its_outputs_reach_the_stack_outputs(
             "deploy_signal_transport": "HEAT_SIGNAL", "deploy_signal_verb": "POST",
             "deploy_project_id": "demo"}
         signal_path = f"/v1/demo/stacks/sw_create/{stack.id}/resources/deployment/signal"
-        assert values["deploy_signal_id"].endswith(signal_path)
+        # Signed with the deployment's stack user: its password, which keystone mode checks.
+        signed = f"{signal_path}?ember_signature={values['deploy_password']}"
+        assert values["deploy_signal_id"].endswith(signed)
         assert values["deploy_auth_url"].endswith("/identity/v3")
         assert (await stack_of(rt, stack.id)).stack_status == "CREATE_IN_PROGRESS"  # waiting on the server
         assert await agent.answer(given, {"deploy_stdout": "hello x\n", "deploy_stderr": "",

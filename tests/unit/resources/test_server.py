@@ -12,6 +12,7 @@ import pytest
 
 from libs.cloud.calls import Answer, ErrorKind
 from libs.engine.status import Action
+from libs.resources import stack_user
 from libs.resources.base import OBSERVE_KEY
 from libs.resources.steps import Call, Done, Failed, Wait
 from libs.template.errors import StackValidationFailed
@@ -590,15 +591,24 @@ def test_a_software_config_server_is_told_to_poll_embers_api() -> None:
     results, final = run(SERVER, Action.CREATE, ctx, [
         LOOKUPS, {"created": ok({"id": "s1"})}, {"server": ok(_server("ACTIVE"))},
         {"server": ok(ACTIVE), "ports": ok(PORTS)}])
+    create = results[1]
+    assert isinstance(create, Call) and create.stack_user is not None
+    # Its agent polls as the server's stack user, whose hash alone the worker stores.
+    user_id, password = create.stack_user.id, json.loads(final.data["os_collect_config"])["heat"]["password"]
+    assert len(password) >= 40 and create.stack_user.secret_hash == stack_user.digest(password)
     collect = {"collectors": ["heat", "local"], "heat": {
-        "user_id": None, "password": None, "auth_url": "http://ember:8004/identity/v3",
+        "user_id": user_id, "password": password, "auth_url": "http://ember:8004/identity/v3",
         "project_id": "demo", "stack_id": f"{ctx.stack_name}/{ctx.stack_id}", "resource_name": "r1",
         "region_name": None}}
-    sent = base64.b64decode(call_of(results[1], "create_server").kwargs["user_data"]).decode()
+    sent = base64.b64decode(call_of(create, "create_server").kwargs["user_data"]).decode()
     [init_data] = [p for p in email.message_from_string(sent).walk()
                    if p.get_filename() == "cfn-init-data"]
     assert json.loads(str(init_data.get_payload())) == {"deployments": [], "os-collect-config": collect}
     assert isinstance(results[-1], Done)
     assert SERVER.resolve_attribute("os_collect_config", "s1", final.data, props) == collect
+    # A create started again (a lost answer) keeps the user it made, rather than make a second one.
+    kept = dataclasses.replace(ctx, data={"os_collect_config": json.dumps(collect)})
+    again, _ = run(SERVER, Action.CREATE, kept, [LOOKUPS])
+    assert isinstance(again[1], Call) and again[1].stack_user == create.stack_user
     # Any other server has none, as Heat's.
     assert SERVER.resolve_attribute("os_collect_config", "s1", {}, PROPS) == {}

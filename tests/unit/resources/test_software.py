@@ -14,12 +14,14 @@ from typing import Any
 import pytest
 
 from libs.engine.status import Action, Status
+from libs.resources import stack_user
 from libs.resources.deployment_signal import Signalled, event_reason, signalled
 from libs.resources.derived_config import MissingInput, Transport, config_hash, deploy_inputs, substituted
 from libs.resources.registry import default_registry
 from libs.resources.software_config import REMOVED_KEY, MultipartMime, run_stamp, stable_id
 from libs.resources.software_deployment import SoftwareDeployment, failure_reason
 from libs.resources.software_io import is_uuid_like, stored_body
+from libs.resources.stack_user import StackUser
 from libs.resources.steps import Done, Failed, Software, StepContext, StepResult, Store, Wait
 from libs.resources.validation import plugin_checks
 from libs.template import errors
@@ -85,22 +87,50 @@ def test_which_values_name_a_config_by_id(value: Any, like: bool) -> None:
 
 # ---- derived inputs -------------------------------------------------------------------------------
 
+USER = StackUser(id="u1", secret="s3cr3t")
+SIGNED = f"{SIGNAL_URL}?ember_signature=s3cr3t"
+CREDENTIALS = {"deploy_auth_url": "http://api:8004/identity/v3", "deploy_user_id": "u1",
+               "deploy_password": "s3cr3t", "deploy_project_id": "demo"}
+
+
 @pytest.mark.parametrize(("transport", "extra"), [
     ("NO_SIGNAL", {}),
-    ("CFN_SIGNAL", {"deploy_signal_id": SIGNAL_URL, "deploy_signal_verb": "POST"}),
-    ("TEMP_URL_SIGNAL", {"deploy_signal_id": SIGNAL_URL, "deploy_signal_verb": "POST"}),
-    ("HEAT_SIGNAL", {"deploy_signal_id": SIGNAL_URL, "deploy_signal_verb": "POST",
-                     "deploy_auth_url": "http://api:8004/identity/v3", "deploy_project_id": "demo"}),
-    ("ZAQAR_SIGNAL", {"deploy_signal_id": SIGNAL_URL, "deploy_signal_verb": "POST",
-                      "deploy_auth_url": "http://api:8004/identity/v3", "deploy_project_id": "demo"}),
+    ("CFN_SIGNAL", {"deploy_signal_id": SIGNED, "deploy_signal_verb": "POST"}),
+    ("TEMP_URL_SIGNAL", {"deploy_signal_id": SIGNED, "deploy_signal_verb": "POST"}),
+    ("HEAT_SIGNAL", {"deploy_signal_id": SIGNED, "deploy_signal_verb": "POST", **CREDENTIALS}),
+    ("ZAQAR_SIGNAL", {"deploy_signal_id": SIGNED, "deploy_signal_verb": "POST", **CREDENTIALS}),
 ])
 def test_the_deploy_inputs_per_transport(transport: str, extra: dict[str, str]) -> None:
     given = deploy_inputs(server_id="srv", action="CREATE", stack_path="st/5d2e", resource_name="r1",
-                          transport=Transport(transport), signal_url=SIGNAL_URL, project="demo")
+                          transport=Transport(transport), signal_url=SIGNAL_URL, project="demo", user=USER)
     assert {i["name"]: i["value"] for i in given} == {
         "deploy_server_id": "srv", "deploy_action": "CREATE", "deploy_stack_id": "st/5d2e",
         "deploy_resource_name": "r1", "deploy_signal_transport": transport, **extra}
+    # Heat's order: the credentials between the auth URL and the project.
+    if "deploy_user_id" in extra:
+        assert [i["name"] for i in given][-4:] == list(CREDENTIALS)
     assert all(i["type"] == "String" and i["description"] for i in given)
+
+
+def test_a_deployment_keeps_one_stack_user_for_all_its_configs() -> None:
+    deployment = SoftwareDeployment()
+    source = {"name": "cfg", "group": "script", "config": "run", "inputs": [], "outputs": []}
+    ctx = dataclasses.replace(_ctx({"signal_transport": "HEAT_SIGNAL"}), signal_url=SIGNAL_URL)
+    first = deployment.stored(Action.CREATE, ctx, source, CONFIG_ID)
+    assert isinstance(first, Store) and first.stack_user is not None
+    kept = first.data["stack_user"]
+    assert kept is not None
+    values = {i["name"]: i["value"] for i in first.configs[0].config["inputs"]}
+    assert values["deploy_user_id"] == first.stack_user.id
+    assert stack_user.digest(values["deploy_password"]) == first.stack_user.secret_hash
+    assert values["deploy_signal_id"] == f"{SIGNAL_URL}?ember_signature={values['deploy_password']}"
+    # The UPDATE's derived config has the same user: the one the resource keeps in its data.
+    later = deployment.stored(Action.UPDATE, dataclasses.replace(ctx, data={"stack_user": kept}), source,
+                              CONFIG_ID)
+    assert isinstance(later, Store) and later.stack_user == first.stack_user
+    # NO_SIGNAL never answers: no user.
+    silent = deployment.stored(Action.CREATE, _ctx({"signal_transport": "NO_SIGNAL"}), source, CONFIG_ID)
+    assert isinstance(silent, Store) and silent.stack_user is None
 
 
 def test_derived_inputs_in_heats_order_and_shape() -> None:

@@ -9,7 +9,16 @@ from typing import Any
 import pytest
 
 from libs.resources.user_data import build_user_data
-from libs.simcloud.agents import AgentSettings, Wanted, argv, closed_to_others, project_of, wanted
+from libs.simcloud.agents import (
+    AgentSettings,
+    Wanted,
+    argv,
+    closed_to_others,
+    environment_of,
+    project_of,
+    stack_user_of,
+    wanted,
+)
 
 
 def _user_data(metadata: dict[str, Any] | None, fmt: str = "SOFTWARE_CONFIG", text: str = "") -> str:
@@ -57,3 +66,15 @@ def test_a_folder_closed_to_other_users_is_named(tmp_path: Path) -> None:
     closed.chmod(0o711)
     tmp_path.chmod(0o711)
     assert closed_to_others(closed / "servers") not in (closed / "servers", closed, tmp_path)
+
+
+def test_an_agent_is_given_its_servers_stack_user_as_variables(tmp_path: Path) -> None:
+    booted = _user_data({"os-collect-config": {"heat": {**HEAT["os-collect-config"]["heat"],
+                                                        "user_id": "u1", "password": "pw"}}})
+    assert stack_user_of(booted) == ("u1", "pw") and stack_user_of(_user_data(HEAT)) is None
+    [want] = wanted([("a", "ACTIVE", booted)]).values()
+    assert want == Wanted("a", "demo", ("u1", "pw"))
+    # Not on its command line, which any user of the machine may read.
+    assert "pw" not in argv(AgentSettings(api_url="http://127.0.0.1:8004", root=tmp_path), want)
+    env = environment_of(want)
+    assert (env["EMBER_AGENT_USER_ID"], env["EMBER_AGENT_PASSWORD"]) == ("u1", "pw")
