@@ -20,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
+from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.properties import PropSchema
-from libs.resources.resource_group import ResourceGroup, batch_schema
+from libs.resources.resource_group import ResourceGroup
 from libs.resources.steps import StepContext
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues
@@ -110,7 +111,8 @@ class SoftwareDeploymentGroup(ResourceGroup):
     # Heat's: no min_in_service, a deployment group keeps none back.
     update_policy_schema: ClassVar[Mapping[str, PropSchema]] = {
         "rolling_update": PropSchema("map", "How an update replaces deployments, a batch at a time.",
-                                     schema=batch_schema("deployments to replace", min_in_service=False)),
+                                     schema=rolling.batch_schema("deployments to replace",
+                                                                 min_in_service=False)),
         "batch_create": ResourceGroup.update_policy_schema["batch_create"],
     }
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {

@@ -172,20 +172,6 @@ class MemberStack(NestedStackType):
         return [select_path(member.get(name), path) for member in members.values()]
 
 
-def batch_schema(what: str, *, min_in_service: bool) -> dict[str, PropSchema]:
-    """A group's ``rolling_update`` (with ``min_in_service`` or not) or ``batch_create`` policy."""
-    schema = {
-        "max_batch_size": PropSchema("integer", f"The most {what} at once.", default=1,
-                                     constraints=(Range(min=1),)),
-        "pause_time": PropSchema("number", "The seconds to wait between two batches.", default=0,
-                                 constraints=(Range(min=0),)),
-    }
-    if min_in_service:
-        return {"min_in_service": PropSchema("integer", "The fewest members in service during the update.",
-                                             default=0, constraints=(Range(min=0),)), **schema}
-    return schema
-
-
 class ResourceGroup(MemberStack):
     """``count`` identical resources, each with its index."""
 
@@ -197,9 +183,9 @@ class ResourceGroup(MemberStack):
     checks_member_types: ClassVar[bool] = True
     update_policy_schema: ClassVar[Mapping[str, PropSchema]] = {
         "rolling_update": PropSchema("map", "How an update replaces members, a batch at a time.",
-                                     schema=batch_schema("members to replace", min_in_service=True)),
+                                     schema=rolling.batch_schema("members to replace", min_in_service=True)),
         "batch_create": PropSchema("map", "How a create makes members, a batch at a time.",
-                                   schema=batch_schema("members to make", min_in_service=False)),
+                                   schema=rolling.batch_schema("members to make", min_in_service=False)),
     }
     properties_schema: ClassVar[Mapping[str, PropSchema]] = {
         COUNT: PropSchema("integer", "How many resources to make.", default=1,
