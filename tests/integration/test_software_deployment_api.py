@@ -289,8 +289,12 @@ async def test_a_servers_resource_metadata_carries_its_deployments(
             # A SOFTWARE_CONFIG server is told where to poll: Heat's POLL_SERVER_HEAT shape, Ember's API.
             polled = (await call(api, "GET", f"{stack}/resources/polled/metadata"))["metadata"]
             assert polled["deployments"] == []
-            assert polled["os-collect-config"] == {"collectors": ["heat", "local"], "heat": {
-                "user_id": None, "password": None, "auth_url": f"{with_cloud.api_url}/identity/v3",
+            # Its stack user's credentials, made for it (a user id and a password of its own).
+            collect = polled["os-collect-config"]
+            heat = collect["heat"]
+            assert isinstance(heat.pop("user_id"), str) and isinstance(heat.pop("password"), str)
+            assert collect == {"collectors": ["heat", "local"], "heat": {
+                "auth_url": f"{with_cloud.api_url}/identity/v3",
                 "project_id": "demo", "stack_id": stack.removeprefix(f"{P}/stacks/"),
                 "resource_name": "polled", "region_name": None}}
 
