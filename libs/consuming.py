@@ -12,6 +12,7 @@ from libs.errors import describe
 from libs.messaging.consumer import Consumer, DeadLetter, Handler, SetAside
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.max_deliveries import watching
+from libs.messaging.payloads import Decoder, decode
 from libs.messaging.subjects import ConsumerSpec
 from libs.runtime import Runtime
 from libs.telemetry import logs
@@ -19,7 +20,7 @@ from libs.telemetry import logs
 
 def consuming(spec_of: Callable[[Runtime], ConsumerSpec], handler_of: Callable[[Runtime], Handler],
               *, concurrency_of: Callable[[Runtime], int] = lambda rt: rt.settings.worker_concurrency,
-              ) -> Callable[[Runtime], AbstractAsyncContextManager[None]]:
+              decoder: Decoder = decode) -> Callable[[Runtime], AbstractAsyncContextManager[None]]:
     @contextlib.asynccontextmanager
     async def body(rt: Runtime) -> AsyncIterator[None]:
         handler = handler_of(rt)
@@ -27,8 +28,9 @@ def consuming(spec_of: Callable[[Runtime], ConsumerSpec], handler_of: Callable[[
         give_up = handler.give_up if isinstance(handler, Dispatch) else None
         sink = dead_letter_sink(rt, stack_events=True)
         consumer = Consumer(rt.bus, spec, handler, concurrency=concurrency_of(rt), logger_name=rt.service,
-                            give_up=give_up, dead_letter=sink)
-        async with watching(rt.bus, spec, give_up=give_up, dead_letter=sink, logger_name=rt.service):
+                            give_up=give_up, dead_letter=sink, decoder=decoder)
+        async with watching(rt.bus, spec, give_up=give_up, dead_letter=sink, logger_name=rt.service,
+                            decoder=decoder):
             await consumer.start()
             try:
                 yield

@@ -4,7 +4,8 @@ As heat-config-notify decides: ``deploy_signal_id`` is a URL to send the
 result to with ``deploy_signal_verb`` (POST unless PUT); otherwise
 ``deploy_auth_url`` with the deployment's credentials is HEAT_SIGNAL: a token
 from that Keystone, then the resource's signal route of the orchestration
-API in its catalog. With neither (NO_SIGNAL) nothing is sent.
+API in its catalog. ``deploy_signal_subject`` (NATS_SIGNAL, Ember's own) is a NATS
+JetStream subject to publish the result to. With none of them (NO_SIGNAL) nothing is sent.
 """
 
 from __future__ import annotations
@@ -53,13 +54,18 @@ class ToHeat:
 
 
 @dataclasses.dataclass(frozen=True)
+class ToNats:
+    subject: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Nowhere:
     why: str
     # True where a signal was asked for and cannot be sent; NO_SIGNAL is not a fault.
     fault: bool = False
 
 
-Target = ToUrl | ToHeat | Nowhere
+Target = ToUrl | ToHeat | ToNats | Nowhere
 
 
 def _text(config: DerivedConfig, name: str) -> str | None:
@@ -79,6 +85,11 @@ def target(config: DerivedConfig) -> Target:
             return Nowhere(f"deploy_signal_id {signal_id[:200]!r} is not an http(s) URL", fault=True)
         verb = "PUT" if (_text(config, "deploy_signal_verb") or "").upper() == "PUT" else "POST"
         return ToUrl(signal_id, verb)
+    subject = _text(config, "deploy_signal_subject")
+    if subject is not None:
+        if any(c in subject for c in " \t\r\n*>") or "" in subject.split("."):
+            return Nowhere(f"deploy_signal_subject {subject[:200]!r} is not a NATS subject", fault=True)
+        return ToNats(subject)
     if _text(config, "deploy_queue_id") is not None:
         return Nowhere("ZAQAR_SIGNAL is not supported (no Zaqar in Ember)", fault=True)
     auth_url = _text(config, "deploy_auth_url")

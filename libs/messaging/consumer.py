@@ -49,7 +49,7 @@ from opentelemetry.trace import SpanKind
 
 from libs.errors import GIVE_UP_AFTER, Permanent, Retry, describe, is_transient
 from libs.messaging.bus import Bus
-from libs.messaging.payloads import Payload, PayloadError, decode
+from libs.messaging.payloads import Decoder, Payload, PayloadError, decode
 from libs.messaging.subjects import ConsumerSpec
 from libs.telemetry import logs, propagation
 
@@ -141,8 +141,9 @@ DeadLetter = Callable[[SetAside], Awaitable[None]]
 class Consumer:
     def __init__(self, bus: Bus, spec: ConsumerSpec, handler: Handler, *, concurrency: int,
                  logger_name: str, batch: int = 64, give_up: GiveUp | None = None,
-                 dead_letter: DeadLetter | None = None) -> None:
+                 dead_letter: DeadLetter | None = None, decoder: Decoder = decode) -> None:
         self._bus = bus
+        self._decode = decoder
         self._spec = spec
         self._handler = handler
         self._give_up = give_up
@@ -253,7 +254,7 @@ class Consumer:
                   contextlib.ExitStack() as about):
                 heartbeat = asyncio.create_task(self._heartbeat(msg))
                 try:
-                    payload = decode(msg.data)
+                    payload = self._decode(msg.data)
                     kind = payload.kind
                     span.update_name(f"consume {kind}")
                     ids = {k: v for k, v in payload.log_ids().items() if v}

@@ -23,14 +23,14 @@ from nats.aio.msg import Msg
 from libs.errors import NeverHandled, describe
 from libs.messaging.bus import Bus
 from libs.messaging.consumer import DeadLetter, GiveUp, SetAside
-from libs.messaging.payloads import Payload, PayloadError, decode
+from libs.messaging.payloads import Decoder, Payload, PayloadError, decode
 from libs.messaging.subjects import ConsumerSpec, Names
 from libs.telemetry import logs
 
 
 @contextlib.asynccontextmanager
 async def watching(bus: Bus, spec: ConsumerSpec, *, give_up: GiveUp | None, dead_letter: DeadLetter | None,
-                   logger_name: str) -> AsyncIterator[None]:
+                   logger_name: str, decoder: Decoder = decode) -> AsyncIterator[None]:
     """While inside, every message of ``spec`` that reaches ``max_deliver`` is set aside."""
     log = logs.logger(logger_name)
     workqueue = any(s.name == spec.stream and s.retention == "workqueue" for s in bus.names.streams)
@@ -51,7 +51,7 @@ async def watching(bus: Bus, spec: ConsumerSpec, *, give_up: GiveUp | None, dead
         data = stored.data or b""
         payload: Payload | None
         try:
-            payload = decode(data)
+            payload = decoder(data)
         except PayloadError:
             payload = None
         error = NeverHandled(f"{payload.kind if payload else 'unreadable'} message delivered {deliveries}"

@@ -8,6 +8,7 @@ the consumer terminates rather than redelivering forever.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import orjson
@@ -58,6 +59,7 @@ class Payload:
 
 
 def decode(data: bytes) -> Payload:
+    """The payload of a message Ember sent (a consumer's :data:`Decoder` unless it is given another)."""
     try:
         body = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -71,6 +73,11 @@ def decode(data: bytes) -> Payload:
     if cls is None:
         raise PayloadError(f"unknown payload kind {body.get('kind')!r}")
     return cls.from_dict(body)
+
+
+# Bytes to a payload, raising PayloadError for what is not one: :func:`decode`, or a consumer's own
+# for messages Ember did not shape (an agent's signal body, :mod:`libs.messaging.deployment_signals`).
+Decoder = Callable[[bytes], Payload]
 
 
 @dataclasses.dataclass(frozen=True)

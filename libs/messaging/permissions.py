@@ -5,9 +5,9 @@ pulls from, the subjects it publishes and those it serves; its NATS
 permissions (:func:`service_permissions`) follow from that row alone, so a
 subject added to :mod:`subjects` and used by a service cannot be forgotten
 in the server's configuration. An integration acts for one project
-(:func:`project_permissions`): it may ask to clear hooks and scale groups, and
-read events and hook notices, of that project only, live or from JetStream
-history.
+(:func:`project_permissions`): it may ask to clear hooks and scale groups,
+answer deployments, and read events and hook notices, of that project only,
+live or from JetStream history.
 
 Replies travel to per-user inboxes (``_INBOX.<prefix>.<who>``) rather than
 ``_INBOX.>``: with one shared inbox space any user could subscribe to
@@ -75,7 +75,9 @@ def uses(names: Names, service: str) -> Uses:
                         publishes=(n.plan_all, n.work_all),
                         serves=(n.control_ping("planner"),), replies_to=probes),
         # Successors are work; nested stacks and rollbacks are plan requests; paused nodes notify.
-        "worker": Uses(streams=(n.work_stream, n.plan_stream, n.hooks_stream), consumers=(n.workers,),
+        # Agents' NATS_SIGNAL answers are applied here (libs/software_signals).
+        "worker": Uses(streams=(n.work_stream, n.plan_stream, n.hooks_stream, n.signals_stream),
+                       consumers=(n.workers, n.deployment_signals),
                        publishes=(n.work_all, n.plan_all, n.hooks_all, n.deployments_all),
                        serves=(n.control_ping("worker"),), replies_to=probes),
         # It polls the cloud, not a queue; a heal of drift is a plan request.
@@ -130,7 +132,8 @@ def service_permissions(names: Names, service: str) -> Permissions:
 
 def project_permissions(names: Names, project: str) -> Permissions:
     """An integration of ``project``: its hooks, scaling groups, events, drift and its servers'
-    deployments (what ``ember agent`` listens to), nothing else.
+    deployments (what ``ember agent`` listens to) and their answers (NATS_SIGNAL, published to
+    JetStream, whose ack comes to its inbox), nothing else.
 
     History is read through a push consumer it creates on the events or hooks
     stream, named and filtered in the request's subject
@@ -141,6 +144,7 @@ def project_permissions(names: Names, project: str) -> Permissions:
     events, hooks = names.project_events(project), names.project_hooks(project)
     drift = names.project_drift(project)
     publish = (names.project_hook_clears(project), names.project_scales(project),
+               names.project_signals(project),
                f"{_JS}.CONSUMER.CREATE.{names.events_stream.name}.*.{events}",
                f"{_JS}.CONSUMER.CREATE.{names.hooks_stream.name}.*.{hooks}",
                f"{_JS}.CONSUMER.CREATE.{names.drift_stream.name}.*.{drift}")

@@ -60,8 +60,14 @@ class Names:
         return StreamSpec(f"{self._stream_prefix}_DRIFT", (f"{self.prefix}.drift.>",), "limits", 7 * 86400)
 
     @property
+    def signals_stream(self) -> StreamSpec:
+        # Agents' answers to deployments (NATS_SIGNAL): each applied once, then gone.
+        return StreamSpec(f"{self._stream_prefix}_SIGNALS", (self.signals_all,), "workqueue", 7 * 86400)
+
+    @property
     def streams(self) -> tuple[StreamSpec, ...]:
-        return (self.plan_stream, self.work_stream, self.events_stream, self.hooks_stream, self.drift_stream)
+        return (self.plan_stream, self.work_stream, self.events_stream, self.hooks_stream, self.drift_stream,
+                self.signals_stream)
 
     # ---- durable consumers ----------------------------------------------
     @property
@@ -83,8 +89,13 @@ class Names:
         return ConsumerSpec(self.hooks_stream.name, "notifier-hooks", f"{self.prefix}.hooks.>", 30.0, 100)
 
     @property
+    def deployment_signals(self) -> ConsumerSpec:
+        return ConsumerSpec(self.signals_stream.name, "deployment-signals", self.signals_all, 30.0, 100)
+
+    @property
     def consumers(self) -> tuple[ConsumerSpec, ...]:
-        return (self.planners, self.workers, self.notifier_events, self.notifier_hooks)
+        return (self.planners, self.workers, self.notifier_events, self.notifier_hooks,
+                self.deployment_signals)
 
     # ---- subjects ---------------------------------------------------------
     def plan(self, project: str, stack_id: str) -> str:
@@ -161,6 +172,23 @@ class Names:
         """Core NATS (no stream): a push only saves an agent its wait for the next poll."""
         return f"{self.prefix}.deployments.{_token(project)}.{_token(server_id)}"
 
+    @property
+    def signals_all(self) -> str:
+        return f"{self.prefix}.signal.>"
+
+    def signal(self, project: str, stack_id: str, resource: str) -> str:
+        """JetStream: where a deployment resource's agent publishes its answer (NATS_SIGNAL)."""
+        return f"{self.prefix}.signal.{_token(project)}.{_token(stack_id)}.{_token(resource)}"
+
+    def signal_parts(self, subject: str) -> tuple[str, str, str] | None:
+        """The (project, stack id, resource) tokens of a :meth:`signal` subject, as they are in it
+        (escaped: compare them with :func:`principal_token` of a value); None for another subject."""
+        head = f"{self.prefix}.signal."
+        if not subject.startswith(head):
+            return None
+        parts = subject[len(head):].split(".")
+        return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
+
     @staticmethod
     def max_deliveries(spec: ConsumerSpec) -> str:
         """JetStream's advisory that a message of this consumer reached its ``max_deliver``."""
@@ -185,6 +213,9 @@ class Names:
     def project_deployments(self, project: str) -> str:
         return f"{self.prefix}.deployments.{_token(project)}.>"
 
+    def project_signals(self, project: str) -> str:
+        return f"{self.prefix}.signal.{_token(project)}.>"
+
     # Core NATS (no JetStream): live control requests answered by running processes.
     def control_ping(self, service: str) -> str:
         if service not in SERVICES:
@@ -195,6 +226,20 @@ class Names:
 def principal_token(project: str) -> str:
     """A project as one subject token (as in its subjects)."""
     return _token(project)
+
+
+def token_value(token: str) -> str:
+    """What a subject token was made of: its ``%XX`` escapes read back (``a%2Eb`` is ``a.b``)."""
+    out, i = [], 0
+    while i < len(token):
+        escape = token[i + 1:i + 3]
+        if token[i] == "%" and len(escape) == 2 and all(c in "0123456789ABCDEF" for c in escape):
+            out.append(chr(int(escape, 16)))
+            i += 3
+        else:
+            out.append(token[i])
+            i += 1
+    return "".join(out)
 
 
 def _token(value: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Final
 from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
+from libs.resources.derived_config import TRANSPORT_VALUES
 from libs.resources.properties import PropSchema
 from libs.resources.resource_group import ResourceGroup
 from libs.resources.steps import StepContext
@@ -37,7 +38,6 @@ MEMBER_ATTRIBUTES: Final[Mapping[str, str]] = {
     "deploy_stdouts": "deploy_stdout", "deploy_stderrs": "deploy_stderr",
     "deploy_status_codes": "deploy_status_code"}
 DEPLOY_ACTIONS: Final = ("CREATE", "UPDATE", "DELETE", "SUSPEND", "RESUME")
-SIGNAL_TRANSPORTS: Final = ("CFN_SIGNAL", "TEMP_URL_SIGNAL", "HEAT_SIGNAL", "NO_SIGNAL", "ZAQAR_SIGNAL")
 
 # The properties a group hands each member as they are (Heat takes them from the member's schema).
 DEPLOYMENT_PROPERTIES: Final[Mapping[str, PropSchema]] = {
@@ -50,8 +50,9 @@ DEPLOYMENT_PROPERTIES: Final[Mapping[str, PropSchema]] = {
     "name": PropSchema("string", "The name of each derived config (servers order their configs by it).",
                        update_allowed=True),
     "signal_transport": PropSchema("string", "How each server answers with its outputs (NO_SIGNAL: "
-                                   "a deployment completes without waiting for one).",
-                                   default="CFN_SIGNAL", constraints=(AllowedValues(SIGNAL_TRANSPORTS),)),
+                                   "a deployment completes without waiting for one; NATS_SIGNAL, "
+                                   "Ember's own: published on NATS JetStream, not posted to the API).",
+                                   default="CFN_SIGNAL", constraints=(TRANSPORT_VALUES,)),
 }
 STRUCTURED_PROPERTIES: Final[Mapping[str, PropSchema]] = {
     "input_key": PropSchema("string", "The key that names an input to fill into the structured config.",

@@ -9,8 +9,8 @@ can tell it has run it already, while another run of the same data (an update ba
 earlier inputs, a second SUSPEND, a failed deployment made again) is a new config with a new
 id, which the agent runs: an agent keeps every hash it ran for good.
 
-How an agent answers depends on ``signal_transport``. Ember takes every answer on its API's
-resource signal URL, so each transport but ``NO_SIGNAL`` gives that URL as
+How an agent answers depends on ``signal_transport``. Ember takes Heat's answers on its API's
+resource signal URL, so each of Heat's transports but ``NO_SIGNAL`` gives that URL as
 ``deploy_signal_id`` with the verb ``POST``: heat-config-notify, and ``ember agent``, post
 there whatever the transport says (Heat's CFN_SIGNAL is the same shape; TEMP_URL_SIGNAL's
 Swift object, and ZAQAR_SIGNAL's queue, Ember has not). The URL is signed with the
@@ -18,6 +18,12 @@ deployment's stack user (:mod:`libs.resources.stack_user`), so it needs no token
 pre-signed CFN URL. ``HEAT_SIGNAL`` and ``ZAQAR_SIGNAL`` add ``deploy_auth_url``,
 ``deploy_user_id``, ``deploy_password`` and ``deploy_project_id`` as Heat does: that user's
 password, for an agent that signals with a token.
+
+``NATS_SIGNAL`` is Ember's own (Heat has none): no URL, but ``deploy_signal_subject``, the
+JetStream subject of the resource (``<prefix>.signal.<project>.<stack id>.<resource>``) that
+``ember agent`` publishes the same body to; a worker applies it as the API applies a POST
+(:mod:`libs.software_signals`). A server that can reach NATS but not the API can answer so;
+NATS itself decides who may publish there (the project's integration user), not the stack user.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import orjson
 from libs.resources import stack_user
 from libs.resources.stack_user import StackUser
 from libs.software_config_io import checked
+from libs.template.constraints import AllowedValues
 
 
 class Transport(enum.StrEnum):
@@ -42,9 +49,14 @@ class Transport(enum.StrEnum):
     HEAT_SIGNAL = "HEAT_SIGNAL"
     NO_SIGNAL = "NO_SIGNAL"
     ZAQAR_SIGNAL = "ZAQAR_SIGNAL"
+    # Ember's own: the agent publishes its answer on the resource's JetStream subject.
+    NATS_SIGNAL = "NATS_SIGNAL"
 
 
 _WITH_CREDENTIALS: Final = frozenset({Transport.HEAT_SIGNAL, Transport.ZAQAR_SIGNAL})
+# The values of ``signal_transport``: Heat's, whose refusal lists them, and Ember's own.
+HEAT_TRANSPORTS: Final = tuple(str(t) for t in Transport if t is not Transport.NATS_SIGNAL)
+TRANSPORT_VALUES: Final = AllowedValues(HEAT_TRANSPORTS, extensions=(str(Transport.NATS_SIGNAL),))
 
 
 class MissingInput(Exception):
@@ -56,8 +68,8 @@ class MissingInput(Exception):
 
 def deploy_inputs(*, server_id: Any, action: str, stack_path: str, resource_name: str,
                   transport: Transport, signal_url: str | None, project: str,
-                  user: StackUser | None = None) -> list[dict[str, Any]]:
-    """The ``deploy_*`` inputs of one action, in Heat's order."""
+                  user: StackUser | None = None, signal_subject: str | None = None) -> list[dict[str, Any]]:
+    """The ``deploy_*`` inputs of one action, in Heat's order (NATS_SIGNAL's subject last)."""
     given: list[tuple[str, str, Any]] = [
         ("deploy_server_id", "The id of the server the config is deployed to.", server_id),
         ("deploy_action", "The lifecycle action being deployed.", action),
@@ -65,7 +77,11 @@ def deploy_inputs(*, server_id: Any, action: str, stack_path: str, resource_name
         ("deploy_resource_name", "The deployment resource's name in its stack.", resource_name),
         ("deploy_signal_transport", "How the agent answers with the deployment's outputs.", str(transport)),
     ]
-    if transport is not Transport.NO_SIGNAL and signal_url:
+    if transport is Transport.NATS_SIGNAL:
+        if signal_subject:
+            given.append(("deploy_signal_subject", "The NATS subject the agent publishes the outputs to.",
+                          signal_subject))
+    elif transport is not Transport.NO_SIGNAL and signal_url:
         url = stack_user.signed(signal_url, user) if user is not None else signal_url
         given += [("deploy_signal_id", "Where the agent sends the outputs.", url),
                   ("deploy_signal_verb", "The HTTP method to send the outputs with.", "POST")]

@@ -375,7 +375,7 @@ def _constraint_api(constraint: Constraint) -> dict[str, Any]:
     elif isinstance(constraint, Modulo):
         shown["modulo"] = {"step": constraint.step, "offset": constraint.offset}
     elif isinstance(constraint, AllowedValues):
-        shown["allowed_values"] = list(constraint.allowed)
+        shown["allowed_values"] = [*constraint.allowed, *constraint.extensions]
     elif isinstance(constraint, AllowedPattern):
         shown["allowed_pattern"] = constraint.pattern
     else:

@@ -26,6 +26,7 @@ from libs.resources import lifecycle_config, stack_user
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.derived_config import (
+    TRANSPORT_VALUES,
     MissingInput,
     Transport,
     config_hash,
@@ -101,10 +102,12 @@ class SoftwareDeployment(SoftwareType):
         "name": PropSchema("string", "The derived config's name, by which a server orders its configs.",
                            update_allowed=True),
         "signal_transport": PropSchema(
-            "string", "How the server answers: every transport but NO_SIGNAL posts to this resource's "
-            "signal URL on Ember's API; NO_SIGNAL completes without waiting.",
+            "string", "How the server answers: NO_SIGNAL completes without waiting; NATS_SIGNAL (Ember's "
+            "own, not Heat's) has the agent publish its outputs on this resource's NATS JetStream "
+            "subject (deploy_signal_subject), which Ember applies as a signal; every other transport "
+            "posts to this resource's signal URL on Ember's API.",
             default=str(Transport.CFN_SIGNAL),
-            constraints=(AllowedValues(tuple(str(t) for t in Transport)),)),
+            constraints=(TRANSPORT_VALUES,)),
     }
     attributes_schema: ClassVar[Mapping[str, AttrSchema]] = {
         "deploy_stdout": AttrSchema("What the config printed on its standard output.", "string"),
@@ -184,7 +187,7 @@ class SoftwareDeployment(SoftwareType):
         deploy = deploy_inputs(
             server_id=props.get("server"), action=str(action), stack_path=f"{ctx.stack_name}/{ctx.stack_id}",
             resource_name=ctx.resource_name, transport=_transport(props),
-            signal_url=ctx.signal_url, project=ctx.project, user=user)
+            signal_url=ctx.signal_url, project=ctx.project, user=user, signal_subject=ctx.signal_subject)
         inputs = derived_inputs(source.get("inputs") or (), props.get("input_values"), deploy)
         picked = lifecycle_config.for_action(source, action)  # a lifecycle config: this action's alone
         content = picked[1] if picked is not None else self.content(source, inputs, props)

@@ -79,6 +79,8 @@ class StepContext:
     peer: Mapping[str, str] | None = None
     # Where this resource's signals are POSTed (the api's URL of it), for types that take them.
     signal_url: str | None = None
+    # Where this resource's signals may be published on NATS JetStream (NATS_SIGNAL), for the same types.
+    signal_subject: str | None = None
     # The resource's resolved ``update_policy`` (rolling updates, batched creates of groups).
     update_policy: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     # What the cloud answered to the calls of the step before (a ``Call``), by call key;

@@ -141,6 +141,9 @@ class Modulo:
 class AllowedValues:
     allowed: tuple[Any, ...]
     description: Any = None
+    # Ember's own values beside Heat's (NATS_SIGNAL): accepted, and shown in the type's schema, but
+    # not listed in the refusal, which stays Heat's word for word.
+    extensions: tuple[Any, ...] = ()
 
     kind: ClassVar[str] = "AllowedValues"
     key: ClassVar[str] = "allowed_values"
@@ -152,9 +155,10 @@ class AllowedValues:
         if isinstance(value, list):
             # Items are compared as they are: list items are strings, so
             # allowed_values: [1, 2] never admits "1,2" (Heat does the same).
-            ok = all(item in self.allowed for item in value)
+            ok = all(item in self.allowed or item in self.extensions for item in value)
         else:
-            allowed = tuple(to_schema_type(a, param_type, type_name) for a in self.allowed)
+            allowed = tuple(to_schema_type(a, param_type, type_name)
+                            for a in (*self.allowed, *self.extensions))
             ok = to_schema_type(value, param_type, type_name) in allowed
         if ok:
             return None

@@ -7,7 +7,7 @@ import uuid
 
 from aiohttp import web
 
-from libs import operations, scaling, software_views
+from libs import operations, scaling, software_signals, software_views
 from libs.db import Conn, events, resources, stacks, templates
 from libs.engine.status import Action, Status
 from libs.resources import autoscaling
@@ -15,7 +15,7 @@ from libs.resources.software_deployment import SoftwareDeployment
 from libs.template import attribute_store, errors
 from libs.template.environment import Environment
 from libs.template.errors import EntityNotFound, MalformedRequest
-from services.api import breakpoints_api, deployment_signals, hook_clearing, lookup, views
+from services.api import breakpoints_api, hook_clearing, lookup, views
 from services.api.http import (
     evaluation,
     json_body,
@@ -188,7 +188,7 @@ async def signal(request: web.Request) -> web.Response:
         return web.Response(status=200)
     if isinstance(plugin, SoftwareDeployment):
         async with pool.acquire() as conn:
-            await deployment_signals.signal(conn, stack, row, details)
+            await software_signals.signal(conn, stack, row, details)
         return web.Response(status=200)
     for _ in range(10):  # a compare-and-set lost to another signal: read again and redo
         changes, reason = plugin.signal(row.data, details)

@@ -18,6 +18,7 @@ from libs.resources.registry import default_registry
 from libs.runtime import Runtime
 from libs.template.limits import Limits
 from services.worker.hook_sweep import sweeping
+from services.worker.signals import answering
 from services.worker.steps import Steps
 
 
@@ -38,7 +39,7 @@ async def body(rt: Runtime) -> AsyncIterator[None]:
     cloud = dataclasses.replace(settings.cloud, retries=0)
     async with evaluation_pool.opened_for(settings) as pool, sdk.opened(cloud, rt.tracer) as caller:
         working = consuming(lambda rt: rt.names.workers, lambda rt: handlers(rt, pool, caller))
-        async with working(rt), sweeping(rt):
+        async with working(rt), answering(rt), sweeping(rt):
             yield
 
 

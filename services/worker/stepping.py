@@ -177,8 +177,8 @@ class Stepping:
 
     async def _beyond_row(self, row: resources.ResourceRow, plugin: ResourceType, props: Mapping[str, Any],
                           ctx: StepContext) -> StepContext:
-        """The context with what the type reads beyond its row: a peer's data, its signal URL,
-        its software configs and deployment."""
+        """The context with what the type reads beyond its row: a peer's data, its signal URL and
+        subject, its software configs and deployment."""
         if plugin.watches is not None and isinstance(props.get(plugin.watches), str):
             peer = await resources.data_of_reference(self.conn, self.stack_id, props[plugin.watches])
             ctx = dataclasses.replace(ctx, peer=peer or {})
@@ -186,6 +186,9 @@ class Stepping:
             ctx = dataclasses.replace(ctx, signal_url=(
                 f"{self.s.api_url}/v1/{self.stack.project}/stacks/{self.stack.name}/{self.stack_id}"
                 f"/resources/{row.name}/signal"))
+        if plugin.accepts_signals:
+            ctx = dataclasses.replace(ctx, signal_subject=self.s.bus.names.signal(
+                self.stack.project, str(self.stack_id), row.name))
         reads = plugin.software_reads(props, row.physical_id)
         if reads is not None:
             stored = await software.state(self.conn, self.stack.project, reads)

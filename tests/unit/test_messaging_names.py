@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from libs.messaging.subjects import SERVICES, Names
+from libs.messaging.subjects import SERVICES, Names, principal_token, token_value
 
 
 def _matches(pattern: str, subject: str) -> bool:
@@ -31,7 +31,8 @@ def test_every_name_carries_the_prefix() -> None:
 def test_streams_do_not_overlap() -> None:
     names = Names()
     samples = [names.plan("p", "s"), names.work("s"), names.events("p", "s"), names.hooks("p", "s", "r"),
-               names.scale("p", "s", "g"), names.deployments("p", "srv"), names.control_ping("worker")]
+               names.scale("p", "s", "g"), names.deployments("p", "srv"), names.control_ping("worker"),
+               names.signal("p", "s", "r")]
     for subject in samples:
         owners = [st.name for st in names.streams if any(_matches(p, subject) for p in st.subjects)]
         assert len(owners) <= 1, (subject, owners)
@@ -48,6 +49,24 @@ def test_design_subjects_with_the_default_prefix() -> None:
     assert names.scale("demo", "abc", "asg") == "ember.scale.demo.abc.asg"
     assert names.deployments("demo", "srv-1") == "ember.deployments.demo.srv-1"
     assert _matches(names.project_deployments("demo"), names.deployments("demo", "srv-1"))
+    assert names.signal("demo", "abc", "deploy") == "ember.signal.demo.abc.deploy"
+    assert _matches(names.project_signals("demo"), names.signal("demo", "abc", "deploy"))
+    assert not _matches(names.project_signals("demo"), names.signal("demo2", "abc", "deploy"))
+    assert _matches(names.deployment_signals.filter_subject, names.signal("demo", "abc", "deploy"))
+
+
+@pytest.mark.parametrize(("project", "stack", "resource"), [
+    ("demo", "abc", "deploy"), ("a.b", "s", "r"), ("p", "s", "my deploy.1"), ("p", "s", "50%2E"),
+    ("p", "s", "*"), ("p", "s", "")])
+def test_a_signal_subject_reads_back_as_its_tokens(project: str, stack: str, resource: str) -> None:
+    names = Names("ember_t")
+    parts = names.signal_parts(names.signal(project, stack, resource))
+    assert parts == (principal_token(project), principal_token(stack), principal_token(resource))
+    # A name is its token, or the token read back (a name with "%2E" in it has the token of one with "."):
+    # what libs/software_signals looks for.
+    assert parts is not None and (resource or "_") in (parts[2], token_value(parts[2]))
+    assert names.signal_parts(names.scale("p", "s", "r")) is None
+    assert names.signal_parts("ember_t.signal.p.s") is None
 
 
 @pytest.mark.parametrize(("raw", "token"), [("a.b", "a%2Eb"), ("x y", "x%20y"), ("*", "%2A"), ("", "_")])

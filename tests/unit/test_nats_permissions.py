@@ -29,6 +29,10 @@ def test_what_each_service_may_not_do() -> None:
     assert N.work_all not in publishes("notifier") and N.plan_all not in publishes("notifier")
     assert not any(s.startswith("$JS.API.CONSUMER.MSG.NEXT") for s in publishes("api"))
     assert N.events_all not in publishes("worker")
+    # Agents' answers are the worker's to apply: no other service pulls them.
+    for service in SERVICES:
+        pulls = any(s.endswith(".EMBER_SIGNALS.deployment-signals") for s in publishes(service))
+        assert pulls is (service == "worker"), service
     assert not any(s.startswith(N.prefix + ".work") or ".CONSUMER." in s for s in publishes("observer"))
     assert not any(".STREAM.DELETE." in s or ".PURGE." in s or "DIRECT" in s
                    for service in SERVICES for s in publishes(service))
@@ -42,7 +46,7 @@ def test_what_each_service_may_not_do() -> None:
 
 def test_a_project_reaches_its_own_subjects_only() -> None:
     rules = permissions.project_permissions(N, "demo")
-    assert rules.publish == ("ember.hookclear.demo.>", "ember.scale.demo.>",
+    assert rules.publish == ("ember.hookclear.demo.>", "ember.scale.demo.>", "ember.signal.demo.>",
                              "$JS.API.CONSUMER.CREATE.EMBER_EVENTS.*.ember.events.demo.>",
                              "$JS.API.CONSUMER.CREATE.EMBER_HOOKS.*.ember.hooks.demo.>",
                              "$JS.API.CONSUMER.CREATE.EMBER_DRIFT.*.ember.drift.demo.>")

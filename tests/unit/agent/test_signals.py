@@ -7,7 +7,17 @@ from typing import Any
 import pytest
 
 from libs.agent.configs import DerivedConfig, parse
-from libs.agent.signals import Answer, Backoff, Nowhere, ToHeat, ToUrl, answer, orchestration_endpoint, target
+from libs.agent.signals import (
+    Answer,
+    Backoff,
+    Nowhere,
+    ToHeat,
+    ToNats,
+    ToUrl,
+    answer,
+    orchestration_endpoint,
+    target,
+)
 from tests.agent_items import item, signalled_to
 
 HEAT = {"deploy_signal_transport": "HEAT_SIGNAL", "deploy_auth_url": "http://ks:5000/v3",
@@ -33,6 +43,12 @@ def _target(derived: dict[str, Any]) -> Any:
      Nowhere("ZAQAR_SIGNAL is not supported (no Zaqar in Ember)", fault=True)),
     ({**HEAT, "deploy_password": ""}, Nowhere("HEAT_SIGNAL without deploy_password", fault=True)),
     (HEAT, ToHeat("http://ks:5000/v3", "u-1", "dep", "pw", "p-1", None, "web/4f1e", "deploy me")),
+    ({"deploy_signal_transport": "NATS_SIGNAL", "deploy_signal_subject": "ember.signal.p.s.r"},
+     ToNats("ember.signal.p.s.r")),
+    ({"deploy_signal_subject": "ember.signal.>"},
+     Nowhere("deploy_signal_subject 'ember.signal.>' is not a NATS subject", fault=True)),
+    ({"deploy_signal_subject": "ember..r"},
+     Nowhere("deploy_signal_subject 'ember..r' is not a NATS subject", fault=True)),
 ])
 def test_the_signal_target(derived: dict[str, Any], expected: Any) -> None:
     assert _target(derived) == expected

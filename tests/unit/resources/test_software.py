@@ -30,6 +30,7 @@ from tests.unit.resources.resource_support import make_ctx, plugin
 
 REGISTRY = default_registry()
 SIGNAL_URL = "http://api:8004/v1/demo/stacks/st/5d2e/resources/r1/signal"
+SIGNAL_SUBJECT = "ember.signal.demo.5d2e.r1"
 CONFIG_ID = "8d6fc3d1-1111-2222-3333-444455556666"
 
 
@@ -99,10 +100,13 @@ CREDENTIALS = {"deploy_auth_url": "http://api:8004/identity/v3", "deploy_user_id
     ("TEMP_URL_SIGNAL", {"deploy_signal_id": SIGNED, "deploy_signal_verb": "POST"}),
     ("HEAT_SIGNAL", {"deploy_signal_id": SIGNED, "deploy_signal_verb": "POST", **CREDENTIALS}),
     ("ZAQAR_SIGNAL", {"deploy_signal_id": SIGNED, "deploy_signal_verb": "POST", **CREDENTIALS}),
+    # Ember's own: the subject, and no URL for the agent to post to.
+    ("NATS_SIGNAL", {"deploy_signal_subject": SIGNAL_SUBJECT}),
 ])
 def test_the_deploy_inputs_per_transport(transport: str, extra: dict[str, str]) -> None:
     given = deploy_inputs(server_id="srv", action="CREATE", stack_path="st/5d2e", resource_name="r1",
-                          transport=Transport(transport), signal_url=SIGNAL_URL, project="demo", user=USER)
+                          transport=Transport(transport), signal_url=SIGNAL_URL, project="demo", user=USER,
+                          signal_subject=SIGNAL_SUBJECT)
     assert {i["name"]: i["value"] for i in given} == {
         "deploy_server_id": "srv", "deploy_action": "CREATE", "deploy_stack_id": "st/5d2e",
         "deploy_resource_name": "r1", "deploy_signal_transport": transport, **extra}
@@ -131,6 +135,23 @@ def test_a_deployment_keeps_one_stack_user_for_all_its_configs() -> None:
     # NO_SIGNAL never answers: no user.
     silent = deployment.stored(Action.CREATE, _ctx({"signal_transport": "NO_SIGNAL"}), source, CONFIG_ID)
     assert isinstance(silent, Store) and silent.stack_user is None
+
+
+@pytest.mark.parametrize(("transport", "subject", "expected"), [
+    ("NATS_SIGNAL", SIGNAL_SUBJECT, {"deploy_signal_subject": SIGNAL_SUBJECT}),
+    ("NATS_SIGNAL", None, {}),  # a context without NATS: nothing to answer on (the deployment waits)
+    ("CFN_SIGNAL", SIGNAL_SUBJECT, {"deploy_signal_id": SIGNAL_URL, "deploy_signal_verb": "POST"}),
+    ("NO_SIGNAL", SIGNAL_SUBJECT, {}),
+])
+def test_a_deployment_s_derived_config_says_where_to_answer(transport: str, subject: str | None,
+                                                             expected: dict[str, str]) -> None:
+    ctx = dataclasses.replace(_ctx({"signal_transport": transport}), signal_subject=subject)
+    source = {"group": "script", "config": "run"}
+    derived = SoftwareDeployment().derived(Action.CREATE, ctx, source, CONFIG_ID)
+    answer = {i["name"]: i["value"] for i in derived.config["inputs"]
+              if i["name"] in ("deploy_signal_id", "deploy_signal_verb", "deploy_signal_subject")}
+    assert answer == expected
+    assert {i["name"]: i["value"] for i in derived.config["inputs"]}["deploy_signal_transport"] == transport
 
 
 def test_derived_inputs_in_heats_order_and_shape() -> None:
