@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import nats.errors
+import nats.js.errors
+import orjson
 import pytest
 from opentelemetry import trace
 
@@ -294,3 +299,85 @@ async def test_a_push_reaches_the_agent_as_its_project_s_nats_user(scratch_path:
             assert agent.stop() == 0
     assert [(s.name, s.body["deploy_stdout"]) for s in api.signals] == [("pushed", "pushed\n")]
     assert "Permissions Violation" not in auth_nats.log.read_text()
+
+
+def _published_to(subject: str) -> dict[str, str]:
+    return {"deploy_signal_transport": "NATS_SIGNAL", "deploy_signal_subject": subject}
+
+
+async def _last_on(bus: Bus, subject: str) -> Any:
+    """The message last kept on ``subject`` by the signals stream, once there is one."""
+    async def kept() -> Any:
+        with contextlib.suppress(nats.js.errors.NotFoundError, nats.errors.TimeoutError):
+            return await bus.js.get_last_msg(bus.names.signals_stream.name, subject)
+        return None
+    return await eventually(kept, what=f"a signal kept on {subject}")
+
+
+async def test_nats_signal_is_published_to_jetstream_and_tried_again_until_the_stream_acks(
+        scratch_path: Path, servers: Servers) -> None:
+    names = Names(f"agent{uuid.uuid4().hex[:8]}")
+    subject = names.signal(PROJECT, "4f1e", "one")
+    async with fake_api() as api, Bus.connect(servers.nats_url, names, trace.get_tracer("test"),
+                                              client_name="test-engine") as bus:
+        config = item("one", "#!/bin/sh\necho over nats\necho oops >&2\nexit 4\n",
+                      derived=_published_to(subject))
+        api.metadata = [config]
+        try:
+            with agent_running(api, scratch_path, "--nats-url", servers.nats_url, "--nats-prefix",
+                               names.prefix, "--signal-retry-seconds", "0.05") as agent:
+                # No stream yet (no worker has started): nobody acks, and the agent tries again.
+                await agent.wait_logged("signal not delivered; trying again")
+                await bus.ensure_topology(streams=[names.signals_stream], consumers=[])
+                kept = await _last_on(bus, subject)
+                await agent.wait_logged("signal delivered")
+            assert orjson.loads(kept.data) == {"deploy_stdout": "over nats\n", "deploy_stderr": "oops\n",
+                                               "deploy_status_code": 4}
+            # The run's hash: a publish again of the same run is kept once.
+            assert kept.headers["Nats-Msg-Id"] == config["ember_hash"]
+            assert api.signals == []
+        finally:
+            with contextlib.suppress(Exception):
+                await bus.delete_stream(names.signals_stream.name)
+
+
+async def test_nats_signal_without_nats_settings_is_given_up_saying_why(scratch_path: Path) -> None:
+    async with fake_api() as api:
+        api.metadata = [item("one", "#!/bin/sh\necho hi\n", derived=_published_to("ember.signal.p.s.one"))]
+        with agent_running(api, scratch_path) as agent:
+            await agent.wait_logged("signal given up")
+    assert agent.logged("this agent has no NATS settings (--nats-url, EMBER_AGENT_NATS_URL)")
+
+
+async def test_nats_signal_as_the_project_s_user_and_never_on_another_project_s_subject(
+        scratch_path: Path, auth_nats: AuthNats) -> None:
+    """Under authorization: alpha's agent answers on alpha's subjects; beta may not publish there."""
+    names = Names(auth_nats.prefix)
+    alpha, worker = auth_nats.auth.project("alpha"), auth_nats.auth.service("worker")
+    subject = names.signal("alpha", str(uuid.uuid4()), "deploy")
+    async with fake_api() as api, Bus.connect(auth_nats.url, names, trace.get_tracer("test"),
+                                              client_name="test-worker", user=worker.user,
+                                              password=worker.password) as bus:
+        await bus.ensure_topology(streams=[names.signals_stream], consumers=[names.deployment_signals])
+        pushed = item("one", "#!/bin/sh\necho from alpha\n", derived=_published_to(subject))
+        agent_env = {"EMBER_AGENT_NATS_USER": alpha.user, "EMBER_AGENT_NATS_PASSWORD": alpha.password}
+        with AgentProcess(api, scratch_path, "--project", "alpha", "--interval", "3600", "--nats-url",
+                          auth_nats.url, "--nats-prefix", auth_nats.prefix, env=agent_env) as agent:
+            agent.start()
+            await agent.wait_logged("listening for pushed deployments")
+            await deployments.publish(bus, "alpha", SERVER, [pushed])
+            kept = await _last_on(bus, subject)
+            await agent.wait_logged("signal delivered")
+            assert agent.stop() == 0
+        assert orjson.loads(kept.data)["deploy_stdout"] == "from alpha\n"
+        errors: list[str] = []
+        beta = await auth_nats.connect(auth_nats.auth.project("beta"), errors)
+        try:
+            with pytest.raises(nats.errors.TimeoutError):
+                await beta.jetstream(timeout=1).publish(subject, b'{"deploy_status_code": 0}')
+        finally:
+            await beta.close()
+        assert any(f'permissions violation for publish to "{subject}"' in e for e in errors), errors
+        logged = auth_nats.log.read_text()
+        assert not [line for line in logged.splitlines() if "Violation" in line and "project.alpha" in line]
+        assert (await bus.js.stream_info(names.signals_stream.name)).state.messages == 1

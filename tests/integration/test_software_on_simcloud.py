@@ -34,7 +34,7 @@ from tests.integration.engine_support import engine, event_lines, resource_rows,
 SCRIPT = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
 
 
-def _template(foo: str) -> dict[str, Any]:
+def _template(foo: str, *, transport: str = "CFN_SIGNAL", script: str = SCRIPT) -> dict[str, Any]:
     return {
         "heat_template_version": "2016-10-14",
         "resources": {
@@ -42,11 +42,11 @@ def _template(foo: str) -> dict[str, Any]:
                 "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}],
                 "user_data_format": "SOFTWARE_CONFIG"}},
             "config": {"type": "OS::Heat::SoftwareConfig", "properties": {
-                "group": "script", "config": SCRIPT, "inputs": [{"name": "foo"}],
+                "group": "script", "config": script, "inputs": [{"name": "foo"}],
                 "outputs": [{"name": "result"}]}},
             "deployment": {"type": "OS::Heat::SoftwareDeployment", "properties": {
                 "config": {"get_resource": "config"}, "server": {"get_resource": "server"},
-                "input_values": {"foo": foo}}},
+                "input_values": {"foo": foo}, "signal_transport": transport}},
         },
         "outputs": {"result": {"value": {"get_attr": ["deployment", "result"]}},
                     "stdout": {"value": {"get_attr": ["deployment", "deploy_stdout"]}}},
@@ -151,3 +151,25 @@ async def test_a_raw_servers_user_data_naming_a_config_boots_with_the_configs_te
     given = {name: base64.b64decode(row["data"]["user_data"]).decode() for name, row in booted.items()
              if row is not None}
     assert given == {"named": SCRIPT, "other": unknown}
+
+
+async def test_a_simulated_server_answers_over_nats(settings: Settings, database_url: str,
+                                                    scratch_path: Path) -> None:
+    """NATS_SIGNAL: the agent publishes its outputs to JetStream, the worker applies them; a failing
+    script fails the deployment with its stderr, as a POSTed answer does."""
+    async with _cloud_with_agents(settings, database_url, scratch_path) as rt:
+        made = await operations.create_stack(rt.pool, rt.bus, project="demo", name="sw_nats",
+                                             stack_request=StackRequest(template=_template(
+                                                 "x", transport="NATS_SIGNAL")))
+        done = await settled(rt.pool, made.id, timeout=90)
+        lines = await event_lines(rt.pool, made.id)
+        assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
+        assert _outputs(done) == {"result": "got x", "stdout": "hello x\n"}
+        failing = '#!/bin/sh\necho "no disk for $foo" >&2\nexit 3\n'
+        await operations.update_stack(rt.pool, rt.bus, done, stack_request=StackRequest(template=_template(
+            "y", transport="NATS_SIGNAL", script=failing)))
+        failed = await settled(rt.pool, made.id, status="UPDATE_FAILED", timeout=90)
+        assert failed.status_reason == (
+            "Resource UPDATE failed: Error: resources.deployment: Deployment to server failed: "
+            "deploy_status_code : Deployment exited with non-zero status code: 3; "
+            "deploy_stderr: no disk for y")
