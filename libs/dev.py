@@ -41,6 +41,8 @@ from libs.simcloud import dev_cloud
 from libs.telemetry import logs
 
 log = logs.logger("dev")
+# The project the banner's example uses (noauth: the path's project id).
+DEMO_PROJECT = "demo"
 
 Server = EmbeddedPostgres | EmbeddedNats
 
@@ -85,7 +87,7 @@ Ember is running.
   data:      {settings.data_dir}   (logs and spans in {settings.data_dir / 'logs'})
 {_cloud_lines(cloud)}
 Try it (noauth: the project is the path's project id):
-  openstack --os-auth-type none --os-endpoint {api}/v1/demo \\
+  openstack --os-auth-type none --os-endpoint {api}/v1/{DEMO_PROJECT} \\
       stack create --wait -t template.yaml mystack
 
 Ctrl-C stops everything.
@@ -205,9 +207,10 @@ def _nats(settings: Settings, servers: list[ServerChild]
     """The server's URL, each service's NATS variables and the operator's (none for a given server)."""
     if settings.nats_url:
         return settings.nats_url, {}, {}
-    # Fresh passwords each start: only this run's children (and dev.env's reader) know them.
-    auth = nats_auth.write(settings.data_dir / "nats-auth", Names(settings.nats_prefix),
-                           settings.nats_projects)
+    # Fresh passwords each start: only this run's children (and dev.env's reader) know them. The
+    # demo project (the banner's) has a user too: the simulated servers' agents connect as it.
+    projects = tuple(dict.fromkeys((*settings.nats_projects, DEMO_PROJECT)))
+    auth = nats_auth.write(settings.data_dir / "nats-auth", Names(settings.nats_prefix), projects)
     ns = EmbeddedNats(settings.data_dir / "nats", config=auth.config)
     servers.append(ServerChild("nats-server", ns))
     url = ns.start()
@@ -254,7 +257,10 @@ def main() -> int:
             env.update(cloud.env())
         supervisor = Supervisor(settings, env, stop, servers, service_env)
         if cloud is not None:
-            agents = (settings.api_url, settings.data_dir / "servers") if settings.dev_agents else None
+            users = settings.data_dir / "nats-auth" / nats_auth.USERS_NAME
+            agents = dev_cloud.DevAgents(settings.api_url, settings.data_dir / "servers", nats_url=nats_url,
+                                         nats_prefix=settings.nats_prefix, nats_users=users if admin else None
+                                         ) if settings.dev_agents else None
             supervisor.children.insert(0, Child("simcloud", argv=tuple(cloud.argv(db_url, agents))))
         for child in supervisor.children:
             supervisor.start(child)

@@ -10,6 +10,12 @@ again for the same server finds its journal there and runs nothing twice.
 
 These agents run templates' scripts on the machine that runs the simulator, so they run
 only when enabled (``ember dev``, which listens on localhost only, enables them).
+
+Given NATS, an agent listens for its pushed deployments and can answer NATS_SIGNAL. Under
+authorization (``ember dev``'s embedded nats-server) it connects as its project's integration
+user, read from the users file ``ember dev`` writes; an agent whose project has no user there
+(not in ``EMBER_NATS_PROJECTS``, nor ``demo``) is given no NATS at all: it polls, and gives up a
+NATS_SIGNAL at once saying so, rather than being refused by the server at each try.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from typing import Any
 import asyncpg
 
 from libs.agent import credentials
+from libs.messaging import server_auth
 from libs.resources.mime import parts_of
 from libs.simcloud.nova import store
 from libs.telemetry import logs
@@ -52,6 +59,8 @@ class AgentSettings:
     run_timeout: float = 600.0
     nats_url: str | None = None
     nats_prefix: str | None = None
+    # The users and passwords of an authorizing nats-server (libs/embedded/nats_auth's users file).
+    nats_users: Path | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,17 +123,27 @@ def wanted(servers: Iterable[tuple[str, str, str | None]]) -> dict[str, Wanted]:
     return found
 
 
-def argv(settings: AgentSettings, want: Wanted) -> list[str]:
-    """The command of one server's agent."""
+def argv(settings: AgentSettings, want: Wanted, *, nats: bool = True) -> list[str]:
+    """The command of one server's agent (told of NATS unless ``nats`` is False)."""
     command = [sys.executable, "-m", "libs.cli", "agent", "--api-url", settings.api_url,
                "--project", want.project, "--server-id", want.server_id,
                "--workdir", str(settings.root / want.server_id), "--interval", f"{settings.interval:g}",
                "--timeout", f"{settings.run_timeout:g}"]
-    if settings.nats_url:
+    if settings.nats_url and nats:
         command += ["--nats-url", settings.nats_url]
         if settings.nats_prefix:
             command += ["--nats-prefix", settings.nats_prefix]
     return command
+
+
+def nats_login(users: Mapping[str, Any], project: str) -> dict[str, str] | None:
+    """The variables that connect an agent of ``project`` as its integration user, from a users
+    file's content; None when the project has none. Variables, not arguments: a command line is
+    visible to every user of the machine."""
+    found = users.get(server_auth.project_user(project))
+    if not isinstance(found, Mapping) or not found.get("password"):
+        return None
+    return {"EMBER_AGENT_NATS_USER": str(found["user"]), "EMBER_AGENT_NATS_PASSWORD": str(found["password"])}
 
 
 class Agents:
@@ -170,16 +189,33 @@ class Agents:
     async def _start(self, want: Wanted) -> None:
         folder = self.settings.root / want.server_id
         folder.mkdir(parents=True, exist_ok=True)
+        login = self._login(want.project)
         log_file = (folder.parent / f"{want.server_id}.log").open("ab")
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv(self.settings, want), stdin=asyncio.subprocess.DEVNULL, stdout=log_file,
-                stderr=log_file, env=environment_of(want), start_new_session=True)
+                *argv(self.settings, want, nats=login is not None), stdin=asyncio.subprocess.DEVNULL,
+                stdout=log_file, stderr=log_file, env={**environment_of(want), **(login or {})},
+                start_new_session=True)
         finally:
             log_file.close()
         self.running[want.server_id] = (want, process)
         log.info("agents: started the agent of server %s (project %s, pid %d)", want.server_id, want.project,
                  process.pid)
+
+    def _login(self, project: str) -> dict[str, str] | None:
+        """NATS variables for an agent of ``project`` ({} with no authorization); None: no NATS for it."""
+        if self.settings.nats_users is None:
+            return {}
+        try:
+            users = json.loads(self.settings.nats_users.read_text())
+        except (OSError, ValueError) as exc:
+            log.warning("agents: cannot read the NATS users in %s: %s", self.settings.nats_users, exc)
+            return None
+        login = nats_login(users if isinstance(users, Mapping) else {}, project)
+        if login is None:
+            log.warning("agents: project %s has no NATS user (EMBER_NATS_PROJECTS): its agents poll only,"
+                        " and cannot answer NATS_SIGNAL", project)
+        return login
 
     async def _stop(self, server_id: str) -> None:
         _, process = self.running.pop(server_id)
@@ -212,8 +248,10 @@ def environment_of(want: Wanted) -> dict[str, str]:
     return given
 
 
-def settings_of(api_url: str | None, root: str | None, **extra: Any) -> AgentSettings | None:
+def settings_of(api_url: str | None, root: str | None, *, nats_url: str | None = None,
+                nats_prefix: str | None = None, nats_users: str | None = None) -> AgentSettings | None:
     """The agents' settings from the simulator's options; None (no agents) unless both are given."""
     if not api_url or not root:
         return None
-    return AgentSettings(api_url=api_url.rstrip("/"), root=Path(root), **extra)
+    return AgentSettings(api_url=api_url.rstrip("/"), root=Path(root), nats_url=nats_url or None,
+                         nats_prefix=nats_prefix or None, nats_users=Path(nats_users) if nats_users else None)

@@ -51,6 +51,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents-dir", default=os.environ.get("EMBER_SIMCLOUD_AGENTS_DIR"),
                         help="where each such server's filesystem is, a folder per server "
                              "(EMBER_SIMCLOUD_AGENTS_DIR)")
+    parser.add_argument("--agents-nats-url", default=os.environ.get("EMBER_SIMCLOUD_AGENTS_NATS_URL"),
+                        help="the NATS the agents listen to for pushed deployments and answer NATS_SIGNAL "
+                             "on (EMBER_SIMCLOUD_AGENTS_NATS_URL)")
+    parser.add_argument("--agents-nats-prefix", default=os.environ.get("EMBER_SIMCLOUD_AGENTS_NATS_PREFIX"),
+                        help="the prefix of Ember's subjects there (EMBER_SIMCLOUD_AGENTS_NATS_PREFIX)")
+    parser.add_argument("--agents-nats-users", default=os.environ.get("EMBER_SIMCLOUD_AGENTS_NATS_USERS"),
+                        help="the users file of an authorizing nats-server (`ember dev` writes it): each "
+                             "agent connects as its project's user (EMBER_SIMCLOUD_AGENTS_NATS_USERS)")
     parser.add_argument("--admin-password", default=os.environ.get("EMBER_SIMCLOUD_ADMIN_PASSWORD", "admin"))
     parser.add_argument("--demo-password", default=os.environ.get("EMBER_SIMCLOUD_DEMO_PASSWORD", "demo"))
 
@@ -63,7 +71,8 @@ def options(args: argparse.Namespace) -> server.Options:
                              volume_seconds=args.volume_seconds, delete_seconds=args.delete_seconds,
                              seed=args.seed),
         credentials=seeds.Credentials(admin_password=args.admin_password, demo_password=args.demo_password),
-        agents=agents.settings_of(args.agents_api_url, args.agents_dir))
+        agents=agents.settings_of(args.agents_api_url, args.agents_dir, nats_url=args.agents_nats_url,
+                                  nats_prefix=args.agents_nats_prefix, nats_users=args.agents_nats_users))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,6 +28,18 @@ ADMIN_CLOUD = "simcloud-admin"
 
 
 @dataclasses.dataclass(frozen=True)
+class DevAgents:
+    """What the simulator's agents are told: Ember's API, the servers' folders, and NATS (its
+    prefix, and the users file of an authorizing server) when there is one."""
+
+    api_url: str
+    root: Path
+    nats_url: str | None = None
+    nats_prefix: str | None = None
+    nats_users: Path | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class DevCloud:
     host: str
     port: int
@@ -42,14 +54,19 @@ class DevCloud:
         """What Ember's services (and the operator's shell) need to find it."""
         return {"OS_CLIENT_CONFIG_FILE": str(self.clouds_yaml), "OS_CLOUD": CLOUD}
 
-    def argv(self, database_url: str, agents: tuple[str, Path] | None = None) -> list[str]:
-        """``ember`` arguments that run it; ``agents``: Ember's API URL and the servers' folders, for
-        an agent per server booted for software config."""
+    def argv(self, database_url: str, agents: DevAgents | None = None) -> list[str]:
+        """``ember`` arguments that run it; ``agents``: for an agent per server booted for software config."""
         argv = ["simcloud", "--bind", f"{self.host}:{self.port}", "--database-url", database_url,
                 "--admin-password", self.credentials.admin_password,
                 "--demo-password", self.credentials.demo_password]
         if agents is not None:
-            argv += ["--agents-api-url", agents[0], "--agents-dir", str(agents[1])]
+            argv += ["--agents-api-url", agents.api_url, "--agents-dir", str(agents.root)]
+            if agents.nats_url:
+                argv += ["--agents-nats-url", agents.nats_url]
+                if agents.nats_prefix:
+                    argv += ["--agents-nats-prefix", agents.nats_prefix]
+                if agents.nats_users is not None:
+                    argv += ["--agents-nats-users", str(agents.nats_users)]
         return argv
 
 

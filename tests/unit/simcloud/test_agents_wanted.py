@@ -15,7 +15,9 @@ from libs.simcloud.agents import (
     argv,
     closed_to_others,
     environment_of,
+    nats_login,
     project_of,
+    settings_of,
     stack_user_of,
     wanted,
 )
@@ -56,6 +58,31 @@ def test_an_agent_polls_its_project_and_keeps_its_journal_in_its_servers_folder(
     assert command[command.index("--workdir") + 1] == str(tmp_path / "srv")
     assert command[command.index("--project") + 1] == "demo"
     assert command[command.index("--server-id") + 1] == "srv"
+
+
+def test_an_agent_is_told_of_nats_when_the_simulator_knows_it(tmp_path: Path) -> None:
+    given = settings_of("http://127.0.0.1:8004/", str(tmp_path), nats_url="nats://127.0.0.1:4222",
+                        nats_prefix="dev", nats_users=str(tmp_path / "users.json"))
+    assert given is not None and given.nats_users == tmp_path / "users.json"
+    command = argv(given, Wanted("srv", "demo"))
+    assert command[command.index("--nats-url") + 1] == "nats://127.0.0.1:4222"
+    assert command[command.index("--nats-prefix") + 1] == "dev"
+    # A project with no NATS user: no NATS at all (it polls; NATS_SIGNAL is given up saying why).
+    assert "--nats-url" not in argv(given, Wanted("srv", "demo"), nats=False)
+    assert "--nats-url" not in argv(AgentSettings(api_url="http://a", root=tmp_path), Wanted("srv", "demo"))
+
+
+@pytest.mark.parametrize(("users", "project", "login"), [
+    ({"project.demo": {"user": "project.demo", "password": "pw", "inbox_prefix": "_INBOX.e.project.demo"}},
+     "demo", {"EMBER_AGENT_NATS_USER": "project.demo", "EMBER_AGENT_NATS_PASSWORD": "pw"}),
+    ({"project.demo": {"user": "project.demo", "password": "pw"}}, "ops", None),
+    ({"project.a%2Eb": {"user": "project.a%2Eb", "password": "pw"}}, "a.b",
+     {"EMBER_AGENT_NATS_USER": "project.a%2Eb", "EMBER_AGENT_NATS_PASSWORD": "pw"}),
+    ({}, "demo", None),
+])
+def test_an_agent_connects_as_its_project_s_nats_user(users: dict[str, Any], project: str,
+                                                      login: dict[str, str] | None) -> None:
+    assert nats_login(users, project) == login
 
 
 def test_a_folder_closed_to_other_users_is_named(tmp_path: Path) -> None:

@@ -152,3 +152,17 @@ def test_the_clouds_yaml_of_dev(tmp_path: Any) -> None:
     assert clouds["simcloud"]["auth"]["project_name"] == "demo"
     assert clouds["simcloud-admin"]["auth"]["username"] == "admin"
     assert cloud.env() == {"OS_CLIENT_CONFIG_FILE": str(tmp_path / "clouds.yaml"), "OS_CLOUD": "simcloud"}
+
+
+def test_dev_tells_the_simulator_where_its_agents_find_ember_and_nats(tmp_path: Any) -> None:
+    cloud = dev_cloud.DevCloud("127.0.0.1", 9999, tmp_path / "clouds.yaml")
+    users = tmp_path / "nats-auth" / "users.json"
+    argv = cloud.argv("postgresql://db", dev_cloud.DevAgents(
+        "http://127.0.0.1:8004", tmp_path / "servers", nats_url="nats://127.0.0.1:4222", nats_prefix="ember",
+        nats_users=users))
+    options = dict(zip(argv[1::2], argv[2::2], strict=False))
+    assert {k: v for k, v in options.items() if k.startswith("--agents")} == {
+        "--agents-api-url": "http://127.0.0.1:8004", "--agents-dir": str(tmp_path / "servers"),
+        "--agents-nats-url": "nats://127.0.0.1:4222", "--agents-nats-prefix": "ember",
+        "--agents-nats-users": str(users)}
+    assert not any(a.startswith("--agents") for a in cloud.argv("postgresql://db"))
