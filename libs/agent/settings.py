@@ -35,7 +35,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("collect_config", "EMBER_AGENT_COLLECT_CONFIG",
      "a JSON file of the server's metadata (or its os-collect-config section), e.g. cfn-init-data:"
      " the stack user, project and auth URL are read from its heat section"),
-    ("nats_url", "EMBER_AGENT_NATS_URL", "NATS to listen to for pushed deployments (polling goes on)"),
+    ("nats_url", "EMBER_AGENT_NATS_URL",
+     "NATS to listen to for pushed deployments (polling goes on), and to answer NATS_SIGNAL on"),
     ("nats_user", "EMBER_AGENT_NATS_USER", "NATS user (the project's integration user)"),
     ("nats_password", "EMBER_AGENT_NATS_PASSWORD", "NATS password"),
     ("nats_prefix", "EMBER_AGENT_NATS_PREFIX", "prefix of Ember's subjects (default ember)"),
