@@ -320,8 +320,9 @@ def _transport(properties: Mapping[str, Any]) -> Transport:
 
 def _stack_user(ctx: StepContext) -> stack_user.StackUser | None:
     """The deployment's stack user: the one it made, else a new one; none for NO_SIGNAL, which never
-    answers, or with no API to answer to."""
-    if _transport(ctx.properties) is Transport.NO_SIGNAL or not ctx.signal_url:
+    answers, for NATS_SIGNAL, which answers on NATS as its project's NATS user, or with no API to
+    answer to."""
+    if _transport(ctx.properties) in (Transport.NO_SIGNAL, Transport.NATS_SIGNAL) or not ctx.signal_url:
         return None
     return stack_user.of(_loads(ctx.data.get(STACK_USER_KEY), None)) or stack_user.new(ctx.rng)
 

@@ -132,9 +132,10 @@ def test_a_deployment_keeps_one_stack_user_for_all_its_configs() -> None:
     later = deployment.stored(Action.UPDATE, dataclasses.replace(ctx, data={"stack_user": kept}), source,
                               CONFIG_ID)
     assert isinstance(later, Store) and later.stack_user == first.stack_user
-    # NO_SIGNAL never answers: no user.
-    silent = deployment.stored(Action.CREATE, _ctx({"signal_transport": "NO_SIGNAL"}), source, CONFIG_ID)
-    assert isinstance(silent, Store) and silent.stack_user is None
+    # NO_SIGNAL never answers, NATS_SIGNAL answers on NATS: no user.
+    for transport in ("NO_SIGNAL", "NATS_SIGNAL"):
+        silent = deployment.stored(Action.CREATE, _ctx({"signal_transport": transport}), source, CONFIG_ID)
+        assert isinstance(silent, Store) and silent.stack_user is None
 
 
 @pytest.mark.parametrize(("transport", "subject", "expected"), [
