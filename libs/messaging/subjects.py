@@ -90,7 +90,10 @@ class Names:
 
     @property
     def deployment_signals(self) -> ConsumerSpec:
-        return ConsumerSpec(self.signals_stream.name, "deployment-signals", self.signals_all, 30.0, 100)
+        # No delivery limit (-1): a signal outlives an outage of PostgreSQL however long (each try
+        # a redelivery), rather than being set aside; one its handler keeps failing on is given up
+        # by the consumer's own count (libs/messaging/consumer).
+        return ConsumerSpec(self.signals_stream.name, "deployment-signals", self.signals_all, 30.0, -1)
 
     @property
     def consumers(self) -> tuple[ConsumerSpec, ...]:

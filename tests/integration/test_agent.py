@@ -353,11 +353,15 @@ async def test_nats_signal_as_the_project_s_user_and_never_on_another_project_s_
         scratch_path: Path, auth_nats: AuthNats) -> None:
     """Under authorization: alpha's agent answers on alpha's subjects; beta may not publish there."""
     names = Names(auth_nats.prefix)
-    alpha, worker = auth_nats.auth.project("alpha"), auth_nats.auth.service("worker")
+    alpha, worker, admin = (auth_nats.auth.project("alpha"), auth_nats.auth.service("worker"),
+                            auth_nats.auth.admin)
     subject = names.signal("alpha", str(uuid.uuid4()), "deploy")
     async with fake_api() as api, Bus.connect(auth_nats.url, names, trace.get_tracer("test"),
                                               client_name="test-worker", user=worker.user,
-                                              password=worker.password) as bus:
+                                              password=worker.password) as bus, \
+            Bus.connect(auth_nats.url, names, trace.get_tracer("test"), client_name="test-operator",
+                        user=admin.user, password=admin.password,
+                        inbox_prefix=admin.inbox_prefix) as operator:
         await bus.ensure_topology(streams=[names.signals_stream], consumers=[names.deployment_signals])
         pushed = item("one", "#!/bin/sh\necho from alpha\n", derived=_published_to(subject))
         agent_env = {"EMBER_AGENT_NATS_USER": alpha.user, "EMBER_AGENT_NATS_PASSWORD": alpha.password}
@@ -366,7 +370,7 @@ async def test_nats_signal_as_the_project_s_user_and_never_on_another_project_s_
             agent.start()
             await agent.wait_logged("listening for pushed deployments")
             await deployments.publish(bus, "alpha", SERVER, [pushed])
-            kept = await _last_on(bus, subject)
+            kept = await _last_on(operator, subject)
             await agent.wait_logged("signal delivered")
             assert agent.stop() == 0
         assert orjson.loads(kept.data)["deploy_stdout"] == "from alpha\n"
@@ -380,4 +384,4 @@ async def test_nats_signal_as_the_project_s_user_and_never_on_another_project_s_
         assert any(f'permissions violation for publish to "{subject}"' in e for e in errors), errors
         logged = auth_nats.log.read_text()
         assert not [line for line in logged.splitlines() if "Violation" in line and "project.alpha" in line]
-        assert (await bus.js.stream_info(names.signals_stream.name)).state.messages == 1
+        assert (await operator.js.stream_info(names.signals_stream.name)).state.messages == 1
