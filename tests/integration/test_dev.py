@@ -21,7 +21,7 @@ from nats.aio.client import Client
 
 from libs.embedded.process import free_port
 from libs.messaging.subjects import SERVICES
-from tests.support import Servers, ember, live_pids_mentioning, terminate, wait_until
+from tests.support import Servers, ember, terminate, wait_all_gone, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -92,10 +92,6 @@ async def _read_state(urls: dict[str, str]) -> tuple[str, int]:
     return note, info.state.messages
 
 
-def _no_process_left(data_dir: Path) -> bool:
-    return not live_pids_mentioning(str(data_dir))
-
-
 def test_dev_runs_everything_keeps_state_and_leaves_nothing(data_dir: Path, tmp_path: Path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -113,7 +109,7 @@ def test_dev_runs_everything_keeps_state_and_leaves_nothing(data_dir: Path, tmp_
         assert (data_dir / "dev.env").stat().st_mode & 0o077 == 0  # it holds a password
     finally:
         assert terminate(first) == 0
-    wait_until(lambda: _no_process_left(data_dir), timeout=15, what="no process of the first run")
+    wait_all_gone(str(data_dir), timeout=15, what="no process of the first run")
     assert "Ember is running." in (tmp_path / "dev-1.log").read_text()
 
     # A second start finds its data again (new ports, same folders).
@@ -136,7 +132,7 @@ def test_dev_runs_everything_keeps_state_and_leaves_nothing(data_dir: Path, tmp_
         # The parent dying (kill -9) takes every child with it.
         second.kill()
         second.wait()
-    wait_until(lambda: _no_process_left(data_dir), timeout=20, what="no process after kill -9 of dev")
+    wait_all_gone(str(data_dir), timeout=20, what="no process after kill -9 of dev")
 
     # And it starts after that crash too, with its data.
     third = ember(["dev"], env, tmp_path / "dev-3.log")
@@ -145,7 +141,7 @@ def test_dev_runs_everything_keeps_state_and_leaves_nothing(data_dir: Path, tmp_
         assert asyncio.run(_read_state(_urls(data_dir)))[0] == "survives a restart"
     finally:
         assert terminate(third) == 0
-    wait_until(lambda: _no_process_left(data_dir), timeout=15, what="no process of the third run")
+    wait_all_gone(str(data_dir), timeout=15, what="no process of the third run")
 
 
 @pytest.mark.slow_ci  # 8 s; test.sh keeps ember dev's whole run
