@@ -52,8 +52,7 @@ async def serve(settings: config.Settings, service: str, body: Body) -> None:
     def stopping() -> None:
         # Before ready it holds no work to drain, and may be waiting for servers that are gone.
         if not stop.is_set():
-            loop.call_later((settings.shutdown_grace if ready else 0.0) + TEARDOWN_MARGIN,
-                            _abandon, log, service)
+            leave_by_deadline(settings, service, grace=settings.shutdown_grace if ready else 0.0)
         stop.set()
 
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -68,6 +67,14 @@ async def serve(settings: config.Settings, service: str, body: Body) -> None:
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+
+
+def leave_by_deadline(settings: config.Settings, service: str, *, grace: float | None = None) -> None:
+    """From now, the process has ``grace`` (the shutdown grace) plus :data:`TEARDOWN_MARGIN`
+    seconds to close; then it exits whatever it still waits on. Called once a stop began."""
+    log = logs.logger(service)
+    asyncio.get_running_loop().call_later(
+        (settings.shutdown_grace if grace is None else grace) + TEARDOWN_MARGIN, _abandon, log, service)
 
 
 def _abandon(log: logging.Logger, service: str) -> None:
