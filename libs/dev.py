@@ -86,12 +86,22 @@ Ember is running.
   nats:      {nats_url}
   data:      {settings.data_dir}   (logs and spans in {settings.data_dir / 'logs'})
 {_cloud_lines(cloud)}
-Try it (noauth: the project is the path's project id):
-  openstack --os-auth-type none --os-endpoint {api}/v1/{DEMO_PROJECT} \\
-      stack create --wait -t template.yaml mystack
-
+{_try_it(settings)}
 Ctrl-C stops everything.
 """
+
+
+def _try_it(settings: Settings) -> str:
+    api = settings.api_url
+    if settings.api.auth == "keystone":
+        return (f"Try it (keystone: a user of {settings.api.auth_config}):\n"
+                f"  openstack --os-auth-url {api}/identity/v3 \\\n"
+                "      --os-username <user> --os-password <password> --os-project-name <project> \\\n"
+                "      --os-user-domain-name Default --os-project-domain-name Default \\\n"
+                "      stack create --wait -t template.yaml mystack\n")
+    return ("Try it (noauth: the project is the path's project id):\n"
+            f"  openstack --os-auth-type none --os-endpoint {api}/v1/{DEMO_PROJECT} \\\n"
+            "      stack create --wait -t template.yaml mystack\n")
 
 
 def _lock_data_dir(data_dir: Path) -> IO[str]:
