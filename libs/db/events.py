@@ -166,3 +166,29 @@ async def take_unpublished(conn: Conn, limit: int) -> list[Unpublished]:
 
 async def mark_published(conn: Conn, seqs: Sequence[int]) -> None:
     await conn.execute("UPDATE events SET published = true WHERE seq = ANY($1::bigint[])", list(seqs))
+
+
+async def purge(conn: Conn, stack_id: uuid.UUID, *, threshold: int, keep: int, batch: int) -> int:
+    """Heat's event purge of one stack: holding ``threshold`` events or more, it loses its oldest
+    published ones, ``batch`` per statement, down to its newest ``keep``; how many went.
+
+    An event not yet published is never deleted (the notifier has not sent it): the stack then
+    holds more. Reading the ``threshold``-th newest event costs ``threshold`` index entries, not a
+    count of the stack's events.
+    """
+    if await conn.fetchval("SELECT seq FROM events WHERE stack_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1",
+                           stack_id, threshold - 1) is None:
+        return 0
+    newest_gone = await conn.fetchval(
+        "SELECT seq FROM events WHERE stack_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1", stack_id, keep)
+    gone = 0
+    while newest_gone is not None:
+        # Each batch its own statement: row locks held briefly, as Heat deletes a batch at a time.
+        status = await conn.execute(
+            "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE stack_id = $1 AND published"
+            " AND seq <= $2 ORDER BY seq LIMIT $3)", stack_id, newest_gone, batch)
+        deleted = int(status.split()[-1])
+        gone += deleted
+        if deleted < batch:
+            break
+    return gone
