@@ -254,13 +254,14 @@ async def children(conn: Conn, parent_id: uuid.UUID) -> dict[uuid.UUID, str]:
 
 
 async def nested_tree(conn: Conn, stack_id: uuid.UUID, depth: int) -> list[StackRow]:
-    """Stacks nested in this one down to ``depth`` levels (deleted ones too), parents first."""
+    """Stacks nested in this one down to ``depth`` levels (deleted ones too), parents first, in a
+    stable order (a paged resource list goes through them in it)."""
     if depth <= 0:
         return []
     rows = await conn.fetch(
         f"WITH RECURSIVE tree AS (SELECT s.*, 1 AS level FROM stacks s WHERE parent_id = $1"
         f" UNION ALL SELECT c.*, t.level + 1 FROM stacks c JOIN tree t ON c.parent_id = t.id"
-        f" WHERE t.level < $2) SELECT {_COLUMNS} FROM tree ORDER BY level, created_at", stack_id, depth)
+        f" WHERE t.level < $2) SELECT {_COLUMNS} FROM tree ORDER BY level, created_at, id", stack_id, depth)
     return [StackRow(**dict(r)) for r in rows]
 
 
