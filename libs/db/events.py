@@ -90,8 +90,10 @@ async def add_many(conn: Conn, new: list[NewEvent]) -> None:
 
 
 async def for_stack(conn: Conn, stack_id: uuid.UUID, *, after_seq: int = 0) -> list[EventRow]:
-    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM events WHERE stack_id = $1 AND seq > $2 ORDER BY seq",
-                            stack_id, after_seq)
+    # Along (stack_id, seq), as list_events reads: a stream's first read (after_seq 0) would otherwise
+    # walk the primary key through every stack's events.
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM events WHERE stack_id >= $1 AND stack_id <= $1"
+                            " AND seq > $2 ORDER BY stack_id, seq", stack_id, after_seq)
     return [EventRow(**dict(r)) for r in rows]
 
 
