@@ -247,9 +247,14 @@ async def identify(conn: Conn, project: str, name_or_id: str) -> StackRow | None
     return await by_name(conn, project, name_or_id)
 
 
-async def children(conn: Conn, parent_id: uuid.UUID) -> dict[uuid.UUID, str]:
-    """The nested stacks of a stack (deleted ones too): id -> name."""
-    rows = await conn.fetch("SELECT id, name FROM stacks WHERE parent_id = $1", parent_id)
+async def children(conn: Conn, parent_id: uuid.UUID, among: Collection[uuid.UUID] | None = None
+                   ) -> dict[uuid.UUID, str]:
+    """The nested stacks of a stack (deleted ones too), or those of them ``among`` names: id -> name."""
+    if among is None:
+        rows = await conn.fetch("SELECT id, name FROM stacks WHERE parent_id = $1", parent_id)
+    else:
+        rows = await conn.fetch("SELECT id, name FROM stacks WHERE parent_id = $1 AND id = ANY($2::uuid[])",
+                                parent_id, list(among))
     return {r["id"]: r["name"] for r in rows}
 
 

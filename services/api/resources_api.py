@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 
@@ -106,7 +107,7 @@ async def list_resources(request: web.Request) -> web.Response:
             if not rows:
                 continue
             needed = await resources.needed_by(conn, member.id, [r.id for r in rows])
-            nested = await _nested_names(conn, member.id)
+            nested = await _nested_names(conn, member.id, rows)
             parent = await nesting.name(member)
             shown += [views.resource(base, member, row, needed_by=needed.get(row.id, []), detail=detail,
                                      nested=nested.get(row.physical_id or ""), parent_resource=parent)
@@ -120,9 +121,13 @@ async def list_resources(request: web.Request) -> web.Response:
     return json_response(body)
 
 
-async def _nested_names(conn: Conn, stack_id: uuid.UUID) -> dict[str, str]:
-    """Physical id -> name of the stacks nested in this one's resources."""
-    return {str(k): v for k, v in (await stacks.children(conn, stack_id)).items()}
+async def _nested_names(conn: Conn, stack_id: uuid.UUID, rows: list[resources.ResourceRow]) -> dict[str, str]:
+    """Physical id -> name of the stacks these resources of the stack nest."""
+    ids = set()
+    for row in rows:
+        with contextlib.suppress(ValueError, TypeError):  # a cloud's physical id need be no uuid
+            ids.add(uuid.UUID(row.physical_id or ""))
+    return {str(k): v for k, v in (await stacks.children(conn, stack_id, ids)).items()}
 
 
 async def _resource(request: web.Request) -> tuple[stacks.StackRow, resources.ResourceRow, list[str]]:
@@ -147,7 +152,7 @@ async def show_resource(request: web.Request) -> web.Response:
     for name in request.query.getall("with_attr", []):
         attributes.setdefault(name, None)
     async with request.app[RUNTIME].pool.acquire() as conn:
-        nested = await _nested_names(conn, stack.id)
+        nested = await _nested_names(conn, stack.id, [row])
         nesting = await resources.nesting_name(conn, stack.parent_id, stack.id)
     shown = views.resource(lookup.base_url(request), stack, row, needed_by=needed, detail=True,
                            attributes=attributes, nested=nested.get(row.physical_id or ""),

@@ -81,6 +81,10 @@ async def test_resource_pages_together_are_the_unpaged_list(api: Client) -> None
     member = (await _get(api, f"{path}/resources?nested_depth=1&limit=1&marker={quote('group/0')}"))
     assert [(m["resource_name"], m["parent_resource"]) for m in member["resources"]] == [("1", "group")]
     assert URL(member["links"][0]["href"]).query["marker"] == "group/1"
+    group = next(item for item in whole if item["resource_name"] == "group")
+    nested_link = [link for link in group["links"] if link["rel"] == "nested"]
+    assert nested_link and nested_link[0]["href"].endswith(group["physical_resource_id"])
+    assert (await _get(api, f"{path}/resources/group"))["resource"]["links"] == group["links"]
     # Resource show finds a resource by name or by physical id, with the same required_by.
     shown = (await _get(api, f"{path}/resources/first"))["resource"]
     assert shown["required_by"] == first["required_by"]
