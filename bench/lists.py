@@ -6,7 +6,8 @@ stacks in a fresh database on embedded servers (or ``EMBER_*_URL``, as ``bench.e
 - ``big``: one ``OS::Heat::ResourceGroup`` whose nested stack holds ``--rows`` members, the shape of
   the issue's 10^6 stack, with ``--events-per-row`` events per member (2: every event kept, as with
   ``EMBER_MAX_EVENTS_PER_STACK=0``; the purge keeps 1,000 at most);
-- ``flat``: ``--rows`` resources in one stack, each requiring one of the layer before it (ten
+- ``flat``: ``--flat-rows`` (default ``--rows``) resources in one stack with its real template, each
+  requiring one of the layer before it (ten
   layers), so ``required_by`` has something to find.
 
 It then starts ``ember api`` as a process and times each request ``--repeat`` times, one at a time,
@@ -80,7 +81,7 @@ async def _rows(conn: Conn, stack_id: uuid.UUID, names: list[str], kind: str,
     return ids
 
 
-async def populate(database_url: str, rows: int, events_per_row: int) -> Made:
+async def populate(database_url: str, rows: int, flat_rows: int, events_per_row: int) -> Made:
     names = [str(i) for i in range(rows)]
     async with create_pool(database_url, min_size=1, max_size=2) as pool, pool.acquire() as conn:
         group = {"heat_template_version": "2016-10-14", "resources": {"group": {
@@ -93,12 +94,12 @@ async def populate(database_url: str, rows: int, events_per_row: int) -> Made:
         [group_id] = await _rows(conn, big, ["group"], "OS::Heat::ResourceGroup", 2)
         await _rows(conn, nested, names, "OS::Heat::None", events_per_row)
         await conn.execute("UPDATE resources SET physical_id = $2 WHERE id = $1", group_id, str(nested))
-        width = max(rows // LAYERS, 1)
+        width = max(flat_rows // LAYERS, 1)
         flat_template = {"heat_template_version": "2016-10-14", "resources": {
             f"r{i}": {"type": "OS::Heat::None", **({"depends_on": [f"r{i - width}"]} if i >= width else {})}
-            for i in range(rows)}}
+            for i in range(flat_rows)}}
         flat = await _stack(conn, "flat", await templates.insert(conn, flat_template, {}, {}))
-        ids = await _rows(conn, flat, [f"r{i}" for i in range(rows)], "OS::Heat::None", events_per_row)
+        ids = await _rows(conn, flat, [f"r{i}" for i in range(flat_rows)], "OS::Heat::None", events_per_row)
         # Each row past the first layer requires the row of its index in the layer before.
         await conn.execute("UPDATE resources r SET requires = ARRAY[x.needed] FROM unnest($1::bigint[],"
                            " $2::bigint[]) AS x(id, needed) WHERE r.id = x.id",
@@ -128,7 +129,7 @@ def _report(session: requests.Session, label: str, url: str, repeat: int) -> Non
           flush=True)
 
 
-def requests_to_time(made: Made, rows: int) -> list[tuple[str, str]]:
+def requests_to_time(made: Made, rows: int, flat_rows: int) -> list[tuple[str, str]]:
     big, nested, flat = (f"/v1/{PROJECT}/stacks/big/{made.big}",
                          f"/v1/{PROJECT}/stacks/{made.nested_name}/{made.nested}",
                          f"/v1/{PROJECT}/stacks/flat/{made.flat}")
@@ -138,14 +139,15 @@ def requests_to_time(made: Made, rows: int) -> list[tuple[str, str]]:
         ("stack show (the nested stack of N)", nested),
         ("stack show (flat: its template of N resources)", flat),
         ("resource show (a member)", f"{nested}/resources/{middle}"),
-        ("resource show (flat, required_by)", f"{flat}/resources/r{rows // 2 - rows // 20}"),
+        ("resource show (flat, required_by)", f"{flat}/resources/r{flat_rows // 2 - flat_rows // 20}"),
         ("resource show (a name none has: 404)", f"{nested}/resources/nobody"),
         ("resources, first page of 100", f"{nested}/resources?limit=100"),
         ("resources, page of 100 after a marker", f"{nested}/resources?limit=100&marker={middle}"),
         ("resources, nested_depth=1 page after group/<m>",
          f"{big}/resources?nested_depth=1&limit=100&marker={quote(f'group/{middle}', safe='')}"),
         ("resources, page of 100 filtered by status", f"{nested}/resources?limit=100&status=CREATE_COMPLETE"),
-        ("resources (flat), page of 100 after a marker", f"{flat}/resources?limit=100&marker=r{middle}"),
+        ("resources (flat), page of 100 after a marker",
+         f"{flat}/resources?limit=100&marker=r{flat_rows // 2}"),
         ("events, newest page of 100", f"{nested}/events?limit=100"),
         ("events, oldest page of 100 (sort_dir=asc)", f"{nested}/events?limit=100&sort_dir=asc"),
         ("events, parent with nested_depth=1, page of 100", f"{big}/events?nested_depth=1&limit=100"),
@@ -166,7 +168,8 @@ async def _in_progress(database_url: str, made: Made) -> None:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.lists", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=100_000,
-                        help="resources in the group and in the flat stack")
+                        help="members of the group (and, by default, resources of the flat stack)")
+    parser.add_argument("--flat-rows", type=int, help="resources of the flat stack (default: --rows)")
     parser.add_argument("--events-per-row", type=int, default=2, help="events written per resource")
     parser.add_argument("--repeat", type=int, default=20, help="times each request is timed")
     return parser.parse_args(argv)
@@ -184,8 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not (servers.own_postgres and servers.own_nats):
                 stack.callback(lambda: asyncio.run(engine.drop(servers)))
             started = time.monotonic()
-            made = asyncio.run(populate(servers.database_url, options.rows, options.events_per_row))
-            print(f"bench.lists {run_id}: {options.rows} rows in each of two stacks,"
+            flat_rows = options.flat_rows if options.flat_rows is not None else options.rows
+            made = asyncio.run(populate(servers.database_url, options.rows, flat_rows,
+                                        options.events_per_row))
+            print(f"bench.lists {run_id}: {options.rows} members, {flat_rows} flat resources,"
                   f" {options.events_per_row} events per row, written in {time.monotonic() - started:.1f} s;"
                   f" {os.cpu_count()} CPU(s), load {os.getloadavg()[0]:.1f}", flush=True)
             port = process.free_port()
@@ -210,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 time.sleep(0.2)
             print(f"{'request':<52} {'status':>6} {'items':>6} {'bytes':>8} {'first ms':>8} {'median ms':>10}"
                   f" {'max ms':>8}")
-            for label, path in requests_to_time(made, options.rows):
+            for label, path in requests_to_time(made, options.rows, flat_rows):
                 _report(session, label, base + path, options.repeat)
             asyncio.run(_in_progress(servers.database_url, made))
             _report(session, "stack show (the parent, UPDATE_IN_PROGRESS)",
