@@ -96,6 +96,30 @@ class CloudSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class EventRetention:
+    """Heat's ``max_events_per_stack`` (0, or Ember's -1: keep every event) and ``event_purge_batch_size``.
+
+    Heat, on roughly one event write in ``purge_batch / 2``, counts the stack's events and, at
+    ``max_events`` or more, deletes the ``purge_batch`` oldest. Ember's notifier checks each stack
+    whose events it has just published, so a stack holds fewer than ``max_events`` published events
+    after each round, and deletes down to ``max_events - purge_batch`` (Heat's band, without its random
+    overshoot).
+    """
+
+    max_events: int = 1000
+    purge_batch: int = 200
+
+    @property
+    def keeps_all(self) -> bool:
+        return self.max_events <= 0
+
+    @property
+    def kept_after_purge(self) -> int:
+        """The newest events a purge leaves (none when a batch is the whole limit, as Heat's would)."""
+        return max(self.max_events - self.purge_batch, 0)
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     database_url: str | None
     nats_url: str | None
@@ -124,6 +148,8 @@ class Settings:
     plan_sweep_seconds: float = 2.0
     # The first wait before a failed webhook delivery is tried again (it doubles each time).
     notify_retry_seconds: float = 1.0
+    # Heat's max_events_per_stack and event_purge_batch_size: what the notifier keeps of each stack's events.
+    event_retention: EventRetention = EventRetention()
     # How often the observer lists each cloud project it holds and compares it with the records.
     observe_interval: float = 60.0
     # Per resource type, where it differs (EMBER_OBSERVE_INTERVALS): (type, seconds), sorted.
@@ -347,6 +373,9 @@ def load(env: Mapping[str, str]) -> Settings:
         hook_sweep_seconds=_number(env, "EMBER_HOOK_SWEEP_SECONDS", 2.0, 0.05),
         plan_sweep_seconds=_number(env, "EMBER_PLAN_SWEEP_SECONDS", 2.0, 0.05),
         notify_retry_seconds=_number(env, "EMBER_NOTIFY_RETRY_SECONDS", 1.0, 0.01),
+        event_retention=EventRetention(
+            max_events=_limit(env, "EMBER_MAX_EVENTS_PER_STACK", 1000, 0),
+            purge_batch=_integer(env, "EMBER_EVENT_PURGE_BATCH_SIZE", 200, 1, 10**6)),
         observe_interval=_number(env, "EMBER_OBSERVE_INTERVAL", 60.0, 0.1),
         observe_type_intervals=_type_intervals(env, "EMBER_OBSERVE_INTERVALS"),
         drift_policy=DriftPolicy(_choice(env, "EMBER_DRIFT_POLICY", "observe", tuple(DriftPolicy))),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from libs.db import Conn
+from libs.db.filters import Where
 from libs.engine.status import Action
 from libs.engine.step import RowState
 
@@ -93,6 +94,59 @@ async def unmade_replacement(conn: Conn, resource_id: int) -> ResourceRow | None
 async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM resources WHERE stack_id = $1 ORDER BY id", stack_id)
     return [ResourceRow(**dict(r)) for r in rows]
+
+
+# Heat's resource list filters -> what each compares (``status`` matches either half, as Heat's).
+FILTER_COLUMNS = {"type": "type", "name": "name", "action": "action", "id": "id::text",
+                  "physical_resource_id": "coalesce(physical_id, '')"}
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceQuery:
+    """``GET .../resources`` of one stack: Heat's filters, and Ember's paging, which Heat's list lacks.
+
+    Unpaged, the rows come in the order they were made, as they always have; ``paged``, in name
+    order after the resource named ``after``, so that a page costs an index range of ``limit``
+    entries whatever the stack's size.
+    """
+
+    stack_id: uuid.UUID
+    filters: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
+    paged: bool = False
+    after: str | None = None
+    limit: int | None = None
+
+
+async def listing(conn: Conn, query: ResourceQuery) -> list[ResourceRow]:
+    """The stack's current resources that pass the query's filters (``status``, or a FILTER_COLUMNS key)."""
+    where = Where()
+    where.add(f"stack_id = {where.param(query.stack_id)} AND is_current")
+    for key, values in query.filters.items():
+        if key == "status":
+            where.status_any_of(list(values))
+        else:
+            where.any_of(FILTER_COLUMNS[key], list(values))
+    if query.after is not None:
+        where.add(f"name > {where.param(query.after)}")
+    sql = f"SELECT {_COLUMNS} FROM resources WHERE {where.sql()} ORDER BY {'name' if query.paged else 'id'}"
+    if query.limit is not None:
+        sql += f" LIMIT {where.param(query.limit)}"
+    return [ResourceRow(**dict(r)) for r in await conn.fetch(sql, *where.args)]
+
+
+async def needed_by(conn: Conn, stack_id: uuid.UUID, ids: Collection[int]) -> dict[int, list[str]]:
+    """:func:`required_by` for the rows ``ids`` only: the rows that need them, found by index
+    (``resources_requires_idx``) rather than by reading every row of the stack."""
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM resources WHERE stack_id = $1 AND is_current"
+                            " AND requires <> '{}' AND requires && $2::bigint[]", stack_id, list(ids))
+    wanted = set(ids)
+    return {k: v for k, v in required_by(ResourceRow(**dict(r)) for r in rows).items() if k in wanted}
+
+
+async def current_by_physical_id(conn: Conn, stack_id: uuid.UUID, physical_id: str) -> ResourceRow | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM resources WHERE stack_id = $1 AND is_current"
+                              " AND physical_id = $2 ORDER BY id LIMIT 1", stack_id, physical_id)
+    return ResourceRow(**dict(row)) if row else None
 
 
 async def get(conn: Conn, resource_id: int) -> ResourceRow | None:

@@ -247,20 +247,26 @@ async def identify(conn: Conn, project: str, name_or_id: str) -> StackRow | None
     return await by_name(conn, project, name_or_id)
 
 
-async def children(conn: Conn, parent_id: uuid.UUID) -> dict[uuid.UUID, str]:
-    """The nested stacks of a stack (deleted ones too): id -> name."""
-    rows = await conn.fetch("SELECT id, name FROM stacks WHERE parent_id = $1", parent_id)
+async def children(conn: Conn, parent_id: uuid.UUID, among: Collection[uuid.UUID] | None = None
+                   ) -> dict[uuid.UUID, str]:
+    """The nested stacks of a stack (deleted ones too), or those of them ``among`` names: id -> name."""
+    if among is None:
+        rows = await conn.fetch("SELECT id, name FROM stacks WHERE parent_id = $1", parent_id)
+    else:
+        rows = await conn.fetch("SELECT id, name FROM stacks WHERE parent_id = $1 AND id = ANY($2::uuid[])",
+                                parent_id, list(among))
     return {r["id"]: r["name"] for r in rows}
 
 
 async def nested_tree(conn: Conn, stack_id: uuid.UUID, depth: int) -> list[StackRow]:
-    """Stacks nested in this one down to ``depth`` levels (deleted ones too), parents first."""
+    """Stacks nested in this one down to ``depth`` levels (deleted ones too), parents first, in a
+    stable order (a paged resource list goes through them in it)."""
     if depth <= 0:
         return []
     rows = await conn.fetch(
         f"WITH RECURSIVE tree AS (SELECT s.*, 1 AS level FROM stacks s WHERE parent_id = $1"
         f" UNION ALL SELECT c.*, t.level + 1 FROM stacks c JOIN tree t ON c.parent_id = t.id"
-        f" WHERE t.level < $2) SELECT {_COLUMNS} FROM tree ORDER BY level, created_at", stack_id, depth)
+        f" WHERE t.level < $2) SELECT {_COLUMNS} FROM tree ORDER BY level, created_at, id", stack_id, depth)
     return [StackRow(**dict(r)) for r in rows]
 
 

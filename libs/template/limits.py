@@ -19,7 +19,6 @@ class Limits:
     max_json_body_size: int = 1_048_576
     max_resources_per_stack: int = 1000
     max_nested_stack_depth: int = 5
-    max_events_per_stack: int = 1000
 
     def nested(self) -> Limits:
         """The limits of a nested stack: no per-request limit (the top stack's request had them;

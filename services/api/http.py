@@ -113,7 +113,9 @@ def query_bool(request: web.Request, name: str, default: bool = False) -> bool:
     return parse_bool(name, request.query[name])
 
 
-def query_int(request: web.Request, name: str, default: int | None = None, *, minimum: int = 0) -> int | None:
+def query_int(request: web.Request, name: str, default: int | None = None, *, minimum: int = 0,
+              maximum: int = 2**31 - 1) -> int | None:
+    """An integer parameter; past ``maximum`` (what PostgreSQL's ``integer`` holds) a 400, not a 500."""
     if name not in request.query:
         return default
     value = request.query[name]
@@ -123,7 +125,18 @@ def query_int(request: web.Request, name: str, default: int | None = None, *, mi
         raise MalformedRequest(f"Only integer is acceptable by '{name}'.") from None
     if number < minimum:
         raise MalformedRequest(f"Value must be at least {minimum} for '{name}'.")
+    if number > maximum:
+        raise MalformedRequest(f"Value must be at most {maximum} for '{name}'.")
     return number
+
+
+def query_texts(request: web.Request, name: str) -> list[str]:
+    """Every value of the query parameter ``name``; one holding a NUL character, which no stored
+    name can hold and PostgreSQL cannot compare, is a 400 naming the parameter."""
+    values = request.query.getall(name, [])
+    if any("\0" in value for value in values):
+        raise MalformedRequest(f"The query parameter '{name}' may not contain a NUL character (\\u0000).")
+    return values
 
 
 def query_sort_desc(request: web.Request) -> bool:

@@ -64,7 +64,7 @@ SCHEMAS: dict[str, Any] = {
                       {"links": LINKS, "count": {"type": "integer"}}),
     "StackDetailList": _obj({"stacks": {"type": "array", "items": _ref("Stack")}}),
     "StackShow": _obj({"stack": _ref("Stack")}),
-    "ResourceList": _obj({"resources": {"type": "array", "items": _ref("Resource")}}),
+    "ResourceList": _obj({"resources": {"type": "array", "items": _ref("Resource")}}, {"links": LINKS}),
     "ResourceShow": _obj({"resource": _ref("Resource")}),
     "EventList": _obj({"events": {"type": "array", "items": _ref("Event")}}),
     "EventShow": _obj({"event": _ref("Event")}),
@@ -136,6 +136,38 @@ SCHEMAS: dict[str, Any] = {
 
 
 @dataclasses.dataclass(frozen=True)
+class Query:
+    """A query parameter of a route; a list one (``array``) may be given again and again."""
+
+    name: str
+    schema: dict[str, Any]
+    description: str
+
+
+INT = {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}
+TEXTS = {"type": "array", "items": STR}
+NESTED_DEPTH = Query("nested_depth", INT, "Levels of nested stacks listed too")
+LIMIT = Query("limit", INT, "Items in one page at most")
+SORT_DIR = Query("sort_dir", {"enum": ["asc", "desc"]}, "Oldest or newest first (desc)")
+RESOURCE_QUERY = (
+    NESTED_DEPTH, Query("with_detail", {"type": "boolean"}, "Heat's with_detail"),
+    *(Query(name, TEXTS, f"Only resources whose {name} is one of these") for name in (
+        "name", "type", "status", "action", "id", "physical_resource_id")),
+    Query("limit", INT, "Ember's paging, which Heat's resource list lacks: resources in one page at most,"
+                        " in name order (stack by stack with nested_depth); without limit and marker, every"
+                        " resource in the order they were made, as Heat"),
+    Query("marker", STR, "Ember's paging: the page starts after this resource, named as the last item of the"
+                         " previous page (nested/name in a nested stack); the answer's links[rel=next] holds"
+                         " the next page's URL. A marker naming no resource is a 404"))
+EVENT_MARKER = Query("marker", STR, "Heat's paging: the page starts after this event id")
+EVENT_FILTERS = tuple(Query(name, TEXTS, f"Only events whose {name} is one of these")
+                      for name in ("resource_action", "resource_status", "resource_type"))
+EVENT_QUERY = (LIMIT, EVENT_MARKER, SORT_DIR, NESTED_DEPTH,
+               Query("resource_name", TEXTS, "Only events of these resources"), *EVENT_FILTERS)
+RESOURCE_EVENT_QUERY = (LIMIT, EVENT_MARKER, SORT_DIR, *EVENT_FILTERS)
+
+
+@dataclasses.dataclass(frozen=True)
 class Op:
     method: str
     path: str
@@ -146,6 +178,7 @@ class Op:
     body: bool = False
     media: str = "application/json"
     keystone_only: bool = False  # served only with EMBER_AUTH=keystone
+    query: tuple[Query, ...] = ()
     # Who may call it in keystone mode; no default, so a new route cannot forget it.
     rule: Rule = dataclasses.field(kw_only=True)
 
@@ -208,12 +241,12 @@ OPERATIONS: list[Op] = [
        rule=reader("stacks:show_output")),
     Op("POST", f"{S}/actions", "suspend, resume, check, cancel_update or cancel_without_rollback", 200,
        None, body=True, rule=by_body("actions:action", ACTION_RULES)),
-    Op("GET", f"{S}/events", "List the stack's events", 200, "EventList", "events",
-       rule=reader("events:index")),
+    Op("GET", f"{S}/events", "List the stack's events, newest first", 200, "EventList", "events",
+       query=EVENT_QUERY, rule=reader("events:index")),
     Op("GET", f"{S}/events/stream", "The stack's events as server-sent events (Ember)", 200, None,
        "events", media="text/event-stream", rule=reader("events:stream")),
-    Op("GET", f"{S}/resources", "List resources", 200, "ResourceList", "resources",
-       rule=reader("resource:index")),
+    Op("GET", f"{S}/resources", "List resources (limit, marker: Ember's paging)", 200, "ResourceList",
+       "resources", query=RESOURCE_QUERY, rule=reader("resource:index")),
     Op("GET", R, "Show a resource", 200, "ResourceShow", "resources", rule=reader("resource:show")),
     Op("PATCH", R, "Mark a resource unhealthy (or not)", 200, "Object", "resources", body=True,
        rule=member("resource:mark_unhealthy")),
@@ -222,7 +255,8 @@ OPERATIONS: list[Op] = [
     # Heat lets a reader signal (wait conditions, scaling policies): PROJECT_READER_OR_STACK_USER.
     Op("POST", f"{R}/signal", "Signal a resource", 200, None, "resources", body=True,
        rule=reader("resource:signal")),
-    Op("GET", f"{R}/events", "A resource's events", 200, "EventList", "events", rule=reader("events:index")),
+    Op("GET", f"{R}/events", "A resource's events, newest first", 200, "EventList", "events",
+       query=RESOURCE_EVENT_QUERY, rule=reader("events:index")),
     Op("GET", f"{R}/events/{{event_id}}", "Show one event", 200, "EventShow", "events",
        rule=reader("events:show")),
     Op("POST", f"{S}/snapshots", "Take a snapshot", 200, "Snapshot", "snapshots", body=True,
@@ -326,6 +360,8 @@ def document() -> dict[str, Any]:
             answer["content"] = {op.media: {"schema": STR}}
         params = [{"name": name, "in": "path", "required": True, "schema": STR}
                   for name in _path_params(op.path)]
+        params += [{"name": q.name, "in": "query", "required": False, "schema": q.schema,
+                    "description": q.description} for q in op.query]
         entry: dict[str, Any] = {
             "summary": op.summary, "tags": [op.tag],
             "operationId": op.method.lower() + op.path.replace("/", "_").replace("{", "").replace("}", ""),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 
@@ -27,25 +28,55 @@ from services.api.http import (
     query_int,
     query_marker,
     query_sort_desc,
+    query_texts,
 )
 from services.api.keys import REGISTRY, RUNTIME
 
-RESOURCE_FILTERS = {"type": "type", "status": "status", "name": "name", "action": "action",
-                    "id": "id", "physical_resource_id": "physical_id"}
-RESOURCE_PARAMS = frozenset({"nested_depth", "with_detail", *RESOURCE_FILTERS})
+RESOURCE_FILTERS = tuple(sorted({"status", *resources.FILTER_COLUMNS}))
+# Heat's parameters, and Ember's paging (limit, marker), which Heat's resource list lacks.
+RESOURCE_PARAMS = frozenset({"nested_depth", "with_detail", "limit", "marker", *RESOURCE_FILTERS})
 ACTIONS = ("suspend", "resume", "check", "cancel_update", "cancel_without_rollback")
 
 
-async def current_rows(conn: Conn, stack_id: uuid.UUID) -> list[resources.ResourceRow]:
-    return [r for r in await resources.for_stack(conn, stack_id) if r.is_current]
+class _Nesting:
+    """The resources that nest the stacks of a listed tree, asked once each: a stack's
+    ``parent_resource``, and a resource's path from the listed stack (``nest/inner/name``)."""
+
+    def __init__(self, conn: Conn, tree: list[stacks.StackRow]) -> None:
+        self._conn = conn
+        self._listed = tree[0].id
+        self._tree = {s.id: s for s in tree}
+        self._names: dict[uuid.UUID, str | None] = {}
+
+    async def name(self, stack: stacks.StackRow) -> str | None:
+        if stack.id not in self._names:
+            self._names[stack.id] = await resources.nesting_name(self._conn, stack.parent_id, stack.id)
+        return self._names[stack.id]
+
+    async def path(self, stack: stacks.StackRow) -> tuple[str, ...]:
+        parent = self._tree.get(stack.parent_id) if stack.parent_id is not None else None
+        if stack.id == self._listed or parent is None:
+            return ()
+        return (*await self.path(parent), await self.name(stack) or stack.name)
 
 
-def _matches(row: resources.ResourceRow, key: str, values: list[str]) -> bool:
-    if key == "status":
-        return row.status in values or f"{row.action}_{row.status}" in values
-    value = {"type": row.type, "name": row.name, "action": row.action, "id": str(row.id),
-             "physical_resource_id": row.physical_id or ""}[key]
-    return value in values
+async def _marker_place(conn: Conn, tree: list[stacks.StackRow], marker: str) -> tuple[int, str]:
+    """Where a page after ``marker`` starts: the stack's place in the tree and the name to follow.
+
+    The marker is a resource's name, or, for one in a nested stack (``nested_depth``), its path
+    ``nest/name``, as the last item of the previous page gives it; one naming no resource is Heat's 404.
+    """
+    *through, name = marker.split("/")
+    place = 0
+    for part in through:
+        row = (await resources.current_by_names(conn, tree[place].id, [part])).get(part)
+        found = [i for i, s in enumerate(tree) if row is not None and str(s.id) == row.physical_id]
+        if not found:
+            raise EntityNotFound("Resource", marker)
+        place = found[0]
+    if not await resources.current_by_names(conn, tree[place].id, [name]):
+        raise EntityNotFound("Resource", marker)
+    return place, name
 
 
 async def list_resources(request: web.Request) -> web.Response:
@@ -54,48 +85,65 @@ async def list_resources(request: web.Request) -> web.Response:
         raise MalformedRequest(f"Invalid filter parameters {unknown}")
     depth = query_int(request, "nested_depth") or 0
     detail = query_bool(request, "with_detail")
+    limit = query_int(request, "limit")
+    markers = query_texts(request, "marker")
+    filters = {key: query_texts(request, key) for key in RESOURCE_FILTERS if key in request.query}
+    paged = limit is not None or bool(markers)
     stack = await lookup.stack_of(request)
     base = lookup.base_url(request)
     shown: list[dict[str, object]] = []
+    last: str | None = None
     async with request.app[RUNTIME].pool.acquire() as conn:
         tree = [stack, *await stacks.nested_tree(conn, stack.id, depth)]
-        parent_names: dict[str, str] = {}  # nested stack id -> the resource that made it
-        nesting = await resources.nesting_name(conn, stack.parent_id, stack.id)
-        if nesting is not None:
-            parent_names[str(stack.id)] = nesting
-        for member in tree:
-            rows = await current_rows(conn, member.id)
-            nested = await _nested_names(conn, member.id)
-            needed = views.required_by(rows)
-            for row in rows:
-                if row.physical_id in nested:
-                    parent_names[row.physical_id] = row.name
-            for key in RESOURCE_FILTERS:
-                if key in request.query:
-                    rows = [r for r in rows if _matches(r, key, request.query.getall(key))]
+        nesting = _Nesting(conn, tree)
+        start, after = await _marker_place(conn, tree, markers[-1]) if markers else (0, None)
+        for member in tree[start:]:
+            room = None if limit is None else limit - len(shown)
+            if room == 0:
+                break
+            rows = await resources.listing(conn, resources.ResourceQuery(
+                member.id, filters, paged=paged, after=after, limit=room))
+            after = None
+            if not rows:
+                continue
+            needed = await resources.needed_by(conn, member.id, [r.id for r in rows])
+            nested = await _nested_names(conn, member.id, rows)
+            parent = await nesting.name(member)
             shown += [views.resource(base, member, row, needed_by=needed.get(row.id, []), detail=detail,
-                                     nested=nested.get(row.physical_id or ""),
-                                     parent_resource=parent_names.get(str(member.id)))
+                                     nested=nested.get(row.physical_id or ""), parent_resource=parent)
                       for row in rows]
-    return json_response({"resources": shown})
+            last = "/".join((*await nesting.path(member), rows[-1].name))
+    body: dict[str, object] = {"resources": shown}
+    if limit and len(shown) == limit and last is not None:
+        # As Ember's stack list: the next page's URL, its marker the last resource's path.
+        params = [(k, v) for k, v in request.query.items() if k != "marker"]  # repeated filters kept
+        body["links"] = [{"href": str(request.url.with_query([*params, ("marker", last)])), "rel": "next"}]
+    return json_response(body)
 
 
-async def _nested_names(conn: Conn, stack_id: uuid.UUID) -> dict[str, str]:
-    """Physical id -> name of the stacks nested in this one's resources."""
-    return {str(k): v for k, v in (await stacks.children(conn, stack_id)).items()}
+async def _nested_names(conn: Conn, stack_id: uuid.UUID, rows: list[resources.ResourceRow]) -> dict[str, str]:
+    """Physical id -> name of the stacks these resources of the stack nest."""
+    ids = set()
+    for row in rows:
+        with contextlib.suppress(ValueError, TypeError):  # a cloud's physical id need be no uuid
+            ids.add(uuid.UUID(row.physical_id or ""))
+    return {str(k): v for k, v in (await stacks.children(conn, stack_id, ids)).items()}
 
 
 async def _resource(request: web.Request) -> tuple[stacks.StackRow, resources.ResourceRow, list[str]]:
+    """The resource the URL names, found by index, and the names of those that need it."""
     stack = await lookup.stack_of(request)
     name = request.match_info["resource_name"]
-    async with request.app[RUNTIME].pool.acquire() as conn:
-        rows = await current_rows(conn, stack.id)
-    # Heat's PATCH also finds a resource by its physical id.
-    found = next((r for r in rows if r.name == name), None) or next(
-        (r for r in rows if r.physical_id == name), None)
-    if found is None:
+    if "\0" in name:  # no resource is so named, and PostgreSQL cannot compare it
         raise EntityNotFound("Resource", name)
-    return stack, found, views.required_by(rows).get(found.id, [])
+    async with request.app[RUNTIME].pool.acquire() as conn:
+        found = (await resources.current_by_names(conn, stack.id, [name])).get(name)
+        if found is None:  # Heat's PATCH also finds a resource by its physical id.
+            found = await resources.current_by_physical_id(conn, stack.id, name)
+        if found is None:
+            raise EntityNotFound("Resource", name)
+        needed = await resources.needed_by(conn, stack.id, [found.id])
+    return stack, found, needed.get(found.id, [])
 
 
 async def show_resource(request: web.Request) -> web.Response:
@@ -104,7 +152,7 @@ async def show_resource(request: web.Request) -> web.Response:
     for name in request.query.getall("with_attr", []):
         attributes.setdefault(name, None)
     async with request.app[RUNTIME].pool.acquire() as conn:
-        nested = await _nested_names(conn, stack.id)
+        nested = await _nested_names(conn, stack.id, [row])
         nesting = await resources.nesting_name(conn, stack.parent_id, stack.id)
     shown = views.resource(lookup.base_url(request), stack, row, needed_by=needed, detail=True,
                            attributes=attributes, nested=nested.get(row.physical_id or ""),
@@ -230,20 +278,21 @@ async def mark_unhealthy(request: web.Request) -> web.Response:
 
 def _event_query(request: web.Request, stack: stacks.StackRow, resource_name: str | None
                  ) -> events.EventQuery:
-    q = request.query
     sort_desc = query_sort_desc(request)
     marker = query_marker(request, "Event")
-    names = [resource_name] if resource_name else q.getall("resource_name", [])
+    names = [resource_name] if resource_name else query_texts(request, "resource_name")
     return events.EventQuery(stack_id=stack.id, limit=query_int(request, "limit"), marker=marker,
                              sort_desc=sort_desc, resource_name=names,
-                             resource_status=q.getall("resource_status", []),
-                             resource_action=q.getall("resource_action", []),
-                             resource_type=q.getall("resource_type", []))
+                             resource_status=query_texts(request, "resource_status"),
+                             resource_action=query_texts(request, "resource_action"),
+                             resource_type=query_texts(request, "resource_type"))
 
 
 async def list_events(request: web.Request) -> web.Response:
     stack = await lookup.stack_of(request)
     resource_name = request.match_info.get("resource_name")
+    if resource_name is not None and "\0" in resource_name:
+        raise EntityNotFound("Resource", resource_name)
     depth = query_int(request, "nested_depth") or 0
     async with request.app[RUNTIME].pool.acquire() as conn:
         tree = {s.id: s for s in await stacks.nested_tree(conn, stack.id, 0 if resource_name else depth)}

@@ -69,9 +69,6 @@ def stack_detail(base: str, stack: stacks.StackRow, *, description: str, paramet
     return body
 
 
-required_by = resources.required_by
-
-
 def resource(base: str, stack: stacks.StackRow, row: resources.ResourceRow, *, needed_by: list[str],
              detail: bool = False, attributes: Mapping[str, Any] | None = None,
              nested: str | None = None, parent_resource: str | None = None) -> dict[str, Any]:

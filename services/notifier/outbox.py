@@ -7,6 +7,11 @@ JetStream drops the copy) and the trace context of the operation that wrote it.
 It wakes on the ``ember_events`` notification and also polls, so a missed
 notification costs a delay, never an event. An event NATS can never take is set
 aside (``dead_letters``) so that it holds up no other.
+
+After each round it purges, as Heat's ``max_events_per_stack`` does, the oldest
+published events of the stacks it published for (``EMBER_MAX_EVENTS_PER_STACK``):
+here rather than where events are written, so that no worker's batched write
+counts anything, and only once published, so that no event is lost unsent.
 """
 
 from __future__ import annotations
@@ -64,9 +69,24 @@ async def publish_pending(rt: Runtime) -> int:
             taken.append(row.event.seq)
         if taken:
             await events.mark_published(conn, taken)
+    published = {row.event.seq: row.event.stack_id for row in rows}
+    await purge(rt, sorted({published[seq] for seq in taken}))
     if away is not None:
         raise away
     return len(rows)
+
+
+async def purge(rt: Runtime, stack_ids: list[uuid.UUID]) -> None:
+    """Heat's event purge of each of these stacks (none when every event is kept)."""
+    retention = rt.settings.event_retention
+    if retention.keeps_all:
+        return
+    async with rt.pool.acquire() as conn:
+        for stack_id in stack_ids:
+            gone = await events.purge(conn, stack_id, threshold=retention.max_events,
+                                      keep=retention.kept_after_purge, batch=retention.purge_batch)
+            if gone:
+                log.debug("purged %d events of stack %s", gone, stack_id)
 
 
 def _notice(row: events.Unpublished) -> EventNotice:

@@ -53,6 +53,18 @@ def test_heats_software_limits_default_to_heats_and_minus_one_lifts_them() -> No
     assert (lifted.max_software_configs_per_tenant, lifted.max_software_deployments_per_tenant) == (-1, 0)
 
 
+def test_heats_event_purge_defaults_to_heats_and_zero_or_minus_one_keep_every_event() -> None:
+    assert config.load({}).event_retention == config.EventRetention(max_events=1000, purge_batch=200)
+    assert config.load({}).event_retention.kept_after_purge == 800
+    for keep_all in ("0", "-1"):
+        assert config.load({"EMBER_MAX_EVENTS_PER_STACK": keep_all}).event_retention.keeps_all
+    small = config.load({"EMBER_MAX_EVENTS_PER_STACK": "100", "EMBER_EVENT_PURGE_BATCH_SIZE": "300"})
+    assert (small.event_retention.max_events, small.event_retention.kept_after_purge) == (100, 0)
+    for variable, bad in (("EMBER_MAX_EVENTS_PER_STACK", "-2"), ("EMBER_EVENT_PURGE_BATCH_SIZE", "0")):
+        with pytest.raises(config.ConfigError, match=variable):
+            config.load({variable: bad})
+
+
 def test_otlp_endpoint_alone_selects_the_otlp_exporter() -> None:
     telemetry = config.load({"EMBER_OTLP_ENDPOINT": "http://collector:4318"}).telemetry
     assert telemetry.exporter == "otlp"

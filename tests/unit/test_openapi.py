@@ -44,7 +44,7 @@ def test_the_documents_schemas_are_valid_json_schema() -> None:
     for path, methods in doc["paths"].items():
         for method, op in methods.items():
             assert op["responses"], (method, path)
-            names = [p["name"] for p in op.get("parameters", [])]
+            names = [p["name"] for p in op.get("parameters", []) if p["in"] == "path"]
             assert names == openapi._path_params(path)
 
 
@@ -73,3 +73,15 @@ def test_roles_imply_as_keystones_do() -> None:
         Need.ANYONE, Need.READER, Need.MEMBER]
     assert all(allows(need, frozenset({"admin"})) for need in Need)
     assert [need for need in Need if allows(need, frozenset({"service", "observer"}))] == [Need.ANYONE]
+
+
+def test_the_paged_lists_document_their_query_parameters() -> None:
+    paths = openapi.document()["paths"]
+    listed = paths[f"{openapi.S}/resources"]["get"]["parameters"]
+    # Every parameter the resource list takes is documented, Ember's paging among them.
+    assert {p["name"] for p in listed if p["in"] == "query"} == resources_api.RESOURCE_PARAMS
+    for path in (f"{openapi.S}/resources", f"{openapi.S}/events", f"{openapi.R}/events"):
+        query = {p["name"]: p for p in paths[path]["get"]["parameters"] if p["in"] == "query"}
+        assert query["limit"]["schema"] == {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}, path
+        assert query["marker"]["schema"] == {"type": "string"}, path
+    assert "links" in openapi.SCHEMAS["ResourceList"]["properties"]

@@ -1,0 +1,78 @@
+"""Heat's ``max_events_per_stack``: the notifier purges a stack's oldest published events, never one
+it has not sent."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+
+from libs.config import EventRetention, Settings
+from libs.db import Conn, events, stacks, templates
+from libs.runtime import open_runtime
+from services.notifier.outbox import publish_pending
+
+
+async def _stack(conn: Conn, name: str) -> uuid.UUID:
+    template_id = await templates.insert(conn, {"heat_template_version": "2018-08-31"}, {}, {})
+    stack_id = uuid.uuid4()
+    await stacks.insert(conn, stack_id=stack_id, name=name, project="demo", template_id=template_id,
+                        disable_rollback=True, timeout_mins=None, tags=[])
+    return stack_id
+
+
+async def _write(conn: Conn, stack_id: uuid.UUID, count: int) -> None:
+    await events.add_many(conn, [events.NewEvent(
+        stack_id=stack_id, resource_name=f"r{i}", physical_resource_id="", resource_type="OS::Heat::None",
+        action="CREATE", status="COMPLETE", reason="") for i in range(count)])
+
+
+async def _names(conn: Conn, stack_id: uuid.UUID) -> list[tuple[str, bool]]:
+    rows = await conn.fetch("SELECT resource_name, published FROM events WHERE stack_id = $1 ORDER BY seq",
+                            stack_id)
+    return [(r["resource_name"], r["published"]) for r in rows]
+
+
+async def test_the_oldest_published_events_go_the_newest_and_the_unsent_stay(settings: Settings) -> None:
+    retention = EventRetention(max_events=10, purge_batch=4)
+    async with open_runtime(dataclasses.replace(settings, event_retention=retention), "notifier") as rt:
+        async with rt.pool.acquire() as conn:
+            big, small = await _stack(conn, "big"), await _stack(conn, "small")
+            await _write(conn, big, 25)
+            await _write(conn, small, 9)
+        async with rt.pool.acquire() as holder, holder.transaction():
+            # Another notifier holds the big stack's two oldest events: they are not published yet.
+            await holder.execute("SELECT seq FROM events WHERE stack_id = $1"
+                                 " AND resource_name IN ('r0', 'r1') FOR UPDATE", big)
+            while await publish_pending(rt):
+                pass
+            async with rt.pool.acquire() as conn:
+                # At 10 or more, down to the newest 10 - 4; the two unsent ones are kept.
+                assert await _names(conn, big) == [("r0", False), ("r1", False)] + [
+                    (f"r{i}", True) for i in range(19, 25)]
+                assert len(await _names(conn, small)) == 9  # under the limit: untouched
+        while await publish_pending(rt):
+            pass
+        async with rt.pool.acquire() as conn:
+            assert await _names(conn, big) == [("r0", True), ("r1", True)] + [
+                (f"r{i}", True) for i in range(19, 25)]
+            await _write(conn, small, 1)  # the tenth
+        while await publish_pending(rt):
+            pass
+        async with rt.pool.acquire() as conn:
+            assert await _names(conn, small) == [(f"r{i}", True) for i in range(4, 9)] + [("r0", True)]
+            # Listing the newest page still works by marker after a purge.
+            newest = await events.list_events(conn, events.EventQuery(stack_id=small, limit=2))
+            rest = await events.list_events(conn, events.EventQuery(stack_id=small, marker=newest[-1].id))
+            assert [e.resource_name for e in newest + rest] == ["r0", "r8", "r7", "r6", "r5", "r4"]
+
+
+async def test_zero_keeps_every_event(settings: Settings) -> None:
+    retention = EventRetention(max_events=0, purge_batch=1)
+    async with open_runtime(dataclasses.replace(settings, event_retention=retention), "notifier") as rt:
+        async with rt.pool.acquire() as conn:
+            stack_id = await _stack(conn, "all")
+            await _write(conn, stack_id, 30)
+        while await publish_pending(rt):
+            pass
+        async with rt.pool.acquire() as conn:
+            assert [published for _, published in await _names(conn, stack_id)] == [True] * 30
