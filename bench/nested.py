@@ -78,6 +78,17 @@ async def _update(pool: Any, bus: Bus, stack_id: uuid.UUID, tmpl: dict[str, Any]
     return await _phase(pool, stack_id, "UPDATE", timeout, started)
 
 
+async def _kept_bytes(pool: Any, stack_id: uuid.UUID) -> int:
+    """What the stack's nesting resources and their nested stacks keep of their members (bytes of
+    the resources' data and attributes, and of the nested stacks' outputs), as PostgreSQL stores it."""
+    async with pool.acquire() as conn:
+        value = await conn.fetchval(
+            "SELECT coalesce(sum(pg_column_size(r.data) + pg_column_size(r.attributes)), 0)"
+            " + (SELECT coalesce(sum(pg_column_size(s.outputs)), 0) FROM stacks s WHERE s.parent_id = $1)"
+            " FROM resources r WHERE r.stack_id = $1", stack_id)
+    return int(value or 0)
+
+
 async def measure(servers: Servers, services: Services, shapes: list[Shape], timeout: float) -> None:
     names = Names(servers.prefix)
     registry = default_registry()
@@ -94,6 +105,7 @@ async def measure(servers: Servers, services: Services, shapes: list[Shape], tim
                                                 stack_request=StackRequest(template=tmpl),
                                                 limits=limits_for(tmpl), registry=registry)
             created = await _phase(pool, row.id, "CREATE", timeout, started)
+            kept = await _kept_bytes(pool, row.id)
             same = await _update(pool, bus, row.id, tmpl, timeout)
             one = await _update(pool, bus, row.id, grown, timeout)
             async with pool.acquire() as conn:
@@ -104,8 +116,8 @@ async def measure(servers: Servers, services: Services, shapes: list[Shape], tim
             deleted = await _phase(pool, row.id, "DELETE", timeout, started)
             peaks = ", ".join(f"{w.label} {w.peak_rss_mb() or 0:.0f} MB" for w in watched)
             print(f"{label:<16} create {created:8.2f} s   no-change update {same:7.2f} s"
-                  f"   one-resource update {one:7.2f} s   delete {deleted:8.2f} s   peak RSS: {peaks}",
-                  flush=True)
+                  f"   one-resource update {one:7.2f} s   delete {deleted:8.2f} s   peak RSS: {peaks}"
+                  f"   kept of the members: {kept / 1024:.0f} KiB", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

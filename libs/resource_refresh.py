@@ -48,7 +48,7 @@ async def refresh(conn: Conn, stack: stacks.StackRow | None, want: desired.Desir
     reads = want.definition.attribute_reads.get(row.name, frozenset()) if want is not None else frozenset()
     attributes = plugin.stored_attributes(reads, row.physical_id, data, row.properties or {},
                                           resource_name=row.name)
-    if await resources.write(conn, row, data=dict(data), attributes=attributes) is None:
+    if await resources.write(conn, row, data=plugin.kept_data(data), attributes=attributes) is None:
         return None
     if stack is None or want is None or stack.status == Status.IN_PROGRESS:
         return None

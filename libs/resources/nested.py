@@ -66,6 +66,7 @@ class NestedStackType(ResourceType):
     inherits_environment: ClassVar[bool] = False
     # True for a group that resolves its members' types itself when it is validated.
     checks_member_types: ClassVar[bool] = False
+    answering_only: ClassVar[frozenset[str]] = frozenset({NESTED_KEY, EVERY_KEY})
 
     def child_request(self, ctx: StepContext) -> Nest:
         """The template, files, environment and parameters of the child, for create and update."""
