@@ -88,7 +88,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
                                     whole=row.name in definition.whole_reads)
         read = (await resources.nested_read(conn, child.id, reads.names, every=reads.every,
                                             attributes=reads.attributes)) if reads else {}
-        data.update(read_data(read, every=reads.every))
+        data.update(read_data(read, every=reads.every, whole=reads.whole))
     written = await refresh(conn, parent, want, row=row, plugin=plugin, data=data)
     if written is not None:
         await refresh_parent(conn, parent, written, registry)

@@ -35,6 +35,7 @@ OUTPUT_ERRORS_KEY = "output_errors"
 ARN_KEY, NESTED_KEY = "stack_arn", "nested_resources"
 # Set when NESTED_KEY holds every current resource of the nested stack (a group's every member).
 EVERY_KEY = "nested_every"
+WHOLE = "whole"  # EVERY_KEY's value when the resource is read alone too
 STACK_ID_OUTPUT = "OS::stack_id"
 # Where an adopted resource keeps its nested stack's abandon data until the nested stack is made.
 ADOPT_NESTED_KEY = "adopt_nested"
@@ -141,13 +142,16 @@ def settled_data(resource_name: str, child: ChildStack) -> dict[str, str | None]
     arn = f"arn:openstack:heat::{child.project}:stacks/{child.name}/{child.id}"
     return {OUTPUTS_KEY: orjson.dumps(outputs).decode(), "stack_name": child.name,
             OUTPUT_ERRORS_KEY: orjson.dumps(errors).decode() if errors else None,
-            ARN_KEY: arn if child.project else None, **read_data(child.resources, every=child.every)}
+            ARN_KEY: arn if child.project else None, **read_data(child.resources, every=child.every,
+                                                                      whole=child.whole)}
 
 
-def read_data(read: Mapping[str, tuple[Any, Mapping[str, Any]]], *, every: bool) -> dict[str, str | None]:
-    """What the resource keeps of the nested resources read (see :class:`NestedReads`)."""
+def read_data(read: Mapping[str, tuple[Any, Mapping[str, Any]]], *, every: bool, whole: bool = False
+              ) -> dict[str, str | None]:
+    """What the step hands over of the nested resources read (see :class:`NestedReads`)."""
     nested = {name: [ref, dict(kept)] for name, (ref, kept) in read.items()}
-    return {NESTED_KEY: orjson.dumps(nested).decode() if nested else None, EVERY_KEY: "1" if every else None}
+    return {NESTED_KEY: orjson.dumps(nested).decode() if nested else None,
+            EVERY_KEY: (WHOLE if whole else "1") if every else None}
 
 
 def nested_resources(data: Mapping[str, str]) -> dict[str, tuple[Any, dict[str, Any]]]:

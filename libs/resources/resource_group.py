@@ -27,7 +27,7 @@ from libs.engine.status import Action, Status
 from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
-from libs.resources.nested import EVERY_KEY, NestedStackType, member_not_found, nested_resources
+from libs.resources.nested import EVERY_KEY, WHOLE, NestedStackType, member_not_found, nested_resources
 from libs.resources.properties import PropSchema
 from libs.resources.steps import Done, Nest, NestedReads, StepContext, StepResult, Wait
 from libs.template import attribute_store
@@ -142,7 +142,7 @@ class MemberStack(NestedStackType):
             else:
                 every = True
                 attributes.add(name)
-        return NestedReads(names=frozenset(names), every=every, attributes=frozenset(attributes))
+        return NestedReads(names=frozenset(names), every=every, attributes=frozenset(attributes), whole=whole)
 
     def members(self, data: Mapping[str, str]) -> dict[str, tuple[Any, dict[str, Any]]]:
         """The members read when the group completed, by name in index order: (reference, attributes)."""
@@ -166,8 +166,9 @@ class MemberStack(NestedStackType):
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
         # Heat's get_attr of the group alone: its attributes that need no path; every member's
-        # reference only where the template reads them (else they are not kept, and not shown).
-        if not data.get(EVERY_KEY):
+        # reference only where the template reads the group alone (a read of refs keeps its own
+        # answer; a resource show shows them null otherwise, as Heat's does).
+        if data.get(EVERY_KEY) != WHOLE:
             return {}
         members = self.members(data)
         return {"refs": [ref for ref, _ in members.values()],

@@ -178,12 +178,15 @@ class NestedReads:
     (``resource.<n>``: one row each). ``every``: every current resource's
     reference (a group's ``refs``: one query of the member rows), with
     ``attributes``, the attributes named here of each (a member attribute read of
-    every member). Nothing else of the nested stack is loaded.
+    every member). ``whole``: the resource is read alone too (``get_attr: [res]``),
+    so what it answers of every member is kept as its attributes. Nothing else of
+    the nested stack is loaded.
     """
 
     names: frozenset[str] = frozenset()
     every: bool = False
     attributes: frozenset[str] = frozenset()
+    whole: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.names) or self.every
@@ -206,6 +209,7 @@ class ChildStack:
     resources: Mapping[str, tuple[Any, Mapping[str, Any]]] = dataclasses.field(default_factory=dict)
     # True: ``resources`` holds every current resource of the child (NestedReads.every).
     every: bool = False
+    whole: bool = False  # NestedReads.whole
     # How many current resources the child has, once it has settled (None before).
     size: int | None = None
 

@@ -60,7 +60,7 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
     return ChildStack(id=str(child.id), name=child.name, action=child.action, status=child.status,
                       status_reason=child.status_reason, outputs=tuple(child.outputs or ()),
                       deleted=child.deleted_at is not None, project=child.project, resources=read,
-                      every=reads.every, size=size)
+                      every=reads.every, whole=reads.whole, size=size)
 
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,

@@ -70,7 +70,7 @@ def _read(plugin: NestedStackType, child: ChildStack, definition: StackDefinitio
     if reads.every:
         found = {**{name: (ref, {k: v for k, v in kept.items() if k in reads.attributes})
                     for name, (ref, kept) in rows.items()}, **found}
-    return dataclasses.replace(child, resources=found, every=reads.every, size=len(rows))
+    return dataclasses.replace(child, resources=found, every=reads.every, whole=reads.whole, size=len(rows))
 
 
 def _values(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def test_a_group_reads_of_its_members_only_what_the_template_reads() -> None:
     assert not asked({"ref": {"get_resource": "res"}, "removed": {"get_attr": ["res", "removed_rsrc_list"]}})
     assert asked({"one": {"get_attr": ["res", "resource.7.value"]}}) == NestedReads(names=frozenset({"7"}))
     assert asked({"refs": {"get_attr": ["res", "refs"]}}) == NestedReads(every=True)
-    assert asked({"all": {"get_attr": ["res"]}}) == NestedReads(every=True)
+    assert asked({"all": {"get_attr": ["res"]}}) == NestedReads(every=True, whole=True)
     assert asked({"v": {"get_attr": ["res", "value", 0]}, "m": {"get_attr": ["res", "attributes", "other"]}}
                  ) == NestedReads(every=True, attributes=frozenset({"value", "other"}))
     kept_data = ResourceGroup().check(Action.CREATE, dataclasses.replace(
