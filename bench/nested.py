@@ -117,7 +117,7 @@ async def measure(servers: Servers, services: Services, shapes: list[Shape], tim
             peaks = ", ".join(f"{w.label} {w.peak_rss_mb() or 0:.0f} MB" for w in watched)
             print(f"{label:<16} create {created:8.2f} s   no-change update {same:7.2f} s"
                   f"   one-resource update {one:7.2f} s   delete {deleted:8.2f} s   peak RSS: {peaks}"
-                  f"   kept of the members: {kept / 1024:.0f} KiB", flush=True)
+                  f"   kept of the members: {kept / 1024:.1f} KiB", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
