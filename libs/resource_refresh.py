@@ -18,6 +18,7 @@ from libs.db import Conn, resources, stacks, templates
 from libs.engine import desired
 from libs.engine.status import Status
 from libs.resources.base import ResourceType
+from libs.resources.nested import NestedStackType, read_data
 from libs.resources.registry import Registry
 
 # name -> (reference, attributes) of a stack's current rows: what its outputs are resolved over.
@@ -47,7 +48,7 @@ async def refresh(conn: Conn, stack: stacks.StackRow | None, want: desired.Desir
     reads = want.definition.attribute_reads.get(row.name, frozenset()) if want is not None else frozenset()
     attributes = plugin.stored_attributes(reads, row.physical_id, data, row.properties or {},
                                           resource_name=row.name)
-    if await resources.write(conn, row, data=dict(data), attributes=attributes) is None:
+    if await resources.write(conn, row, data=plugin.kept_data(data), attributes=attributes) is None:
         return None
     if stack is None or want is None or stack.status == Status.IN_PROGRESS:
         return None
@@ -80,6 +81,14 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
     data = {**row.data, "outputs": orjson.dumps({o["output_key"]: o.get("output_value")
                                                   for o in outputs}).decode()}
     want = await stack_desired(conn, parent)
+    if isinstance(plugin, NestedStackType) and want is not None:
+        # What the parent reads through the group of its members, read again from their rows.
+        definition = want.definition
+        reads = plugin.nested_reads(definition.attribute_reads.get(row.name, frozenset()),
+                                    whole=row.name in definition.whole_reads)
+        read = (await resources.nested_read(conn, child.id, reads.names, every=reads.every,
+                                            attributes=reads.attributes)) if reads else {}
+        data.update(read_data(read, every=reads.every, whole=reads.whole))
     written = await refresh(conn, parent, want, row=row, plugin=plugin, data=data)
     if written is not None:
         await refresh_parent(conn, parent, written, registry)

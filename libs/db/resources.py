@@ -173,6 +173,29 @@ async def current_by_names(conn: Conn, stack_id: uuid.UUID, names: Iterable[str]
     return {r["name"]: ResourceRow(**dict(r)) for r in rows}
 
 
+async def nested_read(conn: Conn, stack_id: uuid.UUID, names: Iterable[str], *, every: bool = False,
+                      attributes: Iterable[str] = ()) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """What a nesting resource reads of its nested stack ``stack_id``: name -> (reference, attributes).
+
+    ``names``: those current rows, with every attribute they keep. ``every``: every
+    current row too (in id order), in one query of its reference and only the
+    ``attributes`` named (none: an empty map), so a group of 10^5 members reads its
+    members' references without their attributes and its members' data.
+    """
+    found = {name: (row.known_reference(), row.attributes)
+             for name, row in (await current_by_names(conn, stack_id, names)).items()} if names else {}
+    if not every:
+        return found
+    wanted = list(attributes)
+    rows = await conn.fetch(
+        "SELECT name, coalesce(reference, to_jsonb(coalesce(physical_id, name))) AS reference,"
+        " CASE WHEN cardinality($2::text[]) = 0 THEN NULL ELSE (SELECT json_object_agg(key, value)"
+        " FROM json_each(attributes) WHERE key = ANY($2::text[])) END AS attributes"
+        " FROM resources WHERE stack_id = $1 AND is_current ORDER BY id", stack_id, wanted)
+    every_row = {r["name"]: (r["reference"], dict(r["attributes"] or {})) for r in rows}
+    return {**every_row, **found}
+
+
 async def data_of_reference(conn: Conn, stack_id: uuid.UUID, reference: str) -> dict[str, Any] | None:
     """The data of the current resource that ``get_resource`` would give as ``reference`` (or so named)."""
     value = await conn.fetchval(

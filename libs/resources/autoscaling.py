@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import random
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -26,8 +26,9 @@ from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.nested import member_not_found
 from libs.resources.properties import PropSchema
-from libs.resources.resource_group import MEMBERS_KEY, ResourceGroup, members_template
-from libs.resources.steps import Done, Nest, StepContext, StepResult
+from libs.resources.resource_group import ResourceGroup, members_template
+from libs.resources.steps import Done, Nest, NestedReads, StepContext, StepResult
+from libs.template import attribute_store
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Range
 from libs.template.errors import InvalidTemplateAttribute
@@ -181,7 +182,7 @@ class AutoScalingGroup(ResourceGroup):
         result = super().check(action, ctx)
         if isinstance(result, Done) and action in (Action.CREATE, Action.UPDATE, Action.ADOPT) and (
                 ctx.child is not None):
-            names = list(ctx.child.outputs_by_key.get(MEMBERS_KEY) or {})
+            names = list(ctx.child.resources)
             ordered = [n for n in orjson.loads(ctx.data.get(NAMES_KEY) or "[]") if n in names]
             ordered += [n for n in names if n not in ordered]
             data = {**result.data, NAMES_KEY: orjson.dumps(ordered).decode(), CAPACITY_KEY: str(len(ordered))}
@@ -189,6 +190,17 @@ class AutoScalingGroup(ResourceGroup):
                 data[COOLDOWN_END_KEY] = str(cooldown_end(ctx.data, ctx.now, ctx.properties.get("cooldown")))
             return Done(physical_id=result.physical_id, data=data)
         return result
+
+    def nested_reads(self, reads: Iterable[tuple[Any, ...]], *, whole: bool = False) -> NestedReads:
+        # Every member, always: the names (oldest first) are kept from them, and resource.<n>
+        # is an index into those names; attributes only those the template reads.
+        attributes: set[str] = set()
+        for name, *path in reads:
+            rest = [*name.split(".", 2)[2:], *path] if name.startswith("resource.") else (
+                path if name in ("outputs", "outputs_list") else [])
+            if rest and isinstance(rest[0], str):
+                attributes.add(rest[0])
+        return NestedReads(every=True, attributes=frozenset(attributes))
 
     def ordered(self, data: Mapping[str, str]) -> list[str]:
         """The members' names, oldest first: ``resource.<n>`` takes n as an index into these."""
@@ -207,17 +219,16 @@ class AutoScalingGroup(ResourceGroup):
     def read(self, name: str, path: Sequence[Any], physical_id: str | None, data: Mapping[str, str],
              properties: Mapping[str, Any], *, resource_name: str) -> Any:
         names = self.ordered(data)
-        refs_map = self.outputs(data).get("refs_map") or {}
+        members = self.members(data)
         # Heat answers these whatever the path.
         if name == "current_size":
             return len(names)
         if name == "refs":
-            return [refs_map.get(n) for n in names]
+            return [members[n][0] for n in names]
         if name == "refs_map":
-            return {n: refs_map.get(n) for n in names}
-        members = self.members(data)
+            return {n: members[n][0] for n in names}
         if name in ("outputs", "outputs_list") and path:
-            values = {n: select_path(members[n].get(path[0]), path[1:]) for n in names}
+            values = {n: _output(members[n][1], path[0], path[1:]) for n in names}
             return values if name == "outputs" else list(values.values())
         if name.startswith("resource."):
             parts: list[Any] = [*name.split(".", 2)[1:], *path]
@@ -228,8 +239,13 @@ class AutoScalingGroup(ResourceGroup):
                 raise member_not_found(index, resource_name) from None
             except ValueError as exc:  # Heat lets int() fail on a name that is not an index
                 raise AttributeFailed(str(exc)) from None
-            return select_path(members[member].get(rest[0]), rest[1:]) if rest else refs_map.get(member)
+            reference, kept = members[member]
+            return _output(kept, rest[0], rest[1:]) if rest else reference
         raise AttributeFailed(str(InvalidTemplateAttribute(resource_name, name)))
+
+
+def _output(kept: Mapping[str, Any], name: Any, path: Sequence[Any]) -> Any:
+    return select_path(attribute_store.checked(kept.get(name)), path)
 
 
 class ScalingPolicy(ResourceType):

@@ -179,6 +179,9 @@ class ResourceType(abc.ABC):
     prepares_replace: ClassVar[bool] = False
     # Data keys a create tried again after the cloud put it in error keeps (the rest starts afresh).
     kept_on_retry: ClassVar[tuple[str, ...]] = ()
+    # Data keys a completing step hands over only to answer reads (:meth:`stored_attributes`):
+    # the row keeps the answers, not these (a group's members, read from their rows).
+    answering_only: ClassVar[frozenset[str]] = frozenset()
 
     def heat_class_name(self) -> str:
         return self.heat_class or type(self).__name__
@@ -405,6 +408,10 @@ class ResourceType(abc.ABC):
                 value = attribute_store.failure(str(exc))
             answered[attribute_store.read_key(name, path)] = value
         return attribute_store.stored(attributes, answered)
+
+    def kept_data(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """``data`` as the row keeps it once :meth:`stored_attributes` has answered over it."""
+        return {key: value for key, value in data.items() if key not in self.answering_only}
 
     # ---- names and the API --------------------------------------------------------------------
     def physical_resource_name(self, ctx: StepContext) -> str:

@@ -17,7 +17,7 @@ with the ``create:batch`` step between batches.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from libs.resources import rolling
@@ -26,7 +26,7 @@ from libs.resources.base import SupportStatus
 from libs.resources.derived_config import TRANSPORT_VALUES
 from libs.resources.properties import PropSchema
 from libs.resources.resource_group import ResourceGroup
-from libs.resources.steps import StepContext
+from libs.resources.steps import NestedReads, StepContext
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues
 from libs.template.errors import InvalidTemplateAttribute
@@ -172,8 +172,7 @@ class SoftwareDeploymentGroup(ResourceGroup):
         return len(ctx.properties.get(SERVERS) or {})
 
     def existing_names(self, ctx: StepContext, state: Mapping[str, Any]) -> list[str]:
-        child = ctx.child
-        return list((child.outputs_by_key.get("refs_map") or {}) if child is not None else {})
+        return list(ctx.child.resources) if ctx.child is not None else []
 
     def names_for(self, ctx: StepContext, capacity: int, state: Mapping[str, Any]) -> list[str]:
         existing = state.get("names") or self.existing_names(ctx, state)
@@ -185,9 +184,22 @@ class SoftwareDeploymentGroup(ResourceGroup):
         return {n: old[n] if n in keep_old and n in old else new[n] for n in names}
 
     # ---- attributes ---------------------------------------------------------------------------
+    def nested_reads(self, reads: Iterable[tuple[Any, ...]], *, whole: bool = False) -> NestedReads:
+        # Every member, always (its names drive rolling updates, and the group's own
+        # attributes are every member's); of each, the attributes the group answers and those read.
+        read = {MEMBER_ATTRIBUTES.get(name, name) for name, *_ in reads if not name.startswith("resource.")}
+        for name, *path in reads:
+            rest = [*name.split(".", 2)[2:], *path] if name.startswith("resource.") else []
+            if rest and isinstance(rest[0], str):
+                read.add(rest[0])
+        return NestedReads(every=True, attributes=frozenset({*MEMBER_ATTRIBUTES.values(), *read}))
+
+    def member_attributes(self, data: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+        return {name: kept for name, (_, kept) in self.members(data).items()}
+
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
-        members = self.members(data)
+        members = self.member_attributes(data)
         return {name: _each(members, attribute) for name, attribute in MEMBER_ATTRIBUTES.items()}
 
     def read(self, name: str, path: Sequence[Any], physical_id: str | None, data: Mapping[str, str],
@@ -196,7 +208,7 @@ class SoftwareDeploymentGroup(ResourceGroup):
             return None
         if name.startswith("resource."):  # a member's reference or attribute, as a resource group's
             return super().read(name, path, physical_id, data, properties, resource_name=resource_name)
-        return attribute_map(self.members(data), name, path)
+        return attribute_map(self.member_attributes(data), name, path)
 
 
 class StructuredDeploymentGroup(SoftwareDeploymentGroup):

@@ -21,7 +21,7 @@ from libs.engine.status import Action, Status
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import ResourceType, SupportStatus
 from libs.resources.properties import PropSchema, Unresolvable
-from libs.resources.steps import ChildStack, Done, Failed, Nest, StepContext, StepResult, Wait
+from libs.resources.steps import ChildStack, Done, Failed, Nest, NestedReads, StepContext, StepResult, Wait
 from libs.template import attribute_store
 from libs.template.errors import InvalidTemplateAttribute, StackValidationFailed
 from libs.template.functions.hot_refs import select_path
@@ -33,6 +33,9 @@ OUTPUTS_KEY = "outputs"
 OUTPUT_ERRORS_KEY = "output_errors"
 # The nested stack's ARN (Heat's stack identifier), and the nested resources read through this one.
 ARN_KEY, NESTED_KEY = "stack_arn", "nested_resources"
+# Set when NESTED_KEY holds every current resource of the nested stack (a group's every member).
+EVERY_KEY = "nested_every"
+WHOLE = "whole"  # EVERY_KEY's value when the resource is read alone too
 STACK_ID_OUTPUT = "OS::stack_id"
 # Where an adopted resource keeps its nested stack's abandon data until the nested stack is made.
 ADOPT_NESTED_KEY = "adopt_nested"
@@ -64,6 +67,7 @@ class NestedStackType(ResourceType):
     inherits_environment: ClassVar[bool] = False
     # True for a group that resolves its members' types itself when it is validated.
     checks_member_types: ClassVar[bool] = False
+    answering_only: ClassVar[frozenset[str]] = frozenset({NESTED_KEY, EVERY_KEY})
 
     def child_request(self, ctx: StepContext) -> Nest:
         """The template, files, environment and parameters of the child, for create and update."""
@@ -117,9 +121,10 @@ class NestedStackType(ResourceType):
         raw = data.get(OUTPUT_ERRORS_KEY)
         return dict(orjson.loads(raw)) if raw else {}
 
-    def nested_reads(self, reads: Iterable[tuple[Any, ...]]) -> frozenset[str]:
-        """The nested resources whose reference and attributes ``reads`` (of this resource) need."""
-        return frozenset()
+    def nested_reads(self, reads: Iterable[tuple[Any, ...]], *, whole: bool = False) -> NestedReads:
+        """The nested resources whose reference and attributes ``reads`` (of this resource) need;
+        ``whole``: the template also reads the resource alone (``get_attr: [res]``)."""
+        return NestedReads()
 
 
 def member_not_found(member: str, resource_name: str) -> attribute_store.AttributeFailed:
@@ -135,11 +140,23 @@ def settled_data(resource_name: str, child: ChildStack) -> dict[str, str | None]
               for o in child.outputs if o.get("output_error") is not None}
     # Heat URL-quotes each part; stack names and ids never need it.
     arn = f"arn:openstack:heat::{child.project}:stacks/{child.name}/{child.id}"
-    nested = {name: [ref, dict(kept)] for name, (ref, kept) in child.resources.items()}
     return {OUTPUTS_KEY: orjson.dumps(outputs).decode(), "stack_name": child.name,
             OUTPUT_ERRORS_KEY: orjson.dumps(errors).decode() if errors else None,
-            ARN_KEY: arn if child.project else None,
-            NESTED_KEY: orjson.dumps(nested).decode() if nested else None}
+            ARN_KEY: arn if child.project else None, **read_data(child.resources, every=child.every,
+                                                                      whole=child.whole)}
+
+
+def read_data(read: Mapping[str, tuple[Any, Mapping[str, Any]]], *, every: bool, whole: bool = False
+              ) -> dict[str, str | None]:
+    """What the step hands over of the nested resources read (see :class:`NestedReads`)."""
+    nested = {name: [ref, dict(kept)] for name, (ref, kept) in read.items()}
+    return {NESTED_KEY: orjson.dumps(nested).decode() if nested else None,
+            EVERY_KEY: (WHOLE if whole else "1") if every else None}
+
+
+def nested_resources(data: Mapping[str, str]) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """What :func:`settled_data` kept of the nested resources: name -> (reference, attributes)."""
+    return {name: (ref, kept) for name, (ref, kept) in orjson.loads(data.get(NESTED_KEY) or "{}").items()}
 
 
 class StackResource(NestedStackType):
@@ -234,8 +251,9 @@ class TemplateResource(NestedStackType):
     def has_attribute(self, name: str) -> bool:
         return True  # any output of the nested template
 
-    def nested_reads(self, reads: Iterable[tuple[Any, ...]]) -> frozenset[str]:
-        return frozenset(name.split(".", 2)[1] for name, *_ in reads if name.startswith("resource."))
+    def nested_reads(self, reads: Iterable[tuple[Any, ...]], *, whole: bool = False) -> NestedReads:
+        return NestedReads(names=frozenset(
+            name.split(".", 2)[1] for name, *_ in reads if name.startswith("resource.")))
 
     def reference_id(self, physical_id: str | None, data: Mapping[str, str], *, resource_name: str) -> Any:
         """Heat's: the nested template's ``OS::stack_id`` output if it has one, else the stack's ARN."""
@@ -268,7 +286,7 @@ class TemplateResource(NestedStackType):
             # resource.<r>, resource.<r>.<attr> and resource.<r> with a path: a nested resource.
             parts: list[Any] = [*name.split(".", 2)[1:], *path]
             target, rest = str(parts[0]), parts[1:]
-            nested = orjson.loads(data.get(NESTED_KEY) or "{}")
+            nested = nested_resources(data)
             if target not in nested:
                 raise member_not_found(target, resource_name)
             reference, kept = nested[target]

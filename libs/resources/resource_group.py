@@ -2,17 +2,22 @@
 
 The nested stack's template is made here: members named ``"0"``, ``"1"``...
 (``index_var``, ``%index%`` by default, replaced by each member's index in
-its properties and metadata), minus the names ``removal_policies`` took out,
-plus outputs that carry every member's reference and attributes up to the
-group. An update makes the template again from the members the nested stack
-asks for, so a shrink removes the highest indices (or first the names a
-removal policy lists, which are then never used again).
+its properties and metadata), minus the names ``removal_policies`` took out.
+It has no outputs: what the group answers of its members is read from the
+member rows when the group's step completes, and only what the parent's
+template reads (:meth:`MemberStack.nested_reads`): ``resource.<n>`` one row,
+``refs`` every member's reference in one query, a member attribute that
+attribute of every member. So a member that changes rewrites no value the
+size of the group unless the template reads one. An update makes the template
+again from the members the nested stack asks for, so a shrink removes the
+highest indices (or first the names a removal policy lists, which are then
+never used again).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -22,9 +27,10 @@ from libs.engine.status import Action, Status
 from libs.resources import rolling
 from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
-from libs.resources.nested import NestedStackType, member_not_found
+from libs.resources.nested import EVERY_KEY, WHOLE, NestedStackType, member_not_found, nested_resources
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Done, Nest, StepContext, StepResult, Wait
+from libs.resources.steps import Done, Nest, NestedReads, StepContext, StepResult, Wait
+from libs.template import attribute_store
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Length, Range
 from libs.template.errors import InvalidTemplateAttribute
@@ -32,7 +38,9 @@ from libs.template.functions.hot_refs import select_path
 
 COUNT, INDEX_VAR, RESOURCE_DEF = "count", "index_var", "resource_def"
 REMOVAL_POLICIES, REMOVAL_MODE = "removal_policies", "removal_policies_mode"
-MEMBERS_KEY, REMOVED_KEY = "members", "removed"
+REMOVED_KEY = "removed"
+# The group's own attributes that are every member's reference.
+REFERENCE_ATTRIBUTES = frozenset({"refs", "refs_map"})
 ROLLING_KEY, NEXT_AT_KEY, BATCH_KEY = "rolling", "rolling_next_at", "batch_create"
 # The named step between two batches (``create:batch``, ``update:batch``: a breakpoint there holds
 # the group after each batch), and the last one passed.
@@ -93,17 +101,13 @@ def _index(name: str) -> int:
 
 
 def members_template(resources: Mapping[str, Any]) -> dict[str, Any]:
-    """A nested template of named members, with outputs that carry their references and attributes."""
-    names = list(resources)
-    return {
-        "heat_template_version": "2016-10-14",
-        "resources": dict(resources),
-        "outputs": {
-            "refs": {"value": [{"get_resource": n} for n in names]},
-            "refs_map": {"value": {n: {"get_resource": n} for n in names}},
-            MEMBERS_KEY: {"value": {n: {"get_attr": [n]} for n in names}},
-        },
-    }
+    """A nested template of named members (no outputs: the group reads its members' rows)."""
+    return {"heat_template_version": "2016-10-14", "resources": dict(resources)}
+
+
+def _member_attribute(kept: Mapping[str, Any], name: Any, path: Sequence[Any]) -> Any:
+    """A member's attribute as the group reads it: a failure kept by the member raises."""
+    return select_path(attribute_store.checked(kept.get(name)), path)
 
 
 class MemberStack(NestedStackType):
@@ -120,10 +124,30 @@ class MemberStack(NestedStackType):
     answers_reads: ClassVar[bool] = True
     always_updates: ClassVar[bool] = True
 
-    def members(self, data: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-        """Each member's attributes by name, in index order."""
-        members: dict[str, Any] = self.outputs(data).get(MEMBERS_KEY) or {}
-        return {name: dict(members[name] or {}) for name in sorted(members, key=_index)}
+    def nested_reads(self, reads: Iterable[tuple[Any, ...]], *, whole: bool = False) -> NestedReads:
+        names: set[str] = set()
+        attributes: set[str] = set()
+        every = whole  # get_attr of the group alone gives refs and refs_map
+        for name, *path in reads:
+            if name.startswith("resource."):
+                names.add(str([*name.split(".", 2)[1:], *path][0]))
+            elif name in REFERENCE_ATTRIBUTES:
+                every = True
+            elif name == "attributes":
+                if path and isinstance(path[0], str):
+                    every = True
+                    attributes.add(path[0])
+            elif name in self.attributes_schema:
+                continue  # the group's own (removed_rsrc_list): no member is read
+            else:
+                every = True
+                attributes.add(name)
+        return NestedReads(names=frozenset(names), every=every, attributes=frozenset(attributes), whole=whole)
+
+    def members(self, data: Mapping[str, str]) -> dict[str, tuple[Any, dict[str, Any]]]:
+        """The members read when the group completed, by name in index order: (reference, attributes)."""
+        members = nested_resources(data)
+        return {name: members[name] for name in sorted(members, key=_index)}
 
     def has_members(self, properties: Mapping[str, Any]) -> bool:
         """Whether the group has any member to validate (Heat validates none of an empty group)."""
@@ -141,9 +165,14 @@ class MemberStack(NestedStackType):
 
     def all_attributes(self, physical_id: str | None, data: Mapping[str, str],
                        properties: Mapping[str, Any]) -> dict[str, Any]:
-        # Heat's get_attr of the group alone: its attributes that need no path.
-        outputs = self.outputs(data)
-        return {"refs": outputs.get("refs") or [], "refs_map": outputs.get("refs_map") or {}}
+        # Heat's get_attr of the group alone: its attributes that need no path; every member's
+        # reference only where the template reads the group alone (a read of refs keeps its own
+        # answer; a resource show shows them null otherwise, as Heat's does).
+        if data.get(EVERY_KEY) != WHOLE:
+            return {}
+        members = self.members(data)
+        return {"refs": [ref for ref, _ in members.values()],
+                "refs_map": {name: ref for name, (ref, _) in members.items()}}
 
     def has_attribute(self, name: str) -> bool:
         return True  # any attribute of the members
@@ -158,18 +187,17 @@ class MemberStack(NestedStackType):
             target, rest = str(parts[0]), parts[1:]
             if target not in members:
                 raise member_not_found(target, resource_name)
-            if not rest:
-                return (self.outputs(data).get("refs_map") or {}).get(target)
-            return select_path(members[target].get(rest[0]), rest[1:])
+            reference, kept = members[target]
+            return attribute_store.read(kept, rest[0], rest[1:]) if rest else reference
         if name == "refs":
-            return select_path(self.outputs(data).get("refs") or [], path)
+            return select_path([ref for ref, _ in members.values()], path)
         if name == "refs_map":
-            return self.outputs(data).get("refs_map") or {}
+            return {n: ref for n, (ref, _) in members.items()}
         if name == "attributes":
             if not path:
                 raise AttributeFailed(str(InvalidTemplateAttribute(resource_name, name)))
-            return {n: select_path(member.get(path[0]), path[1:]) for n, member in members.items()}
-        return [select_path(member.get(name), path) for member in members.values()]
+            return {n: _member_attribute(kept, path[0], path[1:]) for n, (_, kept) in members.items()}
+        return [_member_attribute(kept, name, path) for _, kept in members.values()]
 
 
 class ResourceGroup(MemberStack):
@@ -329,7 +357,7 @@ class ResourceGroup(MemberStack):
         policy = self.rolling_policy(ctx)
         if (action is Action.UPDATE and policy is not None and ctx.old_properties is not None
                 and ctx.child is not None and self.definition_changed(ctx)):
-            current = len(ctx.child.outputs_by_key.get("refs_map") or {})
+            current = ctx.child.size or 0
             state = {"current": current, "up_to_date": 0, "updated": []}
             return self._batch(ctx, policy, state)
         return super().start(action, ctx)

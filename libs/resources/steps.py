@@ -171,6 +171,28 @@ def _failure_text(error: str, path: Sequence[PathItem], message: str) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+class NestedReads:
+    """Which of a nested stack's current resources a nesting type's reads need, and how much of them.
+
+    ``names``: these resources, with their reference and every attribute they keep
+    (``resource.<n>``: one row each). ``every``: every current resource's
+    reference (a group's ``refs``: one query of the member rows), with
+    ``attributes``, the attributes named here of each (a member attribute read of
+    every member). ``whole``: the resource is read alone too (``get_attr: [res]``),
+    so what it answers of every member is kept as its attributes. Nothing else of
+    the nested stack is loaded.
+    """
+
+    names: frozenset[str] = frozenset()
+    every: bool = False
+    attributes: frozenset[str] = frozenset()
+    whole: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.names) or self.every
+
+
+@dataclasses.dataclass(frozen=True)
 class ChildStack:
     """What a nesting type may know of its nested stack: its status, outputs, and what is read of it."""
 
@@ -182,9 +204,14 @@ class ChildStack:
     outputs: tuple[Mapping[str, Any], ...] = ()
     deleted: bool = False
     project: str = ""
-    # The nested resources the parent's template reads through this one (``resource.<r>``):
-    # name -> (reference, attributes as kept), given once the child has settled.
+    # The nested resources the parent's template reads through this one (see NestedReads):
+    # name -> (reference, attributes as kept, or only those asked for), given once the child has settled.
     resources: Mapping[str, tuple[Any, Mapping[str, Any]]] = dataclasses.field(default_factory=dict)
+    # True: ``resources`` holds every current resource of the child (NestedReads.every).
+    every: bool = False
+    whole: bool = False  # NestedReads.whole
+    # How many current resources the child has, once it has settled (None before).
+    size: int | None = None
 
     @property
     def outputs_by_key(self) -> dict[str, Any]:

@@ -113,3 +113,10 @@ def reads_in(snippets: Iterable[Any]) -> dict[str, frozenset[tuple[Any, ...]]]:
                 continue
             reads.setdefault(name, set()).add(read)
     return {name: frozenset(found) for name, found in reads.items()}
+
+
+def wholly_read(snippets: Iterable[Any]) -> frozenset[str]:
+    """The resources ``snippets`` read alone (``get_attr: [res]``, every attribute), which
+    :func:`reads_in` leaves out."""
+    return frozenset(name for snippet in snippets for name, key in base.all_dep_attrs(snippet)
+                     if key == base.ALL_ATTRIBUTES and isinstance(name, str))

@@ -391,8 +391,16 @@ class StackDefinition:
     @functools.cached_property
     def attribute_reads(self) -> dict[str, frozenset[tuple[Any, ...]]]:
         """What the resources and outputs read of each resource (see :func:`attribute_store.reads_in`)."""
+        return attribute_store.reads_in(self._reading_snippets())
+
+    @functools.cached_property
+    def whole_reads(self) -> frozenset[str]:
+        """The resources read alone, ``get_attr: [res]`` (see :func:`attribute_store.wholly_read`)."""
+        return attribute_store.wholly_read(self._reading_snippets())
+
+    def _reading_snippets(self) -> list[Any]:
         snippets = [s for defn in self.resources.values() for s in (defn.properties, defn.metadata)]
-        return attribute_store.reads_in([*snippets, *(o.value for o in self.outputs.values() if o.enabled)])
+        return [*snippets, *(o.value for o in self.outputs.values() if o.enabled)]
 
     # ---- validation, in Heat's order -----------------------------------------
     def validate(self) -> None:

@@ -11,7 +11,7 @@ made the first time instead of making another.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from libs import operations
@@ -22,7 +22,7 @@ from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import Registry
-from libs.resources.steps import ChildStack, Nest
+from libs.resources.steps import ChildStack, Nest, NestedReads
 from libs.template import loader
 from libs.template.errors import TemplateError
 from libs.template.limits import Limits
@@ -37,25 +37,30 @@ def child_name(parent: stacks.StackRow, row: resources.ResourceRow, short_id: st
 
 
 async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRow,
-                  short_id: str, reads: Collection[str] = ()) -> ChildStack | None:
+                  short_id: str, reads: NestedReads | None = None) -> ChildStack | None:
     """The child stack of ``row``, or None before there is one.
 
     Found by the row's physical id, or by its name when the step that made it
     died before recording that id: the next step must see the child, not wait
-    for one that will never be made. Once it has settled, it carries the
-    current resources named in ``reads`` (those the parent's template reads
-    through ``row``).
+    for one that will never be made. Once it has settled, it carries its size
+    and the current resources ``reads`` asks for (what the parent's template
+    reads through ``row``), and no more of them.
     """
     child = await _child_of(conn, parent, row, short_id)
     if child is None:
         return None
+    reads = reads or NestedReads()
     read: dict[str, tuple[Any, dict[str, Any]]] = {}
-    if reads and child.status != Status.IN_PROGRESS:
-        found = await resources.current_by_names(conn, child.id, reads)
-        read = {name: (r.known_reference(), r.attributes) for name, r in found.items()}
+    size = None
+    if child.status != Status.IN_PROGRESS and child.deleted_at is None:
+        size = await resources.current_count(conn, child.id)
+        if reads:
+            read = await resources.nested_read(conn, child.id, reads.names, every=reads.every,
+                                               attributes=reads.attributes)
     return ChildStack(id=str(child.id), name=child.name, action=child.action, status=child.status,
                       status_reason=child.status_reason, outputs=tuple(child.outputs or ()),
-                      deleted=child.deleted_at is not None, project=child.project, resources=read)
+                      deleted=child.deleted_at is not None, project=child.project, resources=read,
+                      every=reads.every, whole=reads.whole, size=size)
 
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,

@@ -139,7 +139,7 @@ def of_step(row: ResourceRow, action: str, result: Done | Wait | Failed | Call, 
     physical_id = row.physical_id if isinstance(result.physical_id, KeepType) else result.physical_id
     return Outcome({
         "action": action, "status": Status.COMPLETE, "status_reason": reason, "physical_id": physical_id,
-        "data": data, "properties": props if action in APPLYING else row.properties,
+        "data": plugin.kept_data(data), "properties": props if action in APPLYING else row.properties,
         "reference": plugin.reference_id(physical_id, data, resource_name=row.name),
         "attributes": plugin.stored_attributes(reads, physical_id, data, props, resource_name=row.name),
         "template_id": template_id or row.template_id, "deletion_policy": deletion_policy,

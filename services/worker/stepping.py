@@ -27,7 +27,7 @@ from libs.resources import nesting
 from libs.resources.base import ResourceType
 from libs.resources.nested import NestedStackType
 from libs.resources.software_config import SoftwareType
-from libs.resources.steps import Call, Done, Failed, KeepType, Nest, StepContext, Store, Wait
+from libs.resources.steps import Call, Done, Failed, KeepType, Nest, NestedReads, StepContext, Store, Wait
 from libs.telemetry import logs
 from libs.template.errors import StackValidationFailed, TemplateError
 from libs.template.registry import ResourceRegistry
@@ -137,7 +137,9 @@ class Stepping:
                if first and plugin.prepares_replace and (action == Action.CREATE or restores)
                else self._context(row, props))
         if plugin.nests:
-            reads = plugin.nested_reads(self._reads(row.name)) if isinstance(plugin, NestedStackType) else ()
+            # A delete answers nothing: it reads no nested resource.
+            reads = (plugin.nested_reads(self._reads(row.name), whole=self._wholly_read(row.name))
+                     if isinstance(plugin, NestedStackType) and action != Action.DELETE else NestedReads())
             child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads)
             if child is not None and row.physical_id != child.id and not child.deleted:
                 # Made by a step that died before it could record the child.
@@ -471,6 +473,10 @@ class Stepping:
         if self.want is None:
             return frozenset()
         return self.want.definition.attribute_reads.get(name, frozenset())
+
+    def _wholly_read(self, name: str) -> bool:
+        """Whether the template reads the resource alone (``get_attr: [res]``)."""
+        return self.want is not None and name in self.want.definition.whole_reads
 
     def _deletion_policy(self, name: str) -> str:
         return rows.deletion_policy(self.want, name)

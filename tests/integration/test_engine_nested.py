@@ -123,6 +123,32 @@ def _group(count: int, removal: list[str] | None = None) -> dict[str, object]:
                         "first": {"value": {"get_attr": ["group", "resource.0.output"]}}})
 
 
+async def test_a_group_keeps_of_its_members_only_what_its_stack_reads(settings: Settings) -> None:
+    def template(outputs: dict[str, object]) -> dict[str, object]:
+        return hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": {"count": 4, "resource_def": {
+            "type": "OS::Heat::TestResource", "properties": {"value": "member-%index%"}}}}}, outputs=outputs)
+
+    registry = default_registry()
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="quiet",
+                                             stack_request=StackRequest(template=template({})),
+                                             registry=registry)
+        await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=60)
+        group = (await resource_rows(api.pool, made.id))["group"]
+        child = await stack_row(api.pool, uuid.UUID(group.physical_id or ""))
+        # Nothing reads the group: neither it nor its nested stack keeps a value the size of the group.
+        assert child.outputs == [] and group.attributes == {"removed_rsrc_list": []}
+        assert not any(key.startswith("nested_") for key in group.data), group.data
+
+        one = template({"second": {"value": {"get_attr": ["group", "resource.1.output"]}}})
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                      stack_request=StackRequest(template=one), registry=registry)
+        done = await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=60)
+        assert done.outputs[0]["output_value"] == "member-1"
+        group = (await resource_rows(api.pool, made.id))["group"]
+        assert "refs" not in group.attributes and not any(key.startswith("nested_") for key in group.data)
+
+
 async def test_a_resource_group_grows_shrinks_and_removes_by_name(settings: Settings) -> None:
     registry = default_registry()
     async with engine(settings) as api:

@@ -63,8 +63,8 @@ def test_each_group_makes_members_of_its_deployment_type(group: SoftwareDeployme
     request = group.child_request(make_ctx({"servers": {"a": "id-a", "b": "id-b"}, "config": "c"}))
     assert {n: r["type"] for n, r in request.template["resources"].items()} == {"a": member_type,
                                                                                  "b": member_type}
-    # The nested template carries every member's reference and attributes up to the group.
-    assert set(request.template["outputs"]) == {"refs", "refs_map", "members"}
+    # The nested template has no outputs: the group reads its members' rows.
+    assert "outputs" not in request.template
 
 
 @pytest.mark.parametrize(("servers", "size", "one", "has_members"), [
@@ -140,9 +140,8 @@ def _props(servers: dict[str, str], value: str) -> dict[str, Any]:
 def _child(template: dict[str, Any], operation: str) -> ChildStack:
     names = list(template["resources"])
     return ChildStack(id="c", name="c", action="CREATE" if operation == "create" else "UPDATE",
-                      status="COMPLETE", status_reason="",
-                      outputs=({"output_key": "refs_map", "output_value": {n: f"id-{n}" for n in names}},
-                               {"output_key": "members", "output_value": {n: {} for n in names}}))
+                      status="COMPLETE", status_reason="", every=True, size=len(names),
+                      resources={n: (f"id-{n}", {}) for n in names})
 
 
 def _run(action: Action, ctx: StepContext) -> tuple[list[dict[str, str]], list[str | None]]:

@@ -1,7 +1,9 @@
 """What groups and template resources answer to ``get_attr``, as Heat's do, end to end in memory.
 
-A nested stack settles (its outputs, and the nested resources the parent reads),
-the resource keeps what it completes with (:meth:`ResourceType.stored_attributes`
+A nested stack settles (its outputs, and the nested resources the parent reads:
+of the child's rows, only those and only as much of them as the type's
+``nested_reads`` asks for, as ``resources.nested_read`` reads them), the
+resource keeps what it completes with (:meth:`ResourceType.stored_attributes`
 over the template's reads), and the parent's outputs resolve over that, as the
 worker and ``stack_end`` do it. The values are Heat 27.0.1's answers (the same
 ones the ``groups/*`` parity cases recorded).
@@ -21,7 +23,7 @@ from libs.resources.base import ResourceType
 from libs.resources.deployment_group import SoftwareDeploymentGroup
 from libs.resources.nested import NestedStackType, TemplateResource
 from libs.resources.resource_group import ResourceGroup
-from libs.resources.steps import ChildStack, Done
+from libs.resources.steps import ChildStack, Done, NestedReads
 from libs.template.attribute_store import AttributeFailed, failure, read, read_all, shown, stored
 from libs.template.parameters import Parameters
 from libs.template.request import parameter_schemas
@@ -47,6 +49,7 @@ def _outputs(plugin: NestedStackType, child: ChildStack, outputs: dict[str, Any]
              ) -> dict[str, dict[str, Any]]:
     """The parent's outputs once ``plugin``'s resource completed over ``child``."""
     definition = _definition(resource_type, outputs)
+    child = _read(plugin, child, definition)
     ctx = dataclasses.replace(make_ctx({}, resource_name="res", data=data, physical_id=child.id), child=child)
     done = plugin.check(Action.CREATE, ctx)
     assert isinstance(done, Done), done
@@ -58,19 +61,28 @@ def _outputs(plugin: NestedStackType, child: ChildStack, outputs: dict[str, Any]
     return {o["output_key"]: o for o in resolver.outputs()}
 
 
+def _read(plugin: NestedStackType, child: ChildStack, definition: StackDefinition) -> ChildStack:
+    """``child`` as the worker gives it: of its rows (``child.resources``), what the reads ask for."""
+    reads = plugin.nested_reads(definition.attribute_reads.get("res", frozenset()),
+                                whole="res" in definition.whole_reads)
+    rows = child.resources
+    found = {name: rows[name] for name in reads.names if name in rows}
+    if reads.every:
+        found = {**{name: (ref, {k: v for k, v in kept.items() if k in reads.attributes})
+                    for name, (ref, kept) in rows.items()}, **found}
+    return dataclasses.replace(child, resources=found, every=reads.every, whole=reads.whole, size=len(rows))
+
+
 def _values(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {k: {"error": o["output_error"]} if "output_error" in o else o["output_value"]
             for k, o in outputs.items()}
 
 
 def _group_child(names: list[str]) -> ChildStack:
-    refs_map = {n: f"ref-{n}" for n in names}
-    members = {n: {"value": f"v{n}"} for n in names}
+    """A group's nested stack: its member rows (reference, attributes) and no outputs."""
     return ChildStack(id=CHILD_ID, name="st-res-abc", action="CREATE", status="COMPLETE", status_reason="",
-                      outputs=({"output_key": "refs", "output_value": [refs_map[n] for n in names]},
-                               {"output_key": "refs_map", "output_value": refs_map},
-                               {"output_key": "members", "output_value": members}),
-                      project="demo")
+                      project="demo",
+                      resources={n: (f"ref-{n}", {"value": f"v{n}", "other": n}) for n in names})
 
 
 def test_a_resource_group_answers_member_attributes_in_index_order() -> None:
@@ -109,6 +121,27 @@ def test_get_attr_of_a_group_alone_is_its_attributes_and_the_names_read_and_fail
     assert got["all"] == {"error": "Member '9' not found in group resource 'res'."}
 
 
+def test_a_group_reads_of_its_members_only_what_the_template_reads() -> None:
+    def asked(outputs: dict[str, Any]) -> NestedReads:
+        definition = _definition("OS::Heat::ResourceGroup", outputs)
+        return ResourceGroup().nested_reads(definition.attribute_reads.get("res", frozenset()),
+                                            whole="res" in definition.whole_reads)
+
+    # Nothing read of the group: no member row is read, nothing the size of the group is kept.
+    assert not asked({"ref": {"get_resource": "res"}, "removed": {"get_attr": ["res", "removed_rsrc_list"]}})
+    assert asked({"one": {"get_attr": ["res", "resource.7.value"]}}) == NestedReads(names=frozenset({"7"}))
+    assert asked({"refs": {"get_attr": ["res", "refs"]}}) == NestedReads(every=True)
+    assert asked({"all": {"get_attr": ["res"]}}) == NestedReads(every=True, whole=True)
+    assert asked({"v": {"get_attr": ["res", "value", 0]}, "m": {"get_attr": ["res", "attributes", "other"]}}
+                 ) == NestedReads(every=True, attributes=frozenset({"value", "other"}))
+    kept_data = ResourceGroup().check(Action.CREATE, dataclasses.replace(
+        make_ctx({}, resource_name="res", physical_id=CHILD_ID),
+        child=_read(ResourceGroup(), _group_child(["0", "1"]), _definition("OS::Heat::ResourceGroup", {}))))
+    assert isinstance(kept_data, Done)
+    assert ResourceGroup().stored_attributes([], CHILD_ID, {k: v for k, v in kept_data.data.items() if v},
+                                             {}, resource_name="res") == {"removed_rsrc_list": []}
+
+
 def test_an_auto_scaling_group_takes_resource_n_as_an_index_into_its_members_oldest_first() -> None:
     # Named at random, the members are ordered as they were made, not by name.
     names = ["zzzzzzzzzzzz", "aaaaaaaaaaaa"]
@@ -137,8 +170,7 @@ def test_a_deployment_group_answers_maps_by_member_name() -> None:
     members = {n: {"deploy_stdout": f"out-{n}", "deploy_stderr": "", "deploy_status_code": 0,
                    "url": f"http://{n}"} for n in names}
     child = ChildStack(id=CHILD_ID, name="st-res-abc", action="CREATE", status="COMPLETE", status_reason="",
-                       outputs=({"output_key": "refs_map", "output_value": {n: f"ref-{n}" for n in names}},
-                                {"output_key": "members", "output_value": members}), project="demo")
+                       project="demo", resources={n: (f"ref-{n}", members[n]) for n in names})
     got = _values(_outputs(SoftwareDeploymentGroup(), child, {
         "stdouts": {"get_attr": ["res", "deploy_stdouts"]},
         "codes": {"get_attr": ["res", "deploy_status_codes"]},
@@ -173,7 +205,7 @@ def test_a_template_resource_is_its_nested_stacks_arn_and_reads_nested_resources
              "nested_dotted": {"get_attr": ["res", "resource.v.value"]},
              "nested_ref": {"get_attr": ["res", "resource.v"]},
              "missing": {"get_attr": ["res", "resource.w"]}}
-    assert plugin.nested_reads(_definition("inner.yaml", reads).attribute_reads["res"]) == {"v", "w"}
+    assert plugin.nested_reads(_definition("inner.yaml", reads).attribute_reads["res"]).names == {"v", "w"}
     child = _nested_child([{"output_key": "out", "output_value": "in-y"}],
                           {"v": ("st-res-abc-v-xyz", {"value": "in-y"})})
     got = _values(_outputs(plugin, child, {**reads, "ref": {"get_resource": "res"},
