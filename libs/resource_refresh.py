@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from libs import nested_reads
 from libs.db import Conn, resources, stacks, templates
 from libs.engine import desired
 from libs.engine.status import Status
@@ -86,8 +87,7 @@ async def refresh_parent(conn: Conn, child: stacks.StackRow, outputs: list[dict[
         definition = want.definition
         reads = plugin.nested_reads(definition.attribute_reads.get(row.name, frozenset()),
                                     whole=row.name in definition.whole_reads)
-        read = (await resources.nested_read(conn, child.id, reads.names, every=reads.every,
-                                            attributes=reads.attributes)) if reads else {}
+        read = (await nested_reads.nested_read(conn, registry, child.id, reads)) if reads else {}
         data.update(read_data(read, every=reads.every, whole=reads.whole))
     written = await refresh(conn, parent, want, row=row, plugin=plugin, data=data)
     if written is not None:

@@ -154,6 +154,18 @@ def read_data(read: Mapping[str, tuple[Any, Mapping[str, Any]]], *, every: bool,
             EVERY_KEY: (WHOLE if whole else "1") if every else None}
 
 
+def unanswered(read: Mapping[str, tuple[Any, Mapping[str, Any]]], reads: NestedReads
+               ) -> dict[str, list[tuple[Any, ...]]]:
+    """name -> the member reads of ``reads`` that the row ``read`` of that name keeps no answer to."""
+    gaps: dict[str, list[tuple[Any, ...]]] = {}
+    for name, (_, kept) in read.items():
+        missing = sorted({wanted for member, wanted in reads.member_reads if member in (None, name)
+                          if not attribute_store.answers(kept, wanted[0], wanted[1:])}, key=repr)
+        if missing:
+            gaps[name] = missing
+    return gaps
+
+
 def nested_resources(data: Mapping[str, str]) -> dict[str, tuple[Any, dict[str, Any]]]:
     """What :func:`settled_data` kept of the nested resources: name -> (reference, attributes)."""
     return {name: (ref, kept) for name, (ref, kept) in orjson.loads(data.get(NESTED_KEY) or "{}").items()}

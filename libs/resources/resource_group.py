@@ -106,8 +106,9 @@ def members_template(resources: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _member_attribute(kept: Mapping[str, Any], name: Any, path: Sequence[Any]) -> Any:
-    """A member's attribute as the group reads it: a failure kept by the member raises."""
-    return select_path(attribute_store.checked(kept.get(name)), path)
+    """A member's attribute as the group reads it: a failure kept by the member raises; a read
+    answered for the group (a member group's own attribute, see NestedReads.member_reads) first."""
+    return attribute_store.read(kept, name, path)
 
 
 class MemberStack(NestedStackType):
@@ -127,22 +128,30 @@ class MemberStack(NestedStackType):
     def nested_reads(self, reads: Iterable[tuple[Any, ...]], *, whole: bool = False) -> NestedReads:
         names: set[str] = set()
         attributes: set[str] = set()
+        member_reads: set[tuple[str | None, tuple[Any, ...]]] = set()
         every = whole  # get_attr of the group alone gives refs and refs_map
         for name, *path in reads:
             if name.startswith("resource."):
-                names.add(str([*name.split(".", 2)[1:], *path][0]))
+                parts: list[Any] = [*str(name).split(".", 2)[1:], *path]
+                target, rest = parts[0], parts[1:]
+                names.add(str(target))
+                if rest and isinstance(rest[0], str):
+                    member_reads.add((str(target), tuple(rest)))
             elif name in REFERENCE_ATTRIBUTES:
                 every = True
             elif name == "attributes":
                 if path and isinstance(path[0], str):
                     every = True
                     attributes.add(path[0])
+                    member_reads.add((None, tuple(path)))
             elif name in self.attributes_schema:
                 continue  # the group's own (removed_rsrc_list): no member is read
             else:
                 every = True
                 attributes.add(name)
-        return NestedReads(names=frozenset(names), every=every, attributes=frozenset(attributes), whole=whole)
+                member_reads.add((None, (name, *path)))
+        return NestedReads(names=frozenset(names), every=every, attributes=frozenset(attributes), whole=whole,
+                           member_reads=frozenset(member_reads))
 
     def members(self, data: Mapping[str, str]) -> dict[str, tuple[Any, dict[str, Any]]]:
         """The members read when the group completed, by name in index order: (reference, attributes)."""

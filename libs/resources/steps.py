@@ -187,6 +187,10 @@ class NestedReads:
     every: bool = False
     attributes: frozenset[str] = frozenset()
     whole: bool = False
+    # The reads of a member these answer over, (member name, or None for every member read,
+    # (attribute, *path)): a member that keeps no answer to one (a group whose own template
+    # does not read it) is answered from its own nested stack's rows.
+    member_reads: frozenset[tuple[str | None, tuple[Any, ...]]] = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.names) or self.every

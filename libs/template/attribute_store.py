@@ -68,6 +68,16 @@ def stored(attributes: Mapping[str, Any], reads: Mapping[str, Any]) -> dict[str,
     return kept
 
 
+def answers(kept: Mapping[str, Any], attribute: str, path: Sequence[Any]) -> bool:
+    """Whether ``kept`` holds what :func:`read` answers of ``attribute`` and ``path``."""
+    return attribute in kept or read_key(attribute, path) in (kept.get(READS) or {})
+
+
+def with_reads(kept: Mapping[str, Any], answered: Mapping[str, Any]) -> dict[str, Any]:
+    """``kept`` with ``answered`` (by :func:`read_key`) added to its reads."""
+    return stored({k: v for k, v in kept.items() if k != READS}, {**(kept.get(READS) or {}), **answered})
+
+
 def read(kept: Mapping[str, Any], attribute: str, path: Sequence[Any]) -> Any:
     """``get_attr: [res, attribute, *path]`` over what the row keeps (AttributeFailed on a failure)."""
     reads = kept.get(READS) or {}

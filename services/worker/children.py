@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from libs import operations
+from libs import nested_reads, operations
 from libs.db import Conn, resources, stacks
 from libs.db.pool import Held
 from libs.engine.status import Action, Status
@@ -37,7 +37,8 @@ def child_name(parent: stacks.StackRow, row: resources.ResourceRow, short_id: st
 
 
 async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRow,
-                  short_id: str, reads: NestedReads | None = None) -> ChildStack | None:
+                  short_id: str, reads: NestedReads | None = None, *,
+                  registry: Registry) -> ChildStack | None:
     """The child stack of ``row``, or None before there is one.
 
     Found by the row's physical id, or by its name when the step that made it
@@ -55,8 +56,7 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
     if child.status != Status.IN_PROGRESS and child.deleted_at is None:
         size = await resources.current_count(conn, child.id)
         if reads:
-            read = await resources.nested_read(conn, child.id, reads.names, every=reads.every,
-                                               attributes=reads.attributes)
+            read = await nested_reads.nested_read(conn, registry, child.id, reads)
     return ChildStack(id=str(child.id), name=child.name, action=child.action, status=child.status,
                       status_reason=child.status_reason, outputs=tuple(child.outputs or ()),
                       deleted=child.deleted_at is not None, project=child.project, resources=read,

@@ -186,7 +186,8 @@ class Node(Stepping):
             same = type(plugin) is self.s.registry.implementation(
                 row.type, resource_name=row.name, environment=self.own_env)
             if plugin.nests and (row.action, row.status) == (Action.CHECK, Status.FAILED):
-                child = await children.current(self.conn, self.stack, row, rows.short_id(row.id))
+                child = await children.current(self.conn, self.stack, row, rows.short_id(row.id),
+                                               registry=self.s.registry)
                 nested_check_failed = child is not None and (child.action, child.status) == (
                     Action.CHECK, Status.FAILED)
         stored = await self._stored_for_update(row, plugin, new_props) if same else None

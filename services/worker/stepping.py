@@ -140,7 +140,8 @@ class Stepping:
             # A delete answers nothing: it reads no nested resource.
             reads = (plugin.nested_reads(self._reads(row.name), whole=self._wholly_read(row.name))
                      if isinstance(plugin, NestedStackType) and action != Action.DELETE else NestedReads())
-            child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads)
+            child = await children.current(self.conn, self.stack, row, rows.short_id(row.id), reads,
+                                           registry=self.s.registry)
             if child is not None and row.physical_id != child.id and not child.deleted:
                 # Made by a step that died before it could record the child.
                 found = await self._write(row, physical_id=child.id)

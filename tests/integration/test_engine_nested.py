@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 
+import asyncpg
 import yaml
 
 from libs import operations
@@ -347,3 +348,88 @@ async def test_an_auto_scaling_group_rolls_a_changed_definition_one_member_at_a_
             reasons = [e.reason for e in await events.for_stack(conn, child)
                        if e.resource_type == "OS::Heat::Stack"]
         assert reasons.count("Stack UPDATE completed successfully") == 3  # a member per batch
+
+
+def _groups_of(definition: dict[str, object], count: int = 2,
+               index_var: str = "%index%") -> dict[str, object]:
+    """A ResourceGroup of ``count`` members as ``definition``, its index named ``index_var``."""
+    return {"type": "OS::Heat::ResourceGroup",
+            "properties": {"count": count, "index_var": index_var, "resource_def": definition}}
+
+
+async def _member_refs(pool: asyncpg.Pool, stack_id: str | None) -> dict[str, object]:
+    """name -> reference of the current rows of the nested stack ``stack_id``, as get_resource gives them."""
+    rows = await resource_rows(pool, uuid.UUID(stack_id or ""))
+    return {name: rows[name].known_reference() for name in sorted(rows, key=int)}
+
+
+async def test_a_group_of_groups_answers_the_inner_groups_attributes(settings: Settings) -> None:
+    # Heat: a read through the outer group of an inner group's own attribute is the inner
+    # group's answer (refs: its members' references in index order) for each member.
+    inner = _groups_of({"type": "OS::Heat::TestResource", "properties": {"value": "v-%a%-%index%"}})
+    template = hot({"outer": _groups_of(inner, index_var="%a%")}, outputs={
+        "each_refs": {"value": {"get_attr": ["outer", "attributes", "refs"]}},
+        "first_refs": {"value": {"get_attr": ["outer", "resource.0.refs"]}},
+        "first_refs_path": {"value": {"get_attr": ["outer", "resource.0", "refs"]}},
+        "second_map": {"value": {"get_attr": ["outer", "resource.1.refs_map"]}},
+        "second_ref0": {"value": {"get_attr": ["outer", "resource.1", "refs", 0]}},
+        "outer_refs": {"value": {"get_attr": ["outer", "refs"]}},
+        "values": {"value": {"get_attr": ["outer", "attributes", "output"]}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="gog",
+                                             stack_request=StackRequest(template=template),
+                                             registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=90)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        outer = (await resource_rows(api.pool, made.id))["outer"]
+        inners = await resource_rows(api.pool, uuid.UUID(outer.physical_id or ""))
+        refs = {name: list((await _member_refs(api.pool, inners[name].physical_id)).values())
+                for name in ("0", "1")}
+        assert outputs["outer_refs"] == [inners["0"].physical_id, inners["1"].physical_id]
+        assert outputs["each_refs"] == refs and all(len(r) == 2 and None not in r for r in refs.values())
+        assert outputs["first_refs"] == refs["0"] and outputs["first_refs_path"] == refs["0"]
+        assert outputs["second_map"] == {"0": refs["1"][0], "1": refs["1"][1]}
+        assert outputs["second_ref0"] == refs["1"][0]
+        assert outputs["values"] == {"0": ["v-0-0", "v-0-1"], "1": ["v-1-0", "v-1-1"]}
+
+
+async def test_three_levels_of_groups_answer_through_each_level(settings: Settings) -> None:
+    inner = _groups_of({"type": "OS::Heat::TestResource", "properties": {"value": "v-%a%-%b%-%index%"}})
+    template = hot({"top": _groups_of(_groups_of(inner, index_var="%b%"), index_var="%a%")}, outputs={
+        "deep": {"value": {"get_attr": ["top", "resource.0.resource.1.output"]}},
+        "deep_path": {"value": {"get_attr": ["top", "resource.1", "resource.0", "output"]}},
+        "every": {"value": {"get_attr": ["top", "attributes", "attributes", "output"]}},
+        "mid_refs": {"value": {"get_attr": ["top", "resource.1.refs"]}},
+        "leaf_refs": {"value": {"get_attr": ["top", "resource.0.resource.1.refs"]}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="three",
+                                             stack_request=StackRequest(template=template),
+                                             registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=120)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        assert outputs["deep"] == ["v-0-1-0", "v-0-1-1"]
+        assert outputs["deep_path"] == ["v-1-0-0", "v-1-0-1"]
+        assert outputs["every"] == {a: {b: [f"v-{a}-{b}-{c}" for c in "01"] for b in "01"} for a in "01"}
+        top = (await resource_rows(api.pool, made.id))["top"]
+        mids = await resource_rows(api.pool, uuid.UUID(top.physical_id or ""))
+        mid1 = await _member_refs(api.pool, mids["1"].physical_id)
+        assert outputs["mid_refs"] == list(mid1.values())
+        mid0 = await resource_rows(api.pool, uuid.UUID(mids["0"].physical_id or ""))
+        leaves = await _member_refs(api.pool, mid0["1"].physical_id)
+        assert outputs["leaf_refs"] == list(leaves.values()) and None not in outputs["leaf_refs"]
+
+
+async def test_a_group_of_provider_templates_answers_their_outputs(settings: Settings) -> None:
+    template = hot({"outer": _groups_of({"type": "child.yaml", "properties": {"word": "w-%index%"}})},
+                   outputs={"each": {"value": {"get_attr": ["outer", "attributes", "said"]}},
+                            "listed": {"value": {"get_attr": ["outer", "said"]}},
+                            "second": {"value": {"get_attr": ["outer", "resource.1.said"]}}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(
+            api.pool, api.bus, project="demo", name="provgrp",
+            stack_request=StackRequest(template=template, files={"child.yaml": CHILD}),
+            registry=default_registry())
+        done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=90)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        assert outputs["each"] == {"0": "w-0", "1": "w-1"}
+        assert outputs["listed"] == ["w-0", "w-1"] and outputs["second"] == "w-1"
