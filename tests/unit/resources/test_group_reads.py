@@ -21,10 +21,19 @@ from libs.engine.status import Action
 from libs.resources.autoscaling import NAMES_KEY, AutoScalingGroup
 from libs.resources.base import ResourceType
 from libs.resources.deployment_group import SoftwareDeploymentGroup
-from libs.resources.nested import NestedStackType, TemplateResource
+from libs.resources.nested import NestedStackType, TemplateResource, unanswered
 from libs.resources.resource_group import ResourceGroup
 from libs.resources.steps import ChildStack, Done, NestedReads
-from libs.template.attribute_store import AttributeFailed, failure, read, read_all, shown, stored
+from libs.template.attribute_store import (
+    AttributeFailed,
+    failure,
+    read,
+    read_all,
+    read_key,
+    shown,
+    stored,
+    with_reads,
+)
 from libs.template.parameters import Parameters
 from libs.template.request import parameter_schemas
 from libs.template.resolution import StackResolver, StaticResourceData
@@ -129,11 +138,13 @@ def test_a_group_reads_of_its_members_only_what_the_template_reads() -> None:
 
     # Nothing read of the group: no member row is read, nothing the size of the group is kept.
     assert not asked({"ref": {"get_resource": "res"}, "removed": {"get_attr": ["res", "removed_rsrc_list"]}})
-    assert asked({"one": {"get_attr": ["res", "resource.7.value"]}}) == NestedReads(names=frozenset({"7"}))
+    assert asked({"one": {"get_attr": ["res", "resource.7.value"]}}) == NestedReads(
+        names=frozenset({"7"}), member_reads=frozenset({("7", ("value",))}))
     assert asked({"refs": {"get_attr": ["res", "refs"]}}) == NestedReads(every=True)
     assert asked({"all": {"get_attr": ["res"]}}) == NestedReads(every=True, whole=True)
     assert asked({"v": {"get_attr": ["res", "value", 0]}, "m": {"get_attr": ["res", "attributes", "other"]}}
-                 ) == NestedReads(every=True, attributes=frozenset({"value", "other"}))
+                 ) == NestedReads(every=True, attributes=frozenset({"value", "other"}),
+                                  member_reads=frozenset({(None, ("value", 0)), (None, ("other",))}))
     kept_data = ResourceGroup().check(Action.CREATE, dataclasses.replace(
         make_ctx({}, resource_name="res", physical_id=CHILD_ID),
         child=_read(ResourceGroup(), _group_child(["0", "1"]), _definition("OS::Heat::ResourceGroup", {}))))
@@ -264,3 +275,14 @@ def test_types_that_do_not_answer_reads_keep_only_their_attributes() -> None:
             return {"a": 1}
 
     assert Plain().stored_attributes([("a", 0)], "pid", {}, {}, resource_name="r") == {"a": 1}
+
+
+def test_a_member_read_a_member_does_not_keep_is_left_to_answer_from_its_own_rows() -> None:
+    # A member group keeps none of its own refs (its template reads none): the read of it
+    # through the outer group is left unanswered, to be answered from the member's nested stack.
+    reads = ResourceGroup().nested_reads([("attributes", "refs"), ("resource.1", "refs_map"),
+                                          ("resource.0.output",)])
+    answered = with_reads({"output": "o"}, {read_key("refs", []): ["a"]})
+    rows = {"0": ("ref-0", answered), "1": ("ref-1", {"removed_rsrc_list": []})}
+    assert unanswered(rows, reads) == {"1": [("refs",), ("refs_map",)]}
+    assert read(answered, "refs", []) == ["a"]
