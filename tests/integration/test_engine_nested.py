@@ -366,18 +366,23 @@ async def _member_refs(pool: asyncpg.Pool, stack_id: str | None) -> dict[str, ob
 async def test_a_group_of_groups_answers_the_inner_groups_attributes(settings: Settings) -> None:
     # Heat: a read through the outer group of an inner group's own attribute is the inner
     # group's answer (refs: its members' references in index order) for each member.
-    inner = _groups_of({"type": "OS::Heat::TestResource", "properties": {"value": "v-%a%-%index%"}})
-    template = hot({"outer": _groups_of(inner, index_var="%a%")}, outputs={
+    def template(count: int) -> dict[str, object]:
+        inner = _groups_of({"type": "OS::Heat::TestResource", "properties": {"value": "v-%a%-%index%"}},
+                           count)
+        return hot({"outer": _groups_of(inner, index_var="%a%")}, outputs=reads)
+
+    reads: dict[str, object] = {
         "each_refs": {"value": {"get_attr": ["outer", "attributes", "refs"]}},
         "first_refs": {"value": {"get_attr": ["outer", "resource.0.refs"]}},
         "first_refs_path": {"value": {"get_attr": ["outer", "resource.0", "refs"]}},
         "second_map": {"value": {"get_attr": ["outer", "resource.1.refs_map"]}},
         "second_ref0": {"value": {"get_attr": ["outer", "resource.1", "refs", 0]}},
         "outer_refs": {"value": {"get_attr": ["outer", "refs"]}},
-        "values": {"value": {"get_attr": ["outer", "attributes", "output"]}}})
+        "values": {"value": {"get_attr": ["outer", "attributes", "output"]}},
+        "missing": {"value": {"get_attr": ["outer", "resource.0.resource.5.output"]}}}
     async with engine(settings) as api:
         made = await operations.create_stack(api.pool, api.bus, project="demo", name="gog",
-                                             stack_request=StackRequest(template=template),
+                                             stack_request=StackRequest(template=template(2)),
                                              registry=default_registry())
         done = await settled(api.pool, made.id, status="CREATE_COMPLETE", timeout=90)
         outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
@@ -391,6 +396,19 @@ async def test_a_group_of_groups_answers_the_inner_groups_attributes(settings: S
         assert outputs["second_map"] == {"0": refs["1"][0], "1": refs["1"][1]}
         assert outputs["second_ref0"] == refs["1"][0]
         assert outputs["values"] == {"0": ["v-0-0", "v-0-1"], "1": ["v-1-0", "v-1-1"]}
+        # Heat: the inner group's own failure to answer is the output's error.
+        missing = next(o for o in done.outputs if o["output_key"] == "missing")
+        assert missing.get("output_value") is None
+        assert "Member '5' not found in group resource '0'" in str(missing.get("output_error")), missing
+
+        # The inner groups grow: the answers read through the outer group follow.
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                      stack_request=StackRequest(template=template(3)),
+                                      registry=default_registry())
+        done = await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=90)
+        outputs = {o["output_key"]: o["output_value"] for o in done.outputs}
+        assert outputs["values"] == {a: [f"v-{a}-{b}" for b in "012"] for a in "01"}
+        assert [len(r) for r in outputs["each_refs"].values()] == [3, 3] and len(outputs["first_refs"]) == 3
 
 
 async def test_three_levels_of_groups_answer_through_each_level(settings: Settings) -> None:
