@@ -47,6 +47,9 @@ BIG_STACK = {
     "EMBER_MAX_RESOURCES_PER_STACK": "-1",
     "EMBER_MAX_TEMPLATE_SIZE": str(64 << 20),
     "EMBER_MAX_JSON_BODY_SIZE": str(64 << 20),
+    # The api checks a template in an evaluation process under this deadline (5 s by default): a
+    # flat 10^5 template takes longer (refused with "Template evaluation took longer than 5 seconds").
+    "EMBER_EVALUATION_TIMEOUT": "600",
 }
 # `ember dev` writes its services' spans to a file; so do these (EMBER_OTEL_EXPORTER=none: not).
 DEV_LIKE = {"EMBER_OTEL_EXPORTER": "console"}
