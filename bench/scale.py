@@ -45,8 +45,8 @@ from bench.scale_shapes import Phase, Shape, Workload, phases, resource_name
 # each can be given otherwise in the environment.
 BIG_STACK = {
     "EMBER_MAX_RESOURCES_PER_STACK": "-1",
-    "EMBER_MAX_TEMPLATE_SIZE": str(64 << 20),
-    "EMBER_MAX_JSON_BODY_SIZE": str(64 << 20),
+    "EMBER_MAX_TEMPLATE_SIZE": str(128 << 20),
+    "EMBER_MAX_JSON_BODY_SIZE": str(128 << 20),
     # The api checks a template in an evaluation process under this deadline (5 s by default): a
     # flat 10^5 template takes longer (refused with "Template evaluation took longer than 5 seconds").
     "EMBER_EVALUATION_TIMEOUT": "600",

@@ -172,10 +172,10 @@ def read_table(reads: Sequence[ReadFigures]) -> str:
     """The latency of each read: median and max of its calls, in ms."""
     if not reads:
         return ""
-    head = f"{'workload':<14}{'read':<36}{'calls':>6}{'median ms':>11}{'max ms':>9}{'rows':>9}"
+    head = f"{'workload':<14}{'read':<40}{'calls':>6}{'median ms':>11}{'max ms':>9}{'rows':>9}"
     lines = [head, "-" * len(head)]
     for r in reads:
         rows = "-" if r.rows is None else str(r.rows)
-        lines.append(f"{r.workload:<14}{r.what:<36}{len(r.seconds):6d}"
+        lines.append(f"{r.workload:<14}{r.what:<40}{len(r.seconds):6d}"
                      f"{1000 * statistics.median(r.seconds):11.1f}{1000 * max(r.seconds):9.1f}{rows:>9}")
     return "\n".join(lines)
