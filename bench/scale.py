@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import datetime
 import os
 import platform
 import sys
@@ -67,6 +68,8 @@ class Options:
     poll: float
     phase_timeout: float
     keep: bool
+    # Phases during which py-spy records every Ember service (``bench.engine``'s profiler).
+    profile: frozenset[Phase] = frozenset()
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -102,6 +105,9 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     parser.add_argument("--poll", type=float, default=0.25, help="seconds between polls of the stack")
     parser.add_argument("--phase-timeout", type=float, default=3600.0)
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs, data)")
+    parser.add_argument("--profile", type=_phases, default=frozenset(),
+                        help="phases to record with py-spy (pip install py-spy), e.g. create,delete; "
+                             "profiled phases run slower")
     parser.add_argument("--smoke", action="store_true",
                         help=f"flat {SMOKE_SIZE}: create, no-change update, delete (./test.sh)")
     args = parser.parse_args(argv)
@@ -117,7 +123,7 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     if args.workers < 1 or args.reads < 0 or args.poll <= 0:
         parser.error("--workers must be at least 1, --reads at least 0, --poll positive")
     return Options(workloads=workloads, skip=args.skip, workers=args.workers, reads=args.reads,
-                   poll=args.poll, phase_timeout=args.phase_timeout, keep=args.keep)
+                   poll=args.poll, phase_timeout=args.phase_timeout, keep=args.keep, profile=args.profile)
 
 
 async def _database_bytes(url: str) -> int:
@@ -157,6 +163,15 @@ class Run:
         self.run_id = uuid.uuid4().hex[:8]
         self.figures: list[PhaseFigures] = []
         self.reads: list[ReadFigures] = []
+        self.profiler: engine.Profiler | None = None
+        if options.profile:
+            binary = engine.find_py_spy()
+            if binary is None:
+                print("bench.scale: py-spy is not installed (pip install py-spy); no --profile", flush=True)
+            else:
+                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+                self.profiler = engine.Profiler(binary, engine.REPO / "bench" / "results" /
+                                                f"{stamp}-scale-{self.run_id}", 100)
 
     def execute(self) -> None:
         env = {k: os.environ.get(k, v) for k, v in {**BIG_STACK, **DEV_LIKE}.items()}
@@ -206,13 +221,21 @@ class Run:
     def _phase(self, workload: Workload, phase: Phase, deployment: Deployment, submit: Callable[[], None],
                settle: Callable[[], None]) -> PhaseFigures:
         trees = deployment.trees
+        profiler = self.profiler if phase in self.options.profile else None
+        if profiler is not None:
+            profiler.start(f"{workload.shape}-{workload.size}-{phase}",
+                           [engine.Watched(label, pid) for label, pid in deployment.roots.items()])
         cpu = {t.label: t.cpu_seconds() for t in trees}
-        with RssSampler(deployment.roots) as sampler:
-            started = time.perf_counter()
-            submit()
-            answered = time.perf_counter() - started
-            settle()
-            wall = time.perf_counter() - started
+        try:
+            with RssSampler(deployment.roots) as sampler:
+                started = time.perf_counter()
+                submit()
+                answered = time.perf_counter() - started
+                settle()
+                wall = time.perf_counter() - started
+        finally:
+            if profiler is not None:
+                profiler.stop()
         spent = {t.label: _minus(t.cpu_seconds(), cpu[t.label]) for t in trees}
         size = asyncio.run(_database_bytes(deployment.setup.servers.database_url))
         return PhaseFigures(workload.label, str(phase), workload.size, answered, wall, size,
@@ -294,8 +317,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bench.reads:
         print()
         print(read_table(bench.reads))
+    if bench.profiler is not None:
+        print(profiles(bench.profiler))
     print(f"\n{cloud_setup.load()} at the end")
     return code
+
+
+def profiles(profiler: engine.Profiler) -> str:
+    """Each profiled phase's top functions, per service (the workers together)."""
+    lines = [f"\npy-spy profiles (raw collapsed stacks) in {profiler.out_dir}"]
+    for tag, outputs in profiler.outputs.items():
+        services = sorted({"worker" if label.startswith("worker") else label for label, _ in outputs})
+        for service in services:
+            paths = [path for label, path in outputs
+                     if label == service or (service == "worker" and label.startswith("worker"))]
+            lines.append(f"  {tag}: {service}")
+            lines += engine.summarize_raw(paths, top=8)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
