@@ -215,6 +215,10 @@ class Run:
             print(f"  {workload.label:<14}{phase:<15}{figures.wall_s:9.2f} s (answered in "
                   f"{figures.answer_s:.2f} s), {workload.size / figures.wall_s:8.0f} resources/s, "
                   f"database {figures.database_bytes / 2**20:.0f} MB; {cloud_setup.load()}", flush=True)
+            # Printed as it goes, so a run cut short keeps each phase's memory and CPU.
+            peaks = ", ".join(f"{label} {peak.own_mb:.0f}" for label, peak in figures.peaks.items())
+            spent = ", ".join(f"{label} {cpu:.1f}" for label, cpu in figures.cpu_s.items() if cpu is not None)
+            print(f"    peak RSS MiB: {peaks}; CPU s: {spent}", flush=True)
         if Phase.DELETE in self.options.skip and self.options.reads:
             self._reads(workload, api, target)
 
