@@ -17,3 +17,5 @@ echo "== pytest (the tests marked slow_ci run in .ci/run)"
 .venv/bin/pytest -m "not slow_ci" --durations=15 "$@"
 echo "== benchmark smoke run (100 resources; figures are printed, not asserted)"
 .venv/bin/python -m bench.engine --smoke
+echo "== scale smoke run (10,000 resources through the REST API with ember dev's services; figures printed, not asserted)"
+.venv/bin/python -m bench.scale --smoke

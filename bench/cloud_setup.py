@@ -127,15 +127,16 @@ class Setup:
 
 
 def start(stack: contextlib.ExitStack, name: str, run_id: str, *, keep: bool, sim_args: Sequence[str] = (),
-          env: Mapping[str, str] | None = None) -> Setup:
+          env: Mapping[str, str] | None = None, fsync: bool = False) -> Setup:
     """Everything a cloud benchmark drives, each stopped by ``stack``; returns once the simulator and
-    the api answer. ``env`` adds to (or overrides) the services' environment."""
+    the api answer. ``env`` adds to (or overrides) the services' environment; ``fsync``: an embedded
+    PostgreSQL's, as ``ember dev`` runs it (off by default, as in the tests)."""
     scratch = process.scratch_dir(f"{name}-{run_id}-")
     if keep:
         stack.callback(print, f"kept: {scratch}")
     else:
         stack.callback(shutil.rmtree, scratch, True)
-    servers = engine.start_servers(scratch, stack, run_id, pg_stats=False)
+    servers = engine.start_servers(scratch, stack, run_id, pg_stats=False, fsync=fsync)
     asyncio.run(engine.prepare(servers, pg_stats=False))
     if not (servers.own_postgres and servers.own_nats) and not keep:
         stack.callback(lambda: asyncio.run(engine.drop(servers)))

@@ -288,13 +288,15 @@ class Servers:
         return database_url_for(self.admin_db_url, self.database)
 
 
-def start_servers(scratch: Path, stack: contextlib.ExitStack, run_id: str, *, pg_stats: bool) -> Servers:
+def start_servers(scratch: Path, stack: contextlib.ExitStack, run_id: str, *, pg_stats: bool,
+                  fsync: bool = False) -> Servers:
+    """Embedded servers (``fsync``: PostgreSQL's, off as in the tests unless asked), or the URLs'."""
     db_url = os.environ.get("EMBER_DATABASE_URL", "").strip()
     nats_url = os.environ.get("EMBER_NATS_URL", "").strip()
     own_postgres, own_nats = not db_url, not nats_url
     watched: list[Watched] = []
     if not db_url:
-        pg = EmbeddedPostgres(scratch / "postgres", fsync=False)
+        pg = EmbeddedPostgres(scratch / "postgres", fsync=fsync)
         stack.callback(pg.stop)
         db_url = pg.start()
         if pg_stats:
@@ -387,12 +389,14 @@ async def drop(servers: Servers) -> None:
 
 # ---- Ember's services ----------------------------------------------------------------------
 class Services:
-    """One planner and N workers, as real ``python -m libs.cli <service>`` processes."""
+    """One planner, N workers and any ``others`` (an observer, a notifier), as real
+    ``python -m libs.cli <service>`` processes."""
 
-    def __init__(self, env: Mapping[str, str], log_dir: Path, workers: int, grace: float) -> None:
+    def __init__(self, env: Mapping[str, str], log_dir: Path, workers: int, grace: float,
+                 others: Sequence[str] = ()) -> None:
         self.env = dict(env)
         self.log_dir = log_dir
-        self.labels = ["planner", *(f"worker{i + 1}" for i in range(workers))]
+        self.labels = ["planner", *(f"worker{i + 1}" for i in range(workers)), *others]
         self.grace = grace
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
@@ -401,7 +405,7 @@ class Services:
 
     def start(self) -> None:
         for label in self.labels:
-            service = "planner" if label == "planner" else "worker"
+            service = "worker" if label.startswith("worker") else label
             self.procs[label] = process.spawn([sys.executable, "-m", "libs.cli", service],
                                               log_path=self.log_path(label), env=self.env, cwd=REPO)
 
@@ -429,7 +433,7 @@ class Services:
         INFO): "ack", "nak", "term", and "nak: <reason>" with digits and ids folded."""
         counts: collections.Counter[str] = collections.Counter()
         for label in self.labels:
-            if label == "planner":
+            if not label.startswith("worker"):
                 continue
             with contextlib.suppress(OSError), self.log_path(label).open("rb") as log:
                 log.seek(since.get(label, 0))
@@ -474,7 +478,9 @@ class Services:
 
 async def wait_ready(bus: Bus, services: Services, timeout: float = READY_TIMEOUT) -> None:
     """Probe the plan and work queues until the planner and every worker has answered one."""
-    want = {proc.pid: label for label, proc in services.procs.items()}
+    # The planner and workers answer on the plan and work queues; other services have none.
+    want = {proc.pid: label for label, proc in services.procs.items()
+            if label == "planner" or label.startswith("worker")}
     answered: set[int] = set()
 
     deadline = time.monotonic() + timeout
