@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import orjson
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
@@ -43,3 +44,14 @@ async def settled(api: Client, path: str, status: str, timeout: float = 30) -> d
         stack = await stack_of(api, path)
         return stack if stack["stack_status"] == status else None
     return await eventually(probe, timeout=timeout, interval=0.05, what=f"{path} to reach {status}")
+
+
+def heat_fault(status: int, error_type: str, message: str) -> bytes:
+    """Heat's fault body, byte for byte as its API writes it, for a 400 or a 404."""
+    title, explanation = {
+        400: ("Bad Request", "The server could not comply with the request since it is either malformed"
+                             " or otherwise incorrect."),
+        404: ("Not Found", "The resource could not be found."),
+    }[status]
+    return orjson.dumps({"code": status, "title": title, "explanation": explanation,
+                         "error": {"type": error_type, "message": message, "traceback": None}})

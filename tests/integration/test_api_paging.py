@@ -8,14 +8,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
-import orjson
 import pytest
 from aiohttp import web
 from yarl import URL
 
 from libs.config import Settings
 from services.api.app import make_app
-from tests.integration.api_support import Client, settled
+from tests.integration.api_support import Client, heat_fault, settled
 from tests.integration.engine_support import engine
 
 TEMPLATE = {"heat_template_version": "2016-10-14", "resources": {
@@ -92,16 +91,6 @@ async def test_resource_pages_together_are_the_unpaged_list(api: Client) -> None
     assert by_id["resource_name"] == "first"
 
 
-def _fault(status: int, error_type: str, message: str) -> bytes:
-    title, explanation = {
-        400: ("Bad Request", "The server could not comply with the request since it is either malformed"
-                             " or otherwise incorrect."),
-        404: ("Not Found", "The resource could not be found."),
-    }[status]
-    return orjson.dumps({"code": status, "title": title, "explanation": explanation,
-                         "error": {"type": error_type, "message": message, "traceback": None}})
-
-
 async def test_bad_paging_is_heats_fault(api: Client) -> None:
     async with api.post("/v1/demo/stacks", json={"stack_name": "bad", "template": TEMPLATE}) as r:
         stack_id = (await r.json())["stack"]["id"]
@@ -127,7 +116,7 @@ async def test_bad_paging_is_heats_fault(api: Client) -> None:
     ]
     for url, (status, error_type, message) in cases:
         async with api.get(f"{path}/{url}") as r:
-            assert (r.status, await r.read()) == (status, _fault(status, error_type, message)), url
+            assert (r.status, await r.read()) == (status, heat_fault(status, error_type, message)), url
     assert (await _get(api, f"{path}/resources?limit=0")) == {"resources": []}
 
 

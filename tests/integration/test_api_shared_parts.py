@@ -7,13 +7,12 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import orjson
 import pytest
 from aiohttp import web
 
 from libs.config import Settings
 from services.api.app import make_app
-from tests.integration.api_support import Client, settled
+from tests.integration.api_support import Client, heat_fault, settled
 from tests.integration.engine_support import engine
 
 
@@ -29,16 +28,6 @@ async def api(settings: Settings, aiohttp_client: Callable[[web.Application], Aw
               ) -> AsyncIterator[Client]:
     async with engine(settings):
         yield await aiohttp_client(make_app(settings))
-
-
-def _fault(status: int, error_type: str, message: str) -> bytes:
-    title, explanation = {
-        400: ("Bad Request", "The server could not comply with the request since it is either malformed"
-                             " or otherwise incorrect."),
-        404: ("Not Found", "The resource could not be found."),
-    }[status]
-    return orjson.dumps({"code": status, "title": title, "explanation": explanation,
-                         "error": {"type": error_type, "message": message, "traceback": None}})
 
 
 SORT_DIR = (400, "HTTPBadRequest", "Unknown sort direction, must be 'desc' or 'asc'")
@@ -70,7 +59,7 @@ async def test_query_and_path_errors_are_heats(api: Client) -> None:
     ]
     for url, (status, error_type, message) in cases:
         async with api.get(url) as r:
-            assert (r.status, await r.read()) == (status, _fault(status, error_type, message)), url
+            assert (r.status, await r.read()) == (status, heat_fault(status, error_type, message)), url
 
 
 async def test_show_follows_the_template_across_an_update(api: Client) -> None:
