@@ -39,3 +39,30 @@ async def deploy(api: Client, body: dict[str, Any], headers: dict[str, str] | No
 
 def fault(body: Any) -> tuple[int, str, str]:
     return body["code"], body["error"]["type"], body["error"]["message"]
+
+
+SCRIPT = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
+
+
+def deployment_template(foo: str, *, transport: str = "CFN_SIGNAL", script: str = SCRIPT,
+                        stdout: bool = True) -> dict[str, Any]:
+    """A server booted for software config, a script config with input ``foo`` and output ``result``,
+    and its deployment; the stack outputs the result (and the script's stdout)."""
+    outputs: dict[str, Any] = {"result": {"value": {"get_attr": ["deployment", "result"]}}}
+    if stdout:
+        outputs["stdout"] = {"value": {"get_attr": ["deployment", "deploy_stdout"]}}
+    return {
+        "heat_template_version": "2016-10-14",
+        "resources": {
+            "server": {"type": "OS::Nova::Server", "properties": {
+                "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}],
+                "user_data_format": "SOFTWARE_CONFIG"}},
+            "config": {"type": "OS::Heat::SoftwareConfig", "properties": {
+                "group": "script", "config": script, "inputs": [{"name": "foo"}],
+                "outputs": [{"name": "result"}]}},
+            "deployment": {"type": "OS::Heat::SoftwareDeployment", "properties": {
+                "config": {"get_resource": "config"}, "server": {"get_resource": "server"},
+                "input_values": {"foo": foo}, "signal_transport": transport}},
+        },
+        "outputs": outputs,
+    }

@@ -30,27 +30,7 @@ from services.api.app import make_app
 from tests.integration.agent_support import kill_everything_under, lines, witness_folder
 from tests.integration.cloud_support import simulated_cloud
 from tests.integration.engine_support import engine, event_lines, resource_rows, settled, stack_row
-
-SCRIPT = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
-
-
-def _template(foo: str, *, transport: str = "CFN_SIGNAL", script: str = SCRIPT) -> dict[str, Any]:
-    return {
-        "heat_template_version": "2016-10-14",
-        "resources": {
-            "server": {"type": "OS::Nova::Server", "properties": {
-                "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}],
-                "user_data_format": "SOFTWARE_CONFIG"}},
-            "config": {"type": "OS::Heat::SoftwareConfig", "properties": {
-                "group": "script", "config": script, "inputs": [{"name": "foo"}],
-                "outputs": [{"name": "result"}]}},
-            "deployment": {"type": "OS::Heat::SoftwareDeployment", "properties": {
-                "config": {"get_resource": "config"}, "server": {"get_resource": "server"},
-                "input_values": {"foo": foo}, "signal_transport": transport}},
-        },
-        "outputs": {"result": {"value": {"get_attr": ["deployment", "result"]}},
-                    "stdout": {"value": {"get_attr": ["deployment", "deploy_stdout"]}}},
-    }
+from tests.integration.software_support import SCRIPT, deployment_template
 
 
 def _outputs(stack: stacks.StackRow) -> dict[str, Any]:
@@ -84,13 +64,13 @@ async def test_a_simulated_server_runs_its_deployments_script_once_per_change(
         settings: Settings, database_url: str, scratch_path: Path) -> None:
     async with _cloud_with_agents(settings, database_url, scratch_path) as rt:
         made = await operations.create_stack(rt.pool, rt.bus, project="demo", name="sw",
-                                             stack_request=StackRequest(template=_template("x")))
+                                             stack_request=StackRequest(template=deployment_template("x")))
         done = await settled(rt.pool, made.id, timeout=90)
         lines = await event_lines(rt.pool, made.id)
         assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
         assert _outputs(done) == {"result": "got x", "stdout": "hello x\n"}
         await operations.update_stack(rt.pool, rt.bus, done,
-                                      stack_request=StackRequest(template=_template("y")))
+                                      stack_request=StackRequest(template=deployment_template("y")))
         done = await settled(rt.pool, made.id, status="UPDATE_COMPLETE", timeout=90)
         assert _outputs(done) == {"result": "got y", "stdout": "hello y\n"}
         server_id = str((await resource_rows(rt.pool, made.id))["server"].physical_id)
@@ -104,7 +84,7 @@ async def test_a_lifecycle_config_runs_each_actions_config_once_at_its_time(
 
     def note(action: str) -> str:
         return f'#!/bin/sh\necho "{action} $deploy_action" >> {witness}\n'
-    template = _template("x")
+    template = deployment_template("x")
     template["resources"]["config"] = {"type": "Ember::LifecycleConfig", "properties": {
         "create_config": note("create"), "suspend_config": note("suspend"),
         "resume_config": note("resume"), "delete_config": note("delete")}}
@@ -159,15 +139,15 @@ async def test_a_simulated_server_answers_over_nats(settings: Settings, database
     script fails the deployment with its stderr, as a POSTed answer does."""
     async with _cloud_with_agents(settings, database_url, scratch_path) as rt:
         made = await operations.create_stack(rt.pool, rt.bus, project="demo", name="sw_nats",
-                                             stack_request=StackRequest(template=_template(
+                                             stack_request=StackRequest(template=deployment_template(
                                                  "x", transport="NATS_SIGNAL")))
         done = await settled(rt.pool, made.id, timeout=90)
         lines = await event_lines(rt.pool, made.id)
         assert done.stack_status == "CREATE_COMPLETE", (done.status_reason, lines)
         assert _outputs(done) == {"result": "got x", "stdout": "hello x\n"}
         failing = '#!/bin/sh\necho "no disk for $foo" >&2\nexit 3\n'
-        await operations.update_stack(rt.pool, rt.bus, done, stack_request=StackRequest(template=_template(
-            "y", transport="NATS_SIGNAL", script=failing)))
+        changed = deployment_template("y", transport="NATS_SIGNAL", script=failing)
+        await operations.update_stack(rt.pool, rt.bus, done, stack_request=StackRequest(template=changed))
         failed = await settled(rt.pool, made.id, status="UPDATE_FAILED", timeout=90)
         assert failed.status_reason == (
             "Resource UPDATE failed: Error: resources.deployment: Deployment to server failed: "

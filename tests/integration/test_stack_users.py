@@ -40,6 +40,7 @@ from services.api.identity_config import stable_id
 from tests.integration.agent_support import kill_everything_under
 from tests.integration.cloud_support import simulated_cloud
 from tests.integration.engine_support import engine, event_lines, resource_rows, settled
+from tests.integration.software_support import deployment_template
 
 USERS = """\
 projects: [{name: alpha}, {name: beta}]
@@ -48,22 +49,7 @@ users:
   - {name: bob, password: builder, roles: {beta: [member]}}
 """
 ALPHA, BETA = stable_id("project", "alpha"), stable_id("project", "beta")
-SCRIPT = '#!/bin/sh\necho "hello $foo"\nprintf "got $foo" > "$heat_outputs_path.result"\n'
-TEMPLATE: dict[str, Any] = {
-    "heat_template_version": "2016-10-14",
-    "resources": {
-        "server": {"type": "OS::Nova::Server", "properties": {
-            "flavor": "m1.tiny", "image": "cirros", "networks": [{"network": "private"}],
-            "user_data_format": "SOFTWARE_CONFIG"}},
-        "config": {"type": "OS::Heat::SoftwareConfig", "properties": {
-            "group": "script", "config": SCRIPT, "inputs": [{"name": "foo"}],
-            "outputs": [{"name": "result"}]}},
-        "deployment": {"type": "OS::Heat::SoftwareDeployment", "properties": {
-            "config": {"get_resource": "config"}, "server": {"get_resource": "server"},
-            "input_values": {"foo": "x"}, "signal_transport": "HEAT_SIGNAL"}},
-    },
-    "outputs": {"result": {"value": {"get_attr": ["deployment", "result"]}}},
-}
+TEMPLATE = deployment_template("x", transport="HEAT_SIGNAL", stdout=False)
 
 
 @contextlib.asynccontextmanager
