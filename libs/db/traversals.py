@@ -57,7 +57,7 @@ async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, ac
     if graph.nodes:
         await conn.copy_records_to_table(
             "traversal_nodes", columns=["traversal_id", "node", "waiting_on", "successors"],
-            records=[(traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()])
+            records=((traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()))
 
 
 def _traversal(record: Any) -> TraversalRow:

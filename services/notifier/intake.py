@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from libs.db import stacks, subscriptions
+from libs.db import subscriptions
 from libs.messaging.consumer import Delivery
 from libs.runtime import Runtime
 from libs.telemetry.propagation import Stored
@@ -29,13 +29,15 @@ class Intake:
         stack_id = uuid.UUID(notice.stack_id)
         queued = 0
         trace = Stored.of()  # the notice's operation: its deliveries are sent in its trace
-        async with self.rt.pool.acquire() as conn, conn.transaction():
-            chain = await stacks.lineage(conn, stack_id)
-            for sub in await subscriptions.reaching(conn, notice.project, chain):
-                if notices.wants(sub, notice):
-                    queued += await subscriptions.enqueue(conn, sub.id, notices.key_of(notice), _kind(notice),
-                                                          notices.body_of(notice, self.rt.settings.api_url),
-                                                          trace=trace)
+        async with self.rt.pool.acquire() as conn:
+            wanting = [sub for sub in await subscriptions.reaching(conn, notice.project, stack_id)
+                       if notices.wants(sub, notice)]
+            if wanting:
+                async with conn.transaction():
+                    for sub in wanting:
+                        queued += await subscriptions.enqueue(
+                            conn, sub.id, notices.key_of(notice), _kind(notice),
+                            notices.body_of(notice, self.rt.settings.api_url), trace=trace)
         if queued:
             self.wake.set()
 

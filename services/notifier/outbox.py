@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator
+
+from opentelemetry import trace
+from opentelemetry.trace import Span
 
 from libs import background
 from libs.db import Conn, dead_letters, events, listener
 from libs.engine.drift import Shown
 from libs.errors import describe, is_transient
+from libs.messaging.bus import Outgoing
 from libs.messaging.payloads import DriftNotice, EventNotice
 from libs.runtime import Runtime
 from libs.telemetry import logs
@@ -38,35 +43,34 @@ SOURCE = "events-outbox"
 async def publish_pending(rt: Runtime) -> int:
     """Publish one batch of unpublished events; how many were taken (published or set aside).
 
+    The batch's notices are published together (their acks awaited at once),
+    each under a span of its own in the trace of the operation that wrote it.
     An event NATS can never take is set aside as a dead letter rather than
     retried: retried, it would stop every project's notices behind it. NATS
-    being away ends the round; what went out before stays published.
+    being away ends the round at the first event it refused; the events before
+    stay published, and those after that went out anyway go out again next
+    round under the same message id (JetStream drops the copies).
     """
     away: BaseException | None = None
     async with rt.pool.acquire() as conn, conn.transaction():
         rows = await events.take_unpublished(conn, BATCH)
+        sends = [_Send.of(rt, row) for row in rows]
+        outcomes = iter(await rt.bus.publish_all([o for send in sends for o in send.outgoing]))
         taken: list[int] = []
-        for row in rows:
-            notice = _notice(row)
-            outgoing: list[tuple[str, EventNotice | DriftNotice]] = [
-                (rt.names.events(notice.project, notice.stack_id), notice)]
-            drift = _drift_notice(row)
-            if drift is not None:  # a drift event is a drift notice too
-                outgoing.append((rt.names.drift(drift.project, drift.stack_id), drift))
-            with rt.bus.tracer.start_as_current_span("publish event notice", context=row.written_by.context(),
-                                                     attributes={"ember.stack_id": notice.stack_id,
-                                                                 "ember.event_id": notice.id}):
-                for subject, payload in outgoing:
-                    try:
-                        await rt.bus.publish(subject, payload, msg_id=payload.msg_id)
-                    except Exception as exc:
-                        if is_transient(exc):
-                            away = exc
-                            break
-                        await _set_aside(conn, notice, subject, exc)
+        for row, send in zip(rows, sends, strict=True):
+            errors = [next(outcomes) for _ in send.outgoing]
+            send.span.end()
             if away is not None:
-                break
-            taken.append(row.event.seq)
+                continue
+            for out, error in zip(send.outgoing, errors, strict=True):
+                if error is None:
+                    continue
+                if is_transient(error):
+                    away = error
+                    break
+                await _set_aside(conn, send.notice, out.subject, error)
+            if away is None:
+                taken.append(row.event.seq)
         if taken:
             await events.mark_published(conn, taken)
     published = {row.event.seq: row.event.stack_id for row in rows}
@@ -74,6 +78,30 @@ async def publish_pending(rt: Runtime) -> int:
     if away is not None:
         raise away
     return len(rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Send:
+    """An event's notices (a drift event is a drift notice too), under the event's own span."""
+
+    notice: EventNotice
+    outgoing: list[Outgoing]
+    span: Span
+
+    @classmethod
+    def of(cls, rt: Runtime, row: events.Unpublished) -> _Send:
+        notice = _notice(row)
+        ids = {"ember.stack_id": notice.stack_id, "ember.event_id": notice.id}
+        span = rt.bus.tracer.start_span("publish event notice", context=row.written_by.context(),
+                                        attributes=ids)
+        context = trace.set_span_in_context(span)
+        names = rt.names
+        outgoing = [Outgoing(names.events(notice.project, notice.stack_id), notice, notice.msg_id, context)]
+        drift = _drift_notice(row)
+        if drift is not None:
+            subject = names.drift(drift.project, drift.stack_id)
+            outgoing.append(Outgoing(subject, drift, drift.msg_id, context))
+        return cls(notice, outgoing, span)
 
 
 async def purge(rt: Runtime, stack_ids: list[uuid.UUID]) -> None:

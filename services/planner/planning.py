@@ -23,6 +23,7 @@ from libs.engine.hooks import HookMode
 from libs.engine.status import Action, Status
 from libs.engine.step import RowState
 from libs.errors import Permanent, describe
+from libs.messaging.bus import Outgoing
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import PlanRequest, WorkItem
 from libs.resources.nested import ADOPT_NESTED_KEY, NestedStackType
@@ -66,19 +67,24 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
             else:
                 traversal_id, ready = await _plan(conn, stack, request, registry or _DEFAULT_REGISTRY)
         with logs.log_context(traversal_id=str(traversal_id)):
-            for index, node in enumerate(ready):
-                if index and index % STILL_CURRENT_EVERY == 0 and not await _still_current(
-                        rt, stack_id, traversal_id):
+            subject = rt.names.work(request.stack_id)
+            for start in range(0, len(ready), STILL_CURRENT_EVERY):
+                if start and not await _still_current(rt, stack_id, traversal_id):
                     log.info("stopped publishing %s after %d of %d node(s): the traversal was superseded",
-                             request.action, index, len(ready))
+                             request.action, start, len(ready))
                     return
-                item = WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
-                await rt.bus.publish(rt.names.work(request.stack_id), item, msg_id=item.msg_id)
+                items = [WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
+                         for node in ready[start:start + STILL_CURRENT_EVERY]]
+                failed = [e for e in await rt.bus.publish_all([Outgoing(subject, i, i.msg_id) for i in items])
+                          if e is not None]
+                if failed:  # redelivered, the request finds its traversal and publishes the wave again
+                    raise failed[0]
             log.info("planned %s: %d node(s) ready", request.action, len(ready))
 
 
 # A big first wave (a group of 10^5 members) takes a while to publish; a delete or a newer
-# update meanwhile makes the rest of it stale, so the planner looks again this often.
+# update meanwhile makes the rest of it stale, so the planner looks again between chunks this big
+# (each chunk's acks are awaited together).
 STILL_CURRENT_EVERY = 256
 
 
