@@ -211,4 +211,15 @@ async def purge(conn: Conn, stack_id: uuid.UUID, *, threshold: int, keep: int, b
         gone += deleted
         if deleted < batch:
             break
+    if gone:
+        await conn.execute(
+            "INSERT INTO event_purges (stack_id, through_seq) VALUES ($1, $2) ON CONFLICT (stack_id)"
+            " DO UPDATE SET through_seq = GREATEST(event_purges.through_seq, EXCLUDED.through_seq)",
+            stack_id, newest_gone)
     return gone
+
+
+async def purged_through(conn: Conn, stack_id: uuid.UUID) -> int:
+    """The newest seq the stack's event purges deleted (0: none was ever purged)."""
+    value = await conn.fetchval("SELECT through_seq FROM event_purges WHERE stack_id = $1", stack_id)
+    return int(value or 0)

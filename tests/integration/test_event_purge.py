@@ -3,13 +3,19 @@ it has not sent."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
 
 from libs.config import EventRetention, Settings
 from libs.db import Conn, events, stacks, templates
 from libs.runtime import open_runtime
+from services.api.app import make_app
 from services.notifier.outbox import publish_pending
+from tests.integration.api_support import Client
 
 
 async def _stack(conn: Conn, name: str) -> uuid.UUID:
@@ -76,3 +82,51 @@ async def test_zero_keeps_every_event(settings: Settings) -> None:
             pass
         async with rt.pool.acquire() as conn:
             assert [published for _, published in await _names(conn, stack_id)] == [True] * 30
+
+
+async def _stream_ids(api: Client, path: str, last_seen: str, count: int) -> tuple[list[str], str]:
+    """The ids of the first ``count`` events a stream resumed after ``last_seen`` sends, and its text."""
+    async with api.get(f"{path}/events/stream", headers={"Last-Event-ID": last_seen}) as r:
+        assert r.status == 200, await r.text()
+        text = ""
+
+        async def read() -> list[str]:
+            nonlocal text
+            while True:
+                text += (await r.content.readany()).decode()
+                ids = [line[4:] for line in text.splitlines() if line.startswith("id: ")]
+                if len(ids) >= count:
+                    return ids
+        return await asyncio.wait_for(read(), timeout=30), text
+
+
+async def test_a_stream_resumed_after_a_purged_event_starts_at_the_oldest_kept(
+        settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
+    """A client that saw an event since purged gets every kept event, told that some were purged;
+    an event id the stack never had is still 404."""
+    retention = EventRetention(max_events=10, purge_batch=4)
+    api = await aiohttp_client(make_app(settings))
+    async with open_runtime(dataclasses.replace(settings, event_retention=retention), "notifier") as rt:
+        async with rt.pool.acquire() as conn:
+            stack_id = await _stack(conn, "streamed")
+            await _write(conn, stack_id, 8)
+            seen = await events.list_events(conn, events.EventQuery(stack_id=stack_id, sort_desc=False))
+        path = f"/v1/demo/stacks/streamed/{stack_id}"
+        never = str(uuid.uuid4())
+        async with api.get(f"{path}/events/stream", headers={"Last-Event-ID": never}) as r:
+            assert r.status == 404  # nothing purged yet: an unknown event is unknown
+        async with rt.pool.acquire() as conn:
+            await _write(conn, stack_id, 4)
+        while await publish_pending(rt):
+            pass
+        async with rt.pool.acquire() as conn:
+            kept = await events.list_events(conn, events.EventQuery(stack_id=stack_id, sort_desc=False))
+        assert len(kept) == 6 and seen[2].id not in {e.id for e in kept}
+        ids, text = await _stream_ids(api, path, str(seen[2].id), len(kept))
+        assert ids == [str(e.id) for e in kept]
+        assert text.startswith(": the last event seen was purged")
+        # After a kept event, as before: the rest, no comment.
+        ids, text = await _stream_ids(api, path, str(kept[3].id), 2)
+        assert ids == [str(e.id) for e in kept[4:]] and not text.startswith(":")
+        async with api.get(f"{path}/events/stream", headers={"Last-Event-ID": "not-an-id"}) as r:
+            assert r.status == 404
