@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import orjson
@@ -141,7 +142,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         rows = await _drop_never_made(conn, rows)
     if action == Action.ROLLBACK and template_id is not None:
         rows = await _back_to_best(conn, stack.id, rows, template_id)
-    requires: dict[str, set[str]] = {}
+    requires: dict[str, AbstractSet[str]] = {}
     types: dict[str, str] = {}
     want: desired.Desired | None = None
     if template_id is not None and action in status.CONVERGING:
