@@ -11,16 +11,18 @@ aside (``dead_letters``) so that it holds up no other.
 After each round it purges, as Heat's ``max_events_per_stack`` does, the oldest
 published events of the stacks it published for (``EMBER_MAX_EVENTS_PER_STACK``):
 here rather than where events are written, so that no worker's batched write
-counts anything, and only once published, so that no event is lost unsent.
+counts anything, and only once published, so that no event is lost unsent. A
+stack keeps as many events as Heat would have kept after the same writes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from opentelemetry import trace
 from opentelemetry.trace import Span
@@ -74,7 +76,7 @@ async def publish_pending(rt: Runtime) -> int:
         if taken:
             await events.mark_published(conn, taken)
     published = {row.event.seq: row.event.stack_id for row in rows}
-    await purge(rt, sorted({published[seq] for seq in taken}))
+    await purge(rt, collections.Counter(published[seq] for seq in taken))
     if away is not None:
         raise away
     return len(rows)
@@ -104,15 +106,22 @@ class _Send:
         return cls(notice, outgoing, span)
 
 
-async def purge(rt: Runtime, stack_ids: list[uuid.UUID]) -> None:
-    """Heat's event purge of each of these stacks (none when every event is kept)."""
+async def purge(rt: Runtime, published: Mapping[uuid.UUID, int]) -> None:
+    """Heat's event purge of each stack that has just had ``published[stack]`` events published:
+    what Heat, purging before each write, would have kept after those (none when every event is kept).
+    """
     retention = rt.settings.event_retention
     if retention.keeps_all:
         return
     async with rt.pool.acquire() as conn:
-        for stack_id in stack_ids:
-            gone = await events.purge(conn, stack_id, threshold=retention.max_events,
-                                      keep=retention.kept_after_purge, batch=retention.purge_batch)
+        for stack_id in sorted(published):
+            # At the limit or under it after these events, Heat never found it over before a write.
+            held = await events.published_over(conn, stack_id, retention.max_events)
+            if held is None:
+                continue
+            written = published[stack_id]
+            keep = retention.kept_after(max(held - written, 0), written)
+            gone = await events.purge(conn, stack_id, keep=keep, batch=retention.purge_batch)
             if gone:
                 log.debug("purged %d events of stack %s", gone, stack_id)
 
