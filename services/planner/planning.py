@@ -137,9 +137,11 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     action = Action(request.action)
     traversal_id = uuid.uuid4()
     template_id = None if action == Action.DELETE else stack.template_id
-    rows = await resources.for_stack(conn, stack.id)
     if action == Action.DELETE:
-        rows = await _drop_never_made(conn, rows)
+        rows: list[resources.ResourceRow] = []
+        plan_rows = await _delete_rows(conn, stack.id)
+    else:
+        rows = await resources.for_stack(conn, stack.id)
     if action == Action.ROLLBACK and template_id is not None:
         rows = await _back_to_best(conn, stack.id, rows, template_id)
     requires: dict[str, AbstractSet[str]] = {}
@@ -164,7 +166,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
             p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
         settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
                                           registry=registry, held=held)
-    plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
+    if action != Action.DELETE:
+        plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
     if new_ids and (request.snapshot_id or action == Action.ADOPT):
@@ -195,18 +198,18 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     return traversal_id, graph.ready()
 
 
-async def _drop_never_made(conn: Conn, rows: list[resources.ResourceRow]) -> list[resources.ResourceRow]:
-    """A delete's rows less those never started, removed now: they have nothing to delete.
+async def _delete_rows(conn: Conn, stack_id: uuid.UUID) -> list[plan.Row]:
+    """A delete's rows, less those never started, removed now: they have nothing to delete.
 
     A big group deleted while it is being made has most of its members in this
     state; a node each would queue as much work as the create it stops. Heat's
     delete of a never-created resource does nothing and writes no event either.
     """
-    never = {r.id for r in rows if r.action == Action.INIT and r.physical_id is None and not r.data
-             and r.external_id is None}
+    outlines = await resources.outlines(conn, stack_id)
+    never = [o.id for o in outlines if o.never_made]
     if never:
         await resources.remove_many(conn, never)
-    return [r for r in rows if r.id not in never]
+    return [plan.Row(o.id, o.name, o.is_current, o.requires) for o in outlines if not o.never_made]
 
 
 async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
