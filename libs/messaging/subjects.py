@@ -82,7 +82,9 @@ class Names:
 
     @property
     def notifier_events(self) -> ConsumerSpec:
-        return ConsumerSpec(self.events_stream.name, "notifier-events", f"{self.prefix}.events.>", 30.0, 100)
+        # The health probe only: the notifier queues webhook deliveries of events as it publishes
+        # them, so it never reads the events back (2 x 10^6 of them for a stack of 10^6).
+        return ConsumerSpec(self.events_stream.name, "notifier-events", self.events_probe, 30.0, 100)
 
     @property
     def notifier_hooks(self) -> ConsumerSpec:

@@ -8,11 +8,13 @@ It wakes on the ``ember_events`` notification and also polls, so a missed
 notification costs a delay, never an event. An event NATS can never take is set
 aside (``dead_letters``) so that it holds up no other.
 
-After each round it purges, as Heat's ``max_events_per_stack`` does, the oldest
-published events of the stacks it published for (``EMBER_MAX_EVENTS_PER_STACK``):
-here rather than where events are written, so that no worker's batched write
-counts anything, and only once published, so that no event is lost unsent. A
-stack keeps as many events as Heat would have kept after the same writes.
+The transaction that marks events published also queues their webhook deliveries
+(``services/notifier/intake.py``). After each round it purges, as Heat's
+``max_events_per_stack`` does, the oldest published events of the stacks it
+published for (``EMBER_MAX_EVENTS_PER_STACK``): here rather than where events
+are written, so that no worker's batched write counts anything, and only once
+published, so that no event is lost unsent. A stack keeps as many events as Heat
+would have kept after the same writes.
 """
 
 from __future__ import annotations
@@ -28,13 +30,15 @@ from opentelemetry import trace
 from opentelemetry.trace import Span
 
 from libs import background
-from libs.db import Conn, dead_letters, events, listener
+from libs.db import Conn, dead_letters, events, listener, subscriptions
 from libs.engine.drift import Shown
 from libs.errors import describe, is_transient
 from libs.messaging.bus import Outgoing
 from libs.messaging.payloads import DriftNotice, EventNotice
 from libs.runtime import Runtime
 from libs.telemetry import logs
+from libs.telemetry.propagation import Stored
+from services.notifier import intake
 
 log = logs.logger("notifier")
 CHANNEL = "ember_events"
@@ -42,7 +46,7 @@ BATCH = 500
 SOURCE = "events-outbox"
 
 
-async def publish_pending(rt: Runtime) -> int:
+async def publish_pending(rt: Runtime, deliveries: asyncio.Event | None = None) -> int:
     """Publish one batch of unpublished events; how many were taken (published or set aside).
 
     The batch's notices are published together (their acks awaited at once),
@@ -51,7 +55,8 @@ async def publish_pending(rt: Runtime) -> int:
     retried: retried, it would stop every project's notices behind it. NATS
     being away ends the round at the first event it refused; the events before
     stay published, and those after that went out anyway go out again next
-    round under the same message id (JetStream drops the copies).
+    round under the same message id (JetStream drops the copies). ``deliveries``
+    is set when webhook deliveries were queued.
     """
     away: BaseException | None = None
     async with rt.pool.acquire() as conn, conn.transaction():
@@ -59,6 +64,7 @@ async def publish_pending(rt: Runtime) -> int:
         sends = [_Send.of(rt, row) for row in rows]
         outcomes = iter(await rt.bus.publish_all([o for send in sends for o in send.outgoing]))
         taken: list[int] = []
+        sent: list[_Send] = []
         for row, send in zip(rows, sends, strict=True):
             errors = [next(outcomes) for _ in send.outgoing]
             send.span.end()
@@ -73,13 +79,31 @@ async def publish_pending(rt: Runtime) -> int:
                 await _set_aside(conn, send.notice, out.subject, error)
             if away is None:
                 taken.append(row.event.seq)
+                if not any(errors):
+                    sent.append(send)
         if taken:
             await events.mark_published(conn, taken)
+        queued = await _queue_deliveries(conn, rt.settings.api_url, sent)
+    if queued and deliveries is not None:
+        deliveries.set()
     published = {row.event.seq: row.event.stack_id for row in rows}
     await purge(rt, collections.Counter(published[seq] for seq in taken))
     if away is not None:
         raise away
     return len(rows)
+
+
+async def _queue_deliveries(conn: Conn, api_url: str, sent: list[_Send]) -> int:
+    """The webhook deliveries of the events published: each stack's subscriptions read once."""
+    reaching: dict[tuple[str, str], list[subscriptions.Subscription]] = {}
+    queued = 0
+    for send in sent:
+        notice = send.notice
+        key = (notice.project, notice.stack_id)
+        if key not in reaching:
+            reaching[key] = await subscriptions.reaching(conn, notice.project, uuid.UUID(notice.stack_id))
+        queued += await intake.queue(conn, api_url, notice, send.trace, reaching[key])
+    return queued
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +113,10 @@ class _Send:
     notice: EventNotice
     outgoing: list[Outgoing]
     span: Span
+
+    @property
+    def trace(self) -> Stored:
+        return Stored.of(trace.set_span_in_context(self.span))
 
     @classmethod
     def of(cls, rt: Runtime, row: events.Unpublished) -> _Send:
@@ -165,11 +193,12 @@ async def _set_aside(conn: Conn, notice: EventNotice, subject: str, error: BaseE
 
 
 @contextlib.asynccontextmanager
-async def publishing(rt: Runtime, *, poll_seconds: float = 2.0) -> AsyncIterator[None]:
+async def publishing(rt: Runtime, deliveries: asyncio.Event, *, poll_seconds: float = 2.0
+                     ) -> AsyncIterator[None]:
     database_url, _ = rt.settings.require_urls()
     wake = asyncio.Event()
 
     async with (listener.listening(database_url, CHANNEL, lambda _stack_id: wake.set(), wake.set),
-                background.draining(lambda: publish_pending(rt), BATCH, wake, poll_seconds,
+                background.draining(lambda: publish_pending(rt, deliveries), BATCH, wake, poll_seconds,
                                     name="publishing events", log=log)):
         yield
