@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import nats
@@ -56,6 +56,8 @@ class Outgoing:
     payload: Payload
     msg_id: str | None = None
     context: Context | None = None
+    # More attributes of its span (what the message is about).
+    attributes: Mapping[str, str] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,7 +205,7 @@ class Bus:
 
     # ---- publishing ---------------------------------------------------------
     async def publish(self, subject: str, payload: Payload, *, msg_id: str | None = None,
-                      context: Context | None = None) -> None:
+                      context: Context | None = None, attributes: Mapping[str, str] | None = None) -> None:
         """Publish to JetStream and wait for the stream's ack, with trace context in headers.
 
         The message belongs to the operation of the current span, or of ``context``
@@ -212,7 +214,8 @@ class Bus:
         """
         with self.tracer.start_as_current_span(f"publish {payload.kind}", context=context,
                                                kind=SpanKind.PRODUCER,
-                                               attributes={"messaging.destination": subject}):
+                                               attributes={"messaging.destination": subject,
+                                                           **(attributes or {})}):
             headers = propagation.inject({})
             if msg_id is not None:
                 headers["Nats-Msg-Id"] = msg_id
@@ -232,7 +235,8 @@ class Bus:
         wave of 10^4 nodes, a notifier's batch of events).
         """
         results = await asyncio.gather(
-            *(self.publish(o.subject, o.payload, msg_id=o.msg_id, context=o.context) for o in outgoing),
+            *(self.publish(o.subject, o.payload, msg_id=o.msg_id, context=o.context, attributes=o.attributes)
+              for o in outgoing),
             return_exceptions=True)
         return [r if isinstance(r, BaseException) else None for r in results]
 

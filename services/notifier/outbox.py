@@ -26,9 +26,6 @@ import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Mapping
 
-from opentelemetry import trace
-from opentelemetry.trace import Span
-
 from libs import background
 from libs.db import Conn, dead_letters, events, listener, subscriptions
 from libs.engine.drift import Shown
@@ -50,7 +47,7 @@ async def publish_pending(rt: Runtime, deliveries: asyncio.Event | None = None) 
     """Publish one batch of unpublished events; how many were taken (published or set aside).
 
     The batch's notices are published together (their acks awaited at once),
-    each under a span of its own in the trace of the operation that wrote it.
+    each in the trace of the operation that wrote its event.
     An event NATS can never take is set aside as a dead letter rather than
     retried: retried, it would stop every project's notices behind it. NATS
     being away ends the round at the first event it refused; the events before
@@ -67,7 +64,6 @@ async def publish_pending(rt: Runtime, deliveries: asyncio.Event | None = None) 
         sent: list[_Send] = []
         for row, send in zip(rows, sends, strict=True):
             errors = [next(outcomes) for _ in send.outgoing]
-            send.span.end()
             if away is not None:
                 continue
             for out, error in zip(send.outgoing, errors, strict=True):
@@ -108,30 +104,26 @@ async def _queue_deliveries(conn: Conn, api_url: str, sent: list[_Send]) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class _Send:
-    """An event's notices (a drift event is a drift notice too), under the event's own span."""
+    """An event's notices (a drift event is a drift notice too), in the trace of the operation
+    that wrote it (their publish spans carry the event's ids: one span each, no span around)."""
 
     notice: EventNotice
     outgoing: list[Outgoing]
-    span: Span
-
-    @property
-    def trace(self) -> Stored:
-        return Stored.of(trace.set_span_in_context(self.span))
+    trace: Stored
 
     @classmethod
     def of(cls, rt: Runtime, row: events.Unpublished) -> _Send:
         notice = _notice(row)
         ids = {"ember.stack_id": notice.stack_id, "ember.event_id": notice.id}
-        span = rt.bus.tracer.start_span("publish event notice", context=row.written_by.context(),
-                                        attributes=ids)
-        context = trace.set_span_in_context(span)
+        context = row.written_by.context()
         names = rt.names
-        outgoing = [Outgoing(names.events(notice.project, notice.stack_id), notice, notice.msg_id, context)]
+        subject = names.events(notice.project, notice.stack_id)
+        outgoing = [Outgoing(subject, notice, notice.msg_id, context, ids)]
         drift = _drift_notice(row)
         if drift is not None:
-            subject = names.drift(drift.project, drift.stack_id)
-            outgoing.append(Outgoing(subject, drift, drift.msg_id, context))
-        return cls(notice, outgoing, span)
+            drifted = names.drift(drift.project, drift.stack_id)
+            outgoing.append(Outgoing(drifted, drift, drift.msg_id, context, ids))
+        return cls(notice, outgoing, row.written_by)
 
 
 async def purge(rt: Runtime, published: Mapping[uuid.UUID, int]) -> None:
