@@ -130,14 +130,14 @@ async def create(request: web.Request) -> web.Response:
         body = {"template": adopt.get("template"), "environment": adopt.get("environment"),
                 "files": adopt.get("files") or {}, **{k: v for k, v in body.items() if v is not None}}
     evaluator = evaluation(request)
-    stack_request, limits = await evaluator.run(bodies.parsed, bodies.stack_request(body),
-                                                 limits_of(request))
+    given = bodies.stack_request(body)
+    stack_request, limits = await bodies.parse(evaluator, given, limits_of(request))
     policy.enforce_resource_types(stack_request.template, ctx.roles)
     row = await operations.create_stack(
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
         options=bodies.options(body), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt,
-        evaluation=evaluator, cloud=request.app[CLOUD_LOOKUPS])
+        evaluation=evaluator, cloud=request.app[CLOUD_LOOKUPS], json_request=not bodies.has_text(given))
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
                          status=201, headers={"Location": href})
@@ -282,15 +282,15 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     if not isinstance(clear, list):
         raise MalformedRequest("clear_parameters: expected a list of parameter names")
     evaluator = evaluation(request)
-    stack_request, limits = await evaluator.run(
-        bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
+    given = bodies.stack_request(body, template_required=not existing)
+    stack_request, limits = await bodies.parse(evaluator, given, limits_of(request))
     policy.enforce_resource_types(stack_request.template, context(request).roles)
     await operations.update_stack(
         rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
         converge=parse_bool("converge", body.get("converge", False)), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator,
-        cloud=request.app[CLOUD_LOOKUPS])
+        cloud=request.app[CLOUD_LOOKUPS], json_request=not bodies.has_text(given))
     return web.Response(status=202)
 
 
@@ -306,8 +306,8 @@ async def _preview_update(request: web.Request, *, existing: bool) -> web.Respon
     row = await lookup.stack_of(request)
     body = await json_body(request)
     evaluator = evaluation(request)
-    stack_request, limits = await evaluator.run(
-        bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
+    stack_request, limits = await bodies.parse(
+        evaluator, bodies.stack_request(body, template_required=not existing), limits_of(request))
     policy.enforce_resource_types(stack_request.template, context(request).roles)
     changes = await update_preview.preview_update(
         request.app[RUNTIME].pool, row, stack_request=stack_request,
