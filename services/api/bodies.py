@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from aiohttp import web
 
 from libs import operations
 from libs.evaluation_pool import Evaluator
@@ -17,6 +18,7 @@ from libs.template.errors import MalformedRequest
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
 from services.api.http import parse_bool, run_here
+from services.api.keys import SETTINGS
 
 MALFORMED = errors.MALFORMED
 # The stacks table keeps timeout_mins in a PostgreSQL integer.
@@ -24,6 +26,12 @@ MAX_TIMEOUT_MINS = 2**31 - 1
 
 TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
                  "files_container")
+
+
+def limits_of(request: web.Request) -> Limits:
+    api = request.app[SETTINGS].api
+    return Limits(max_template_size=api.max_template_size, max_json_body_size=api.max_json_body_size,
+                  max_resources_per_stack=api.max_resources_per_stack)
 
 
 def stack_request(body: Mapping[str, Any], *, template_required: bool = True) -> StackRequest:
