@@ -41,16 +41,23 @@ async def preview_create(request: web.Request) -> web.Response:
 def _previewed_json(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
                     project: str, options: operations.Options, base: str, cloud: CloudAnswers,
                     roles: frozenset[str] = frozenset({"admin"})) -> bytes:
-    """The answer's body, written as JSON in the pool: a group's preview lists every member, and
-    its text crosses back in one piece where the objects would be rebuilt one by one in the api."""
-    return orjson.dumps({"stack": _previewed(given, limits, registry, name=name, project=project,
-                                             options=options, base=base, cloud=cloud, roles=roles)})
+    """The answer's body, written as JSON in the pool (pure). A group's preview lists every member,
+    as Heat's does: each is written as it is formatted, never all of them as objects at once, and
+    the text crosses back in one piece where the objects would be rebuilt one by one in the api."""
+    head, planned = _previewed(given, limits, registry, name=name, project=project, options=options,
+                               base=base, cloud=cloud, roles=roles)
+    # "resources" is the body's last key: its value goes in before the two closing braces.
+    out = bytearray(orjson.dumps({"stack": head})[:-2])
+    out += b',"resources":'
+    views.write_preview_resources(out, project, planned)
+    out += b"}}"
+    return bytes(out)
 
 
 def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
                project: str, options: operations.Options, base: str, cloud: CloudAnswers,
-               roles: frozenset[str] = frozenset({"admin"})) -> dict[str, Any]:
-    """The body of a create preview (pure: it runs in the evaluation pool)."""
+               roles: frozenset[str]) -> tuple[dict[str, Any], preview.PlannedStack]:
+    """The body of a create preview but its ``resources``, and what they show."""
     stack_request, limits = bodies.parsed(given, limits)
     policy.enforce_resource_types(stack_request.template, roles)
     with cloud.checking() as custom:
@@ -70,9 +77,7 @@ def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: 
         "tags": list(options.tags), "parameters": loaded.parameters.display(),
         "disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
         "capabilities": [], "notification_topics": [], "outputs": resolver.outputs(),
-        "resources": views.preview_resources(project, planned),
-    }
-
+    }, planned
 
 
 async def _preview_update(request: web.Request, *, existing: bool) -> web.Response:
