@@ -40,7 +40,7 @@ async def preview_create(request: web.Request) -> web.Response:
 
 def _previewed_json(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
                     project: str, options: operations.Options, base: str, cloud: CloudAnswers,
-                    roles: frozenset[str] = frozenset({"admin"})) -> bytes:
+                    roles: frozenset[str] = frozenset({"admin"})) -> bytearray:
     """The answer's body, written as JSON in the pool (pure). A group's preview lists every member,
     as Heat's does: each is written as it is formatted, never all of them as objects at once, and
     the text crosses back in one piece where the objects would be rebuilt one by one in the api."""
@@ -51,7 +51,7 @@ def _previewed_json(given: stack_request_lib.StackRequest, limits: Limits, regis
     out += b',"resources":'
     views.write_preview_resources(out, project, planned)
     out += b"}}"
-    return bytes(out)
+    return out  # as it is: a copy would be as large again
 
 
 def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
