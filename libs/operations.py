@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import asyncpg
 
 from libs import plan_requests, request_digest
 from libs.cloud.lookups import CloudAnswers
-from libs.cloud.validation import CloudLookup, with_lookups
+from libs.cloud.validation import CloudLookup, with_lookups_told
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
@@ -91,7 +91,7 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
     stack_id = uuid.uuid4()
     how = Checking(project=project, stack_name=name, stack_id=str(stack_id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade, top=parent is None)
-    loaded, cloudless = await _check(cloud, project, lambda answers: evaluation.run(
+    loaded, cloudless = await with_lookups_told(cloud, project, lambda answers: evaluation.run(
         _checked_create_lean, stack_request, dataclasses.replace(how, cloud=answers)))
     digest = (request_digest.digest(stack_request, _inputs(how, cloud))
               if json_request and cloudless else None)
@@ -235,21 +235,6 @@ def _inputs(how: Checking, cloud: CloudLookup | None) -> request_digest.CheckInp
         top=how.top, cloud=cloud is not None)
 
 
-async def _check(cloud: CloudLookup | None, project: str,
-                 check: Callable[[CloudAnswers], Awaitable[Checked]]) -> tuple[Checked, bool]:
-    """``check`` with the cloud's answers it needs; and whether it asked none (so it answers the
-    same whenever its request is the same, whatever the cloud holds by then)."""
-    rounds = 0
-
-    def counted(answers: CloudAnswers) -> Awaitable[Checked]:
-        nonlocal rounds
-        rounds += 1
-        return check(answers)
-
-    checked = await with_lookups(cloud, project, counted)
-    return checked, rounds == 1
-
-
 async def stored_of(pool: Connections, stack: stacks.StackRow) -> templates.RawTemplate | None:
     """The stack's current desired state, which an update is checked against."""
     if stack.template_id is None:
@@ -299,7 +284,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     loaded: Checked | None = None
     if not same:
         stored = await stored_of(pool, stack)
-        loaded, cloudless = await _check(cloud, stack.project, lambda answers: evaluation.run(
+        loaded, cloudless = await with_lookups_told(cloud, stack.project, lambda answers: evaluation.run(
             _checked_update_lean, stack_request, stored, dataclasses.replace(how, cloud=answers),
             existing=existing, clear_parameters=clear_parameters))
         digest = digest if cloudless else None
