@@ -105,7 +105,7 @@ class _Pickler(pickle.Pickler):
 _PICKLE_RECURSION = 4000
 
 
-def _dumps(value: Any) -> bytes:
+def _dumps(value: Any) -> memoryview:
     buffer = io.BytesIO()
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, _PICKLE_RECURSION))
@@ -115,10 +115,12 @@ def _dumps(value: Any) -> bytes:
         raise RequestLimitExceeded("The template is nested too deeply to evaluate.") from None
     finally:
         sys.setrecursionlimit(limit)
-    return buffer.getvalue()
+    # The buffer itself, not a copy: a preview of 10^6 members answers half a gigabyte.
+    return buffer.getbuffer()
 
 
-def _answer(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], megabytes: int) -> bytes:
+def _answer(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], megabytes: int
+            ) -> memoryview:
     try:
         outcome: tuple[bool, Any] = (True, fn(*args, **kwargs))
     except MemoryError:
@@ -276,7 +278,7 @@ class EvaluationPool:
             raise value
         return value  # type: ignore[no-any-return]
 
-    async def _exchange(self, proc: _Process, payload: bytes) -> bytes:
+    async def _exchange(self, proc: _Process, payload: memoryview) -> bytes:
         loop = asyncio.get_running_loop()
         readable = loop.create_future()
         fd = proc.conn.fileno()

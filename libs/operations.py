@@ -14,9 +14,9 @@ from typing import Any
 
 import asyncpg
 
-from libs import plan_requests
+from libs import plan_requests, request_digest
 from libs.cloud.lookups import CloudAnswers
-from libs.cloud.validation import CloudLookup, with_lookups
+from libs.cloud.validation import CloudLookup, with_lookups_told
 from libs.db import Conn, events, stacks, templates
 from libs.db.pool import Connections
 from libs.engine import desired, status
@@ -76,24 +76,30 @@ async def create_stack(pool: Connections, bus: Bus, *, project: str, name: str,
                        adopt_data: Mapping[str, Any] | None = None,
                        facade: Mapping[str, Any] | None = None,
                        after_commit: list[PlanRequest] | None = None,
-                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None) -> stacks.StackRow:
+                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None,
+                       json_request: bool = False) -> stacks.StackRow:
     """A new stack (``parent``: the stack it is nested in, one level deeper).
 
     With ``adopt_data`` (Heat's abandon data) the stack adopts the resources
     it lists instead of creating them: the ``ADOPT`` action. The request is
     checked in ``evaluation``'s processes, under its deadline, with the
     cloud-checked constraints asked of ``cloud`` (None: they are not checked).
+    ``json_request``: the request holds only values parsed from JSON (an API
+    body's maps), so its desired state is stored with its digest, which a
+    no-change update compares (:mod:`libs.request_digest`).
     """
     stack_id = uuid.uuid4()
     how = Checking(project=project, stack_name=name, stack_id=str(stack_id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade, top=parent is None)
-    loaded = await with_lookups(cloud, project, lambda answers: evaluation.run(
-        checked_create, stack_request, dataclasses.replace(how, cloud=answers)))
+    loaded, cloudless = await with_lookups_told(cloud, project, lambda answers: evaluation.run(
+        _checked_create_lean, stack_request, dataclasses.replace(how, cloud=answers)))
+    digest = (request_digest.digest(stack_request, _inputs(how, cloud))
+              if json_request and cloudless else None)
     async with pool.acquire() as conn, conn.transaction():
         if await stacks.by_name(conn, project, name) is not None:
             raise StackExists(name)
-        template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
-                                             facade)
+        template_id = await templates.insert(conn, loaded.stored_template(stack_request), loaded.files,
+                                             loaded.environment, facade, checked_digest=digest)
         try:
             row = await stacks.insert(conn, stack_id=stack_id, name=name, project=project,
                                       template_id=template_id, disable_rollback=options.disable_rollback,
@@ -137,6 +143,12 @@ class Checked:
     template: dict[str, Any]
     files: dict[str, str]
     environment: dict[str, Any]
+    # Left out by the pool process (``template`` is then empty): equal to the request's, which
+    # the caller has; a template of 10^5 resources costs a second to send back.
+    template_as_given: bool = False
+
+    def stored_template(self, given: request.StackRequest) -> Mapping[str, Any]:
+        return given.template if self.template_as_given else self.template
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,12 +210,44 @@ def _stored(loaded: request.LoadedStack) -> Checked:
     return Checked(dict(loaded.template.raw), dict(loaded.template.files), loaded.environment.to_dict())
 
 
+def _lean(checked: Checked, given: request.StackRequest) -> Checked:
+    if isinstance(given.template, Mapping) and checked.template == given.template:
+        return dataclasses.replace(checked, template={}, template_as_given=True)
+    return checked
+
+
+def _checked_create_lean(stack_request: request.StackRequest, how: Checking) -> Checked:
+    """:func:`checked_create`, for the pool: its template left out when it is the request's."""
+    return _lean(checked_create(stack_request, how), stack_request)
+
+
+def _checked_update_lean(stack_request: request.StackRequest, stored: templates.RawTemplate | None,
+                         how: Checking, *, existing: bool, clear_parameters: Sequence[str]) -> Checked:
+    """:func:`checked_update`, for the pool: its template left out when it is the request's."""
+    return _lean(checked_update(stack_request, stored, how, existing=existing,
+                                clear_parameters=clear_parameters), stack_request)
+
+
+def _inputs(how: Checking, cloud: CloudLookup | None) -> request_digest.CheckInputs:
+    return request_digest.CheckInputs(
+        project=how.project, stack_name=how.stack_name, stack_id=how.stack_id, limits=how.limits,
+        builtin_types=how.builtin_types, plugin_checks=how.registry is not None, facade=how.facade,
+        top=how.top, cloud=cloud is not None)
+
+
 async def stored_of(pool: Connections, stack: stacks.StackRow) -> templates.RawTemplate | None:
     """The stack's current desired state, which an update is checked against."""
     if stack.template_id is None:
         return None
     async with pool.acquire() as conn:
         return await templates.get(conn, stack.template_id)
+
+
+async def _stored_digest(pool: Connections, stack: stacks.StackRow) -> str | None:
+    if stack.template_id is None:
+        return None
+    async with pool.acquire() as conn:
+        return await templates.checked_digest(conn, stack.template_id)
 
 
 async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
@@ -213,7 +257,8 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        builtin_types: Collection[str] | None = None,
                        registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
                        cancel_running: bool = False, after_commit: list[PlanRequest] | None = None,
-                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None) -> None:
+                       evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None,
+                       json_request: bool = False) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -221,6 +266,9 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     template did not change. ``cancel_running``: a create or update still
     running is cancelled first, as Heat's preemption of a nested stack's
     update does (a newer traversal supersedes it either way; this says so).
+    ``json_request``: as :func:`create_stack`'s; a whole (not ``existing``)
+    request with the digest of the stack's desired state is that desired state
+    again, which is copied, not checked again.
     """
     if stack.action == Action.SUSPEND:
         raise errors.NotSupported("Updating a stack when it is suspended")
@@ -229,13 +277,24 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade,
                    top=stack.parent_id is None)
-    stored = await stored_of(pool, stack)
-    loaded = await with_lookups(cloud, stack.project, lambda answers: evaluation.run(
-        checked_update, stack_request, stored, dataclasses.replace(how, cloud=answers), existing=existing,
-        clear_parameters=clear_parameters))
+    # A PATCH's result depends on the stored desired state too, which the digest leaves out.
+    digest = (request_digest.digest(stack_request, _inputs(how, cloud))
+              if json_request and not existing else None)
+    same = digest is not None and digest == await _stored_digest(pool, stack)
+    loaded: Checked | None = None
+    if not same:
+        stored = await stored_of(pool, stack)
+        loaded, cloudless = await with_lookups_told(cloud, stack.project, lambda answers: evaluation.run(
+            _checked_update_lean, stack_request, stored, dataclasses.replace(how, cloud=answers),
+            existing=existing, clear_parameters=clear_parameters))
+        digest = digest if cloudless else None
     async with pool.acquire() as conn, conn.transaction():
-        template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
-                                             facade)
+        if loaded is None:
+            assert stack.template_id is not None
+            template_id = await templates.copy(conn, stack.template_id)
+        else:
+            template_id = await templates.insert(conn, loaded.stored_template(stack_request), loaded.files,
+                                                 loaded.environment, facade, checked_digest=digest)
         if cancel_running:
             await _cancel_running(conn, stack.id, actions=(Action.CREATE, Action.UPDATE))
         extra: dict[str, Any] = {}

@@ -117,7 +117,7 @@ def compared(stack_request: request.StackRequest, desired_now: templates.RawTemp
     loaded = request.load(request.StackRequest(template=checked.template, files=checked.files,
                                                environment=checked.environment),
                           stack_name=stack.name, stack_id=str(stack.id), project_id=stack.project,
-                          builtin_types=checking.registry.types(), updating=True)
+                          limits=checking.limits, builtin_types=checking.registry.types(), updating=True)
     how = nesting.Expansion(checking.registry, stack.project)
     out: Changes = {key: [] for key in KEYS}
     _compare(stored, stack, loaded, out, how, new_name=stack.name, new_id=str(stack.id), parent_resource=None,

@@ -31,6 +31,20 @@ async def with_lookups(cloud: CloudLookup | None, project: str,
     return await check(CloudAnswers(ask=False, answers=answers))
 
 
+async def with_lookups_told(cloud: CloudLookup | None, project: str,
+                            check: Callable[[CloudAnswers], Awaitable[T]]) -> tuple[T, bool]:
+    """:func:`with_lookups`, and whether the check asked the cloud nothing (so it answers the same
+    whenever its input is the same, whatever the cloud holds by then)."""
+    rounds = 0
+
+    def counted(answers: CloudAnswers) -> Awaitable[T]:
+        nonlocal rounds
+        rounds += 1
+        return check(answers)
+
+    return await with_lookups(cloud, project, counted), rounds == 1
+
+
 class CloudLookups:
     """A :data:`CloudLookup`: a request's lookups, each call made once, in its project's cloud.
 

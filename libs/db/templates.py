@@ -21,12 +21,30 @@ class RawTemplate:
 
 
 async def insert(conn: Conn, template: Mapping[str, Any], files: Mapping[str, str],
-                 environment: Mapping[str, Any], facade: Mapping[str, Any] | None = None) -> uuid.UUID:
+                 environment: Mapping[str, Any], facade: Mapping[str, Any] | None = None, *,
+                 checked_digest: str | None = None) -> uuid.UUID:
     template_id = uuid.uuid4()
-    await conn.execute("INSERT INTO raw_templates (id, template, files, environment, facade)"
-                       " VALUES ($1, $2, $3, $4, $5)", template_id, dict(template), dict(files),
-                       dict(environment), dict(facade) if facade is not None else None)
+    await conn.execute("INSERT INTO raw_templates (id, template, files, environment, facade, checked_digest)"
+                       " VALUES ($1, $2, $3, $4, $5, $6)", template_id, dict(template), dict(files),
+                       dict(environment), dict(facade) if facade is not None else None, checked_digest)
     return template_id
+
+
+async def checked_digest(conn: Conn, template_id: uuid.UUID) -> str | None:
+    """The digest of the request the desired state was checked from (libs/request_digest.py)."""
+    digest: str | None = await conn.fetchval("SELECT checked_digest FROM raw_templates WHERE id = $1",
+                                             template_id)
+    return digest
+
+
+async def copy(conn: Conn, template_id: uuid.UUID) -> uuid.UUID:
+    """A new desired state equal to this one: copied inside PostgreSQL, so a template of 10^5
+    resources is neither sent nor parsed again."""
+    new_id = uuid.uuid4()
+    await conn.execute("INSERT INTO raw_templates (id, template, files, environment, facade, checked_digest)"
+                       " SELECT $1, template, files, environment, facade, checked_digest FROM raw_templates"
+                       " WHERE id = $2", new_id, template_id)
+    return new_id
 
 
 async def get(conn: Conn, template_id: uuid.UUID) -> RawTemplate:

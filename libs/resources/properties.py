@@ -40,7 +40,7 @@ from libs.template.constraints import (
     check,
     to_number,
 )
-from libs.template.custom_constraints import default_custom_constraints
+from libs.template.custom_constraints import shared_defaults
 from libs.template.errors import InvalidSchemaError, PathItem, StackValidationFailed, UnhandledPythonError
 
 PropType = Literal["string", "integer", "number", "boolean", "map", "list", "any"]
@@ -185,7 +185,7 @@ def validate_properties(schema: Mapping[str, PropSchema], values: Mapping[str, A
     created: as Heat does, they are converted to their type but neither their
     constraints nor the keys of their nested maps are checked.
     """
-    custom = custom_constraints if custom_constraints is not None else default_custom_constraints()
+    custom = custom_constraints if custom_constraints is not None else shared_defaults()
     converter = _Converter(custom, strict_values)
     try:
         if strict_values:

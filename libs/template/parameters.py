@@ -40,7 +40,7 @@ from libs.template.constraints import (
     parse_hot_constraints,
     to_number,
 )
-from libs.template.custom_constraints import default_custom_constraints
+from libs.template.custom_constraints import shared_defaults
 from libs.template.errors import (
     ImmutableParameterModified,
     InvalidSchemaError,
@@ -383,7 +383,7 @@ class Parameters:
         for name in self.user_params:
             if name not in self._template_names:
                 raise UnknownUserParameter(name)
-        custom = custom_constraints if custom_constraints is not None else default_custom_constraints()
+        custom = custom_constraints if custom_constraints is not None else shared_defaults()
         for name, param in self._params.items():
             try:
                 for constraint in param.schema.constraints:

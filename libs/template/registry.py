@@ -140,6 +140,7 @@ class ResourceRegistry:
     def __init__(self, builtin_types: Collection[str] = ()) -> None:
         self._tree: dict[str, Any] = {RESOURCES: {}}
         self._builtins = frozenset(builtin_types)
+        self._resolved: dict[tuple[str, str | None, ResolvedType | None], ResolvedType | None] = {}
 
     @classmethod
     def from_dict(cls, data: Any, builtin_types: Collection[str] = ()) -> ResourceRegistry:
@@ -193,6 +194,7 @@ class ResourceRegistry:
         return registry
 
     def _load(self, path: tuple[str, ...], data: Any) -> None:
+        self._resolved.clear()
         if not isinstance(data, Mapping):
             raise UnhandledPythonError("AttributeError",
                               f"'{type(data).__name__}' object has no attribute 'items'")
@@ -252,7 +254,15 @@ class ResourceRegistry:
         ``ignore`` skips one result at the top level only, as Heat does to find
         the builtin "facade" behind a template that overrides a type.
         """
-        return self._find(type_name, resource_name, ignore, ())
+        if type(type_name) is not str:
+            return self._find(type_name, resource_name, ignore, ())
+        # A stack of 10^5 resources of a few types asks the same few questions 10^5 times; a
+        # resource's name changes the answer only where the registry has an entry of that name.
+        named = resource_name if resource_name and resource_name in self._tree[RESOURCES] else None
+        key = (type_name, named, ignore)
+        if key not in self._resolved:
+            self._resolved[key] = self._find(type_name, resource_name, ignore, ())
+        return self._resolved[key]
 
     def check_type(self, resource_name: str, type_name: object) -> ResolvedType:
         """:meth:`resolve`, failing with Heat's ``StackValidationFailed`` messages."""

@@ -9,13 +9,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from aiohttp import web
 
 from libs import operations
+from libs.evaluation_pool import Evaluator
 from libs.template import budgets, errors, loader
 from libs.template.errors import MalformedRequest
 from libs.template.limits import Limits
 from libs.template.request import StackRequest
-from services.api.http import parse_bool
+from services.api.http import parse_bool, run_here
+from services.api.keys import SETTINGS
 
 MALFORMED = errors.MALFORMED
 # The stacks table keeps timeout_mins in a PostgreSQL integer.
@@ -23,6 +26,12 @@ MAX_TIMEOUT_MINS = 2**31 - 1
 
 TEMPLATE_KEYS = ("template", "template_url", "files", "environment", "environment_files", "parameters",
                  "files_container")
+
+
+def limits_of(request: web.Request) -> Limits:
+    api = request.app[SETTINGS].api
+    return Limits(max_template_size=api.max_template_size, max_json_body_size=api.max_json_body_size,
+                  max_resources_per_stack=api.max_resources_per_stack)
 
 
 def stack_request(body: Mapping[str, Any], *, template_required: bool = True) -> StackRequest:
@@ -77,6 +86,23 @@ def parsed(stack_request: StackRequest, limits: Limits) -> tuple[StackRequest, L
         except errors.InvalidEnvironment as exc:
             raise MalformedRequest(f"Environment not in valid format: {exc}") from None
     return dataclasses.replace(stack_request, template=template, environment=environment), limits
+
+
+def has_text(stack_request: StackRequest) -> bool:
+    """Whether the template or environment came as text (YAML or JSON) rather than as the body's
+    maps: once parsed, only a request of maps is sure to hold nothing but JSON values."""
+    return isinstance(stack_request.template, (str, bytes)) or isinstance(stack_request.environment,
+                                                                          (str, bytes))
+
+
+async def parse(evaluation: Evaluator, stack_request: StackRequest, limits: Limits
+                ) -> tuple[StackRequest, Limits]:
+    """:func:`parsed`, in the pool when there is text to parse (YAML may take long; the pool has a
+    deadline), else here: a template given as a map has nothing to parse, and sending it to a
+    pool process and back costs seconds at 10^5 resources."""
+    if has_text(stack_request):
+        return await evaluation.run(parsed, stack_request, limits)
+    return run_here(parsed, stack_request, limits)
 
 
 def _tags(value: Any) -> list[str]:

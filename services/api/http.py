@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 import orjson
@@ -20,21 +21,34 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+@contextlib.contextmanager
+def _request_errors() -> Iterator[None]:
+    try:
+        yield
+    except (TypeError, ValueError) as exc:
+        # The pure template core raises these for a value of the wrong kind, as Heat's
+        # functions do; from a request's own template that is the template's fault: a 400.
+        raise errors.StackValidationFailed(str(exc)) from exc
+    except AttributeError as exc:
+        # Where Heat calls a method on a value of the wrong kind (str_split of a boolean in
+        # a deletion_policy, say), its fault middleware answers 400 naming AttributeError.
+        raise errors.UnhandledPythonError("AttributeError", str(exc)) from exc
+
+
 @dataclasses.dataclass(frozen=True)
 class _RequestWork:
     inner: Evaluator
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        try:
+        with _request_errors():
             return await self.inner.run(fn, *args, **kwargs)
-        except (TypeError, ValueError) as exc:
-            # The pure template core raises these for a value of the wrong kind, as Heat's
-            # functions do; from a request's own template that is the template's fault: a 400.
-            raise errors.StackValidationFailed(str(exc)) from exc
-        except AttributeError as exc:
-            # Where Heat calls a method on a value of the wrong kind (str_split of a boolean in
-            # a deletion_policy, say), its fault middleware answers 400 naming AttributeError.
-            raise errors.UnhandledPythonError("AttributeError", str(exc)) from exc
+
+
+def run_here(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``fn`` on the api's own loop, its failures answered as :func:`evaluation`'s are: for work
+    too small to be worth sending a big request to a pool process and back."""
+    with _request_errors():
+        return fn(*args, **kwargs)
 
 
 def evaluation(request: web.Request) -> Evaluator:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -11,20 +10,12 @@ from typing import Any, NamedTuple, TypeAlias
 
 from aiohttp import web
 
-from libs import operations, update_preview
-from libs.cloud.lookups import CloudAnswers
-from libs.cloud.validation import with_lookups
+from libs import operations
 from libs.db import stacks, templates
-from libs.engine import desired, preview
+from libs.engine import desired
 from libs.engine.status import Status
-from libs.resources import nesting
-from libs.resources.registry import Registry
-from libs.resources.validation import plugin_checks
 from libs.template import errors
-from libs.template import request as stack_request_lib
 from libs.template.errors import EntityNotFound, MalformedRequest
-from libs.template.limits import Limits
-from libs.template.resolution import StackResolver
 from services.api import (
     bodies,
     breakpoints_api,
@@ -32,6 +23,7 @@ from services.api import (
     event_stream,
     lookup,
     policy,
+    previews,
     resources_api,
     snapshots_api,
     software_configs_api,
@@ -39,6 +31,7 @@ from services.api import (
     subscriptions_api,
     views,
 )
+from services.api.bodies import limits_of
 from services.api.context import context
 from services.api.http import (
     evaluation,
@@ -57,12 +50,6 @@ LIST_PARAMS = frozenset({"limit", "marker", "sort_keys", "sort_dir", "show_delet
                          "show_hidden", "tags", "tags_any", "not_tags", "not_tags_any", "with_count",
                          "global_tenant", "id", "name", "status", "action", "tenant", "username",
                          "owner_id"})
-
-
-def limits_of(request: web.Request) -> Limits:
-    api = request.app[SETTINGS].api
-    return Limits(max_template_size=api.max_template_size, max_json_body_size=api.max_json_body_size,
-                  max_resources_per_stack=api.max_resources_per_stack)
 
 
 def _list_query(request: web.Request) -> stacks.ListQuery:
@@ -130,57 +117,17 @@ async def create(request: web.Request) -> web.Response:
         body = {"template": adopt.get("template"), "environment": adopt.get("environment"),
                 "files": adopt.get("files") or {}, **{k: v for k, v in body.items() if v is not None}}
     evaluator = evaluation(request)
-    stack_request, limits = await evaluator.run(bodies.parsed, bodies.stack_request(body),
-                                                 limits_of(request))
+    given = bodies.stack_request(body)
+    stack_request, limits = await bodies.parse(evaluator, given, limits_of(request))
     policy.enforce_resource_types(stack_request.template, ctx.roles)
     row = await operations.create_stack(
         rt.pool, rt.bus, project=ctx.project, name=name, stack_request=stack_request,
         options=bodies.options(body), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], adopt_data=adopt,
-        evaluation=evaluator, cloud=request.app[CLOUD_LOOKUPS])
+        evaluation=evaluator, cloud=request.app[CLOUD_LOOKUPS], json_request=not bodies.has_text(given))
     href = views.stack_url(lookup.base_url(request), row)
     return json_response({"stack": {"id": str(row.id), "links": [{"href": href, "rel": "self"}]}},
                          status=201, headers={"Location": href})
-
-
-async def preview_create(request: web.Request) -> web.Response:
-    """Heat's create preview: the stack as it would be made, each nesting resource as its nested stack."""
-    body = await json_body(request)
-    name = bodies.stack_name(body)
-    options = bodies.options(body)
-    project = context(request).project
-    roles = context(request).roles
-    stack = await with_lookups(request.app[CLOUD_LOOKUPS], project, lambda cloud: evaluation(request).run(
-        _previewed, bodies.stack_request(body), limits_of(request), request.app[REGISTRY], name=name,
-        project=project, options=options, base=lookup.base_url(request), cloud=cloud, roles=roles))
-    return json_response({"stack": stack})
-
-
-def _previewed(given: stack_request_lib.StackRequest, limits: Limits, registry: Registry, *, name: str,
-               project: str, options: operations.Options, base: str, cloud: CloudAnswers,
-               roles: frozenset[str] = frozenset({"admin"})) -> dict[str, Any]:
-    """The body of a create preview (pure: it runs in the evaluation pool)."""
-    stack_request, limits = bodies.parsed(given, limits)
-    policy.enforce_resource_types(stack_request.template, roles)
-    with cloud.checking() as custom:
-        loaded = stack_request_lib.load(stack_request, stack_name=name, stack_id="None",
-                                        project_id=project, limits=limits, builtin_types=registry.types(),
-                                        checks=plugin_checks(registry, custom_constraints=custom),
-                                        custom_constraints=custom)
-    operations.check_nested(loaded, registry, project=project, stack_name=name, limits=limits)
-    planned = preview.create_preview(loaded, nesting.Expansion(registry, project), stack_name=name)
-    resolver = StackResolver(loaded.definition, preview.preview_data(loaded, registry))
-    return {
-        "id": "None", "stack_name": name,
-        "links": [{"href": f"{base}/stacks/{name}/None", "rel": "self"}],
-        "description": loaded.template.description, "template_description": loaded.template.description,
-        "creation_time": views.isotime(datetime.datetime.now(datetime.UTC)), "updated_time": None,
-        "deletion_time": None, "stack_owner": None, "parent": None, "stack_user_project_id": project,
-        "tags": list(options.tags), "parameters": loaded.parameters.display(),
-        "disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
-        "capabilities": [], "notification_topics": [], "outputs": resolver.outputs(),
-        "resources": views.preview_resources(project, planned),
-    }
 
 
 class TemplateSummary(NamedTuple):
@@ -282,15 +229,15 @@ async def _update(request: web.Request, *, existing: bool) -> web.Response:
     if not isinstance(clear, list):
         raise MalformedRequest("clear_parameters: expected a list of parameter names")
     evaluator = evaluation(request)
-    stack_request, limits = await evaluator.run(
-        bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
+    given = bodies.stack_request(body, template_required=not existing)
+    stack_request, limits = await bodies.parse(evaluator, given, limits_of(request))
     policy.enforce_resource_types(stack_request.template, context(request).roles)
     await operations.update_stack(
         rt.pool, rt.bus, row, stack_request=stack_request,
         options=bodies.options(body, base=base), existing=existing, clear_parameters=clear,
         converge=parse_bool("converge", body.get("converge", False)), limits=limits,
         builtin_types=request.app[REGISTRY].types(), registry=request.app[REGISTRY], evaluation=evaluator,
-        cloud=request.app[CLOUD_LOOKUPS])
+        cloud=request.app[CLOUD_LOOKUPS], json_request=not bodies.has_text(given))
     return web.Response(status=202)
 
 
@@ -300,38 +247,6 @@ async def update_put(request: web.Request) -> web.Response:
 
 async def update_patch(request: web.Request) -> web.Response:
     return await _update(request, existing=True)
-
-
-async def _preview_update(request: web.Request, *, existing: bool) -> web.Response:
-    row = await lookup.stack_of(request)
-    body = await json_body(request)
-    evaluator = evaluation(request)
-    stack_request, limits = await evaluator.run(
-        bodies.parsed, bodies.stack_request(body, template_required=not existing), limits_of(request))
-    policy.enforce_resource_types(stack_request.template, context(request).roles)
-    changes = await update_preview.preview_update(
-        request.app[RUNTIME].pool, row, stack_request=stack_request,
-        registry=request.app[REGISTRY], existing=existing, limits=limits,
-        clear_parameters=body.get("clear_parameters") or [],
-        show_nested=query_bool(request, "show_nested"), evaluation=evaluator)
-
-    def shown(entry: update_preview.Entry) -> dict[str, Any]:
-        if isinstance(entry, update_preview.Existing):
-            return views.existing_resource(row.project, entry.stack, entry.row, needed_by=entry.needed_by,
-                                           parent_resource=entry.parent_resource, nested=entry.nested)
-        return views.planned_resource(row.project, entry.stack_name, entry.stack_id, entry.resource,
-                                      parent_resource=entry.parent_resource, with_properties=False)
-
-    return json_response({"resource_changes": {key: [shown(e) for e in changes[key]]
-                                               for key in update_preview.KEYS}})
-
-
-async def preview_put(request: web.Request) -> web.Response:
-    return await _preview_update(request, existing=False)
-
-
-async def preview_patch(request: web.Request) -> web.Response:
-    return await _preview_update(request, existing=True)
 
 
 async def delete(request: web.Request) -> web.Response:
@@ -384,15 +299,15 @@ def add_routes(app: web.Application) -> None:
     r.add_get(f"{PREFIX}/stacks", list_stacks)
     r.add_post(f"{PREFIX}/stacks", create)
     r.add_get(f"{PREFIX}/stacks/detail", list_detail)
-    r.add_post(f"{PREFIX}/stacks/preview", preview_create)
+    r.add_post(f"{PREFIX}/stacks/preview", previews.preview_create)
     lookup.add_redirects(app, PREFIX)
     one = f"{PREFIX}/stacks/{{stack_name}}/{{stack_id}}"
     r.add_get(one, show)
     r.add_put(one, update_put)
     r.add_patch(one, update_patch)
     r.add_delete(one, delete)
-    r.add_put(f"{one}/preview", preview_put)
-    r.add_patch(f"{one}/preview", preview_patch)
+    r.add_put(f"{one}/preview", previews.preview_put)
+    r.add_patch(f"{one}/preview", previews.preview_patch)
     r.add_get(f"{one}/template", template)
     r.add_get(f"{one}/environment", environment)
     r.add_get(f"{one}/files", files)

@@ -20,11 +20,11 @@ from libs.template import request
 from libs.template.errors import MalformedRequest
 from libs.template.limits import Limits
 from services.api import bodies
+from services.api.bodies import limits_of
 from services.api.context import context
 from services.api.http import evaluation, json_body, json_response, query_bool
 from services.api.keys import REGISTRY
 from services.api.nested_parameters import NestedParameters
-from services.api.stacks import limits_of
 
 # Heat's ERROR_CODE_MAP: the only error code ignore_errors may name (a resource
 # type whose cloud service is unavailable, which never happens to Ember's types).

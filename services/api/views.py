@@ -9,6 +9,8 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from libs.db import events, resources, stacks
 from libs.engine import preview
 from libs.engine.status import Action, Status
@@ -135,12 +137,21 @@ def shown_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def preview_resources(project: str, stack: preview.PlannedStack, stack_id: str = "None") -> list[Any]:
-    """A create preview's ``resources``: a nesting resource is the list of its nested stack's."""
-    return [preview_resources(project, r.nested) if r.nested is not None
-            else planned_resource(project, stack.name, stack_id, r, parent_resource=stack.parent_resource,
-                                  with_properties=True)
-            for r in stack.resources]
+def write_preview_resources(out: bytearray, project: str, stack: preview.PlannedStack,
+                            stack_id: str = "None") -> None:
+    """A create preview's ``resources`` as JSON, a nesting resource as the list of its nested stack's,
+    added to ``out`` one resource at a time: a group of 10^6 members is never held as 10^6 formatted
+    objects, nor as 10^6 texts (each of orjson's keeps kilobytes)."""
+    out += b"["
+    for number, r in enumerate(stack.resources):
+        if number:
+            out += b","
+        if r.nested is not None:
+            write_preview_resources(out, project, r.nested)
+        else:
+            out += orjson.dumps(planned_resource(project, stack.name, stack_id, r,
+                                                 parent_resource=stack.parent_resource, with_properties=True))
+    out += b"]"
 
 
 def existing_resource(project: str, stack: stacks.StackRow, row: resources.ResourceRow, *,

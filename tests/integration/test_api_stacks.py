@@ -128,6 +128,24 @@ async def test_update_then_delete(api: Client) -> None:
                               "traceback": None}
 
 
+async def test_an_update_sending_the_same_request_again_keeps_the_stack_as_it_is(api: Client) -> None:
+    body = {"template": TEMPLATE, "parameters": {"word": "hi"}}
+    async with api.post("/v1/demo/stacks", json={"stack_name": "talk", **body}) as r:
+        path = f"/v1/demo/stacks/talk/{(await r.json())['stack']['id']}"
+    await settled(api, path, "CREATE_COMPLETE")
+    for _ in range(2):
+        async with api.put(path, json=body) as r:
+            assert r.status == 202
+        stack = await settled(api, path, "UPDATE_COMPLETE")
+        assert stack["outputs"][0]["output_value"] == "hi"
+    async with api.get(f"{path}/template") as r:
+        assert await r.json() == TEMPLATE
+    async with api.put(path, json={**body, "parameters": {"word": "bye"}}) as r:
+        assert r.status == 202
+    stack = await settled(api, path, "UPDATE_COMPLETE")
+    assert stack["outputs"][0]["output_value"] == "bye"
+
+
 async def test_a_stack_of_one_project_is_invisible_to_another(api: Client) -> None:
     async with api.post("/v1/alpha/stacks", json={"stack_name": "mine", "template": TEMPLATE}) as r:
         stack_id = (await r.json())["stack"]["id"]

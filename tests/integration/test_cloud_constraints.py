@@ -120,3 +120,25 @@ async def test_network_and_volume_values_are_looked_up_too(api: Client) -> None:
         else:
             assert response.status == 400, body
             assert body["error"]["message"] == message
+
+
+async def test_an_update_sending_the_same_request_again_asks_the_cloud_again(api: Client) -> None:
+    key = {"type": "string", "constraints": [{"custom_constraint": "nova.keypair"}]}
+    template = {"heat_template_version": "2018-08-31", "parameters": {"key": key},
+                "resources": {"nothing": {"type": "OS::Heat::None"}}}
+    body = {"template": template, "parameters": {"key": "kept"}}
+    caller = SdkCaller(api.app[SETTINGS].cloud)
+    try:
+        await caller.call(CloudTarget("simcloud"), [
+            CloudCall("key", Service.COMPUTE, "create_keypair", kwargs={"name": "kept"})])
+        async with api.post("/v1/demo/stacks", json={"stack_name": "keyed", **body}) as response:
+            assert response.status == 201, await response.text()
+            path = f"/v1/demo/stacks/keyed/{(await response.json())['stack']['id']}"
+        await caller.call(CloudTarget("simcloud"), [
+            CloudCall("gone", Service.COMPUTE, "delete_keypair", args=("kept",))])
+    finally:
+        await caller.close()
+    async with api.put(path, json=body) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["message"] == (
+            "Parameter 'key' is invalid: Error validating value 'kept': The Key (kept) could not be found.")

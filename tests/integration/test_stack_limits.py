@@ -233,3 +233,26 @@ async def test_the_worker_counts_the_roots_whole_tree_and_the_depth_as_it_makes_
         too_deep = r"^Request limit exceeded: Recursion depth exceeds 5\.$"
         with pytest.raises(RequestLimitExceeded, match=too_deep):
             await children.check_limits(conn, limits, parent=deepest, child=None, template=of(0))
+
+
+async def test_the_update_preview_of_a_stack_the_lifted_limit_allows_lists_its_changes(
+        settings: Settings, aiohttp_client: Callable[[web.Application], Awaitable[Client]]) -> None:
+    lifted = dataclasses.replace(settings, api=dataclasses.replace(settings.api, max_resources_per_stack=-1))
+    many = {f"r{i}": {"type": "OS::Heat::None"} for i in range(1001)}
+    async with engine(lifted):
+        client = await aiohttp_client(make_app(lifted))
+        status, made = await call(client, "POST", "/stacks", body("many", many))
+        assert status == 201, made
+        path = f"/stacks/many/{made['stack']['id']}"
+
+        async def complete() -> bool:
+            _, shown = await call(client, "GET", path)
+            return bool(shown["stack"]["stack_status"] == "CREATE_COMPLETE")
+        await eventually(complete, timeout=120, what="the stack of 1,001 resources to be made")
+        grown = body("many", {**many, "more": {"type": "OS::Heat::None"}})
+        del grown["stack_name"]
+        status, answer = await call(client, "PUT", f"{path}/preview", grown)
+    assert status == 200, answer
+    changes = answer["resource_changes"]
+    assert [r["resource_name"] for r in changes["added"]] == ["more"]
+    assert len(changes["unchanged"]) == 1001
