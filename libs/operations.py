@@ -222,10 +222,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     running is cancelled first, as Heat's preemption of a nested stack's
     update does (a newer traversal supersedes it either way; this says so).
     """
-    if stack.action == Action.SUSPEND:
-        raise errors.NotSupported("Updating a stack when it is suspended")
-    if stack.action == Action.DELETE:
-        raise errors.NotSupported("Updating a stack when it is deleting")
+    _check_updatable(stack)
     how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade,
                    top=stack.parent_id is None)
@@ -236,17 +233,47 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     async with pool.acquire() as conn, conn.transaction():
         template_id = await templates.insert(conn, loaded.template, loaded.files, loaded.environment,
                                              facade)
-        if cancel_running:
-            await _cancel_running(conn, stack.id, actions=(Action.CREATE, Action.UPDATE))
-        extra: dict[str, Any] = {}
-        if options is not None:
-            extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
-                     "tags": list(options.tags)}
-        await stacks.set_desired(conn, stack.id, action=Action.UPDATE, template_id=template_id,
-                                 reason=status.stack_started(Action.UPDATE), **extra)
-        plan = await plan_requests.stage(conn, bus.names, stack, Action.UPDATE, reason="update",
-                                         converge=converge)
+        plan = await _desire_update(conn, bus, stack, template_id, options=options, converge=converge,
+                                    cancel_running=cancel_running)
     await _send(pool, bus, plan, after_commit)
+
+
+async def update_stack_kept(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
+                            options: Options | None = None,
+                            after_commit: list[PlanRequest] | None = None) -> None:
+    """:func:`update_stack` of a nested stack with the desired state it has (``cancel_running``).
+
+    Its parent knows the template it would give is the one the stack has (a group whose
+    members are made of what they were made of): nothing is checked or stored again, and
+    the update runs as any other, each resource deciding whether it changes.
+    """
+    _check_updatable(stack)
+    assert stack.template_id is not None, "a nested stack has a desired state from its create"
+    async with pool.acquire() as conn, conn.transaction():
+        plan = await _desire_update(conn, bus, stack, stack.template_id, options=options, converge=False,
+                                    cancel_running=True)
+    await _send(pool, bus, plan, after_commit)
+
+
+def _check_updatable(stack: stacks.StackRow) -> None:
+    if stack.action == Action.SUSPEND:
+        raise errors.NotSupported("Updating a stack when it is suspended")
+    if stack.action == Action.DELETE:
+        raise errors.NotSupported("Updating a stack when it is deleting")
+
+
+async def _desire_update(conn: Conn, bus: Bus, stack: stacks.StackRow, template_id: uuid.UUID, *,
+                         options: Options | None, converge: bool, cancel_running: bool) -> PlanRequest:
+    if cancel_running:
+        await _cancel_running(conn, stack.id, actions=(Action.CREATE, Action.UPDATE))
+    extra: dict[str, Any] = {}
+    if options is not None:
+        extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
+                 "tags": list(options.tags)}
+    await stacks.set_desired(conn, stack.id, action=Action.UPDATE, template_id=template_id,
+                             reason=status.stack_started(Action.UPDATE), **extra)
+    return await plan_requests.stage(conn, bus.names, stack, Action.UPDATE, reason="update",
+                                     converge=converge)
 
 
 async def heal_stack(pool: Connections, bus: Bus, stack_id: uuid.UUID, *, template_id: uuid.UUID) -> bool:

@@ -130,6 +130,9 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     action = Action(request.action)
     traversal_id = uuid.uuid4()
     template_id = None if action == Action.DELETE else stack.template_id
+    if action == Action.UPDATE and not request.converge and await _kept_converged(conn, stack, registry):
+        return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
+                                             graph=plan.TraversalGraph({}), outputs=[])
     rows = await resources.for_stack(conn, stack.id)
     if action == Action.DELETE:
         rows = await _drop_never_made(conn, rows)
@@ -164,6 +167,21 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         await _give_back(conn, stack, request, new_ids)
     plan_rows += [plan.Row(rid, name, True) for name, rid in new_ids.items()]
     graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()), settled=settled)
+    outputs = None
+    if not graph.nodes and action != Action.DELETE:
+        outputs = [] if want is None else desired.outputs_over(want.definition, {
+            r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack.id)
+            if r.is_current})
+    return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
+                                         graph=graph, outputs=outputs)
+
+
+async def _traverse(conn: Conn, stack: stacks.StackRow, request: PlanRequest, traversal_id: uuid.UUID, *,
+                    template_id: uuid.UUID | None, graph: plan.TraversalGraph,
+                    outputs: list[dict[str, Any]] | None) -> list[str]:
+    """Write the traversal and make it current; one with no nodes completes now, with ``outputs``
+    (None: those the stack has). Its first wave."""
+    action = Action(request.action)
     deadline = None
     if stack.timeout_mins:
         deadline = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=stack.timeout_mins)
@@ -179,13 +197,35 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
                      status=Status.IN_PROGRESS, reason=reason, traversal_id=traversal_id)
     if not graph.nodes:
-        outputs = None
-        if action != Action.DELETE:
-            outputs = [] if want is None else desired.outputs_over(want.definition, {
-                r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack.id)
-                if r.is_current})
         await _complete_empty(conn, stack, traversal_id, action, outputs)
-    return traversal_id, graph.ready()
+    return graph.ready()
+
+
+async def _kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry) -> bool:
+    """Whether this update of the stack leaves every resource alone, known without reading its
+    template or its rows: the desired state is the one the stack last completed (a group kept
+    its nested stack's template), every row converged with it and none reads another (so every
+    property resolves as it did), no type is a nested stack (which every update reaches), and
+    nothing could pause (hooks, breakpoints) or be answered again (the stack has no outputs).
+    Then each row is touched as settling it would, in one statement.
+    """
+    template_id = stack.template_id
+    if template_id is None or template_id != stack.prev_template_id or stack.outputs != []:
+        return False
+    summary = await resources.converged(conn, stack.id, template_id)
+    if not summary.whole:
+        return False
+    env = Environment.from_dict((await templates.environments(conn, [template_id]))[template_id]).registry
+    if env.has_resource_settings() or await breakpoints.reaching(conn, stack.id):
+        return False
+    for type_name in summary.types:
+        try:
+            if registry.implementing(type_name, resource_name="", environment=env).always_updates:
+                return False
+        except KeyError:
+            return False
+    # A step of an older traversal that wrote a row meanwhile: planned the usual way instead.
+    return await resources.touch_converged(conn, stack.id, template_id) == summary.rows
 
 
 async def _drop_never_made(conn: Conn, rows: list[resources.ResourceRow]) -> list[resources.ResourceRow]:
