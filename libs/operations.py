@@ -183,8 +183,10 @@ def checked_update(stack_request: request.StackRequest, stored: templates.RawTem
         assert stored is not None
         stack_request = patched(stored, stack_request, clear_parameters)
     loaded = _load(stack_request, how, updating=True)
-    if stored is not None:
-        # Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter.
+    if stored is not None and any(loaded.parameters.template_names()):
+        # Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter
+        # (a template that declares none, as a group's members', changes none: the old one, which
+        # may hold 10^5 members, is not loaded for nothing).
         old = desired.load(stored.template, stored.files, stored.environment, stack_name=how.stack_name,
                            stack_id=how.stack_id, project_id=how.project, facade=stored.facade)
         check_immutable(old.parameters, loaded.parameters, loaded.environment.parameters)
