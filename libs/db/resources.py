@@ -388,6 +388,19 @@ async def touch_converged(conn: Conn, stack_id: uuid.UUID, template_id: uuid.UUI
     return int(status.split()[-1])
 
 
+async def settle_kept(conn: Conn, stack_id: uuid.UUID, names: Sequence[str], *, old_template_id: uuid.UUID,
+                     template_id: uuid.UUID) -> dict[str, int]:
+    """The new desired state on the rows ``names`` still complete with the old one, in one statement
+    (locked in id order, as :func:`write_many`): name -> id of each row written. A row a step wrote
+    meanwhile is left out, to be planned the usual way."""
+    rows = await conn.fetch(
+        "UPDATE resources SET template_id = $3, version = version + 1, updated_at = now() WHERE id IN"
+        " (SELECT id FROM resources WHERE stack_id = $1 AND is_current AND template_id = $2"
+        " AND status = 'COMPLETE' AND name = ANY($4::text[]) ORDER BY id FOR UPDATE) RETURNING id, name",
+        stack_id, old_template_id, template_id, list(names))
+    return {r["name"]: r["id"] for r in rows}
+
+
 async def current_count(conn: Conn, stack_id: uuid.UUID) -> int:
     return int(await conn.fetchval(
         "SELECT count(*) FROM resources WHERE stack_id = $1 AND is_current", stack_id))

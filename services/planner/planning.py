@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import orjson
@@ -33,6 +35,7 @@ from libs.template import attribute_store
 from libs.template.environment import Environment
 from libs.template.errors import TemplateError
 from libs.template.resolution import StaticResourceData
+from services.planner import settling
 
 log = logs.logger("planner")
 _DEFAULT_REGISTRY = default_registry()
@@ -130,7 +133,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     action = Action(request.action)
     traversal_id = uuid.uuid4()
     template_id = None if action == Action.DELETE else stack.template_id
-    if action == Action.UPDATE and not request.converge and await _kept_converged(conn, stack, registry):
+    if action == Action.UPDATE and not request.converge and await settling.kept_converged(
+            conn, stack, registry):
         return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
                                              graph=plan.TraversalGraph({}), outputs=[])
     rows = await resources.for_stack(conn, stack.id)
@@ -159,7 +163,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         held = frozenset(r.name for r in rows if "pre-update" in env.hooks_for(r.name) or any(
             p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
         settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
-                                          registry=registry, held=held)
+                                          registry=registry, held=held, raw=raw, requires=requires)
     plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
@@ -201,33 +205,6 @@ async def _traverse(conn: Conn, stack: stacks.StackRow, request: PlanRequest, tr
     return graph.ready()
 
 
-async def _kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry) -> bool:
-    """Whether this update of the stack leaves every resource alone, known without reading its
-    template or its rows: the desired state is the one the stack last completed (a group kept
-    its nested stack's template), every row converged with it and none reads another (so every
-    property resolves as it did), no type is a nested stack (which every update reaches), and
-    nothing could pause (hooks, breakpoints) or be answered again (the stack has no outputs).
-    Then each row is touched as settling it would, in one statement.
-    """
-    template_id = stack.template_id
-    if template_id is None or template_id != stack.prev_template_id or stack.outputs != []:
-        return False
-    summary = await resources.converged(conn, stack.id, template_id)
-    if not summary.whole:
-        return False
-    env = Environment.from_dict((await templates.environments(conn, [template_id]))[template_id]).registry
-    if env.has_resource_settings() or await breakpoints.reaching(conn, stack.id):
-        return False
-    for type_name in summary.types:
-        try:
-            if registry.implementing(type_name, resource_name="", environment=env).always_updates:
-                return False
-        except KeyError:
-            return False
-    # A step of an older traversal that wrote a row meanwhile: planned the usual way instead.
-    return await resources.touch_converged(conn, stack.id, template_id) == summary.rows
-
-
 async def _drop_never_made(conn: Conn, rows: list[resources.ResourceRow]) -> list[resources.ResourceRow]:
     """A delete's rows less those never started, removed now: they have nothing to delete.
 
@@ -267,8 +244,13 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
 
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
                             rows: list[resources.ResourceRow], *, template_id: uuid.UUID, registry: Registry,
-                            held: frozenset[str] = frozenset()) -> frozenset[int]:
-    """Record the new template on every row the update leaves alone; their ids need no node."""
+                            held: frozenset[str] = frozenset(), raw: templates.RawTemplate | None = None,
+                            requires: Mapping[str, AbstractSet[str]] | None = None) -> frozenset[int]:
+    """Record the new template on every row the update leaves alone; their ids need no node.
+
+    ``raw`` (the desired state ``template_id``) and ``requires`` (each resource's) let the
+    rows whose definitions did not change as written be settled first, in one statement.
+    """
     current = {r.name: r for r in rows if r.is_current}
     answered = _answered_again(want, current, registry)
     data = StaticResourceData({n: r.reference for n, r in current.items()},
@@ -301,13 +283,20 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
     unmade = resources.unmade_replacements(rows)
     states = {n: _state(r, unmade) for n, r in current.items()}
     lost: frozenset[str] = held
+    kept: dict[str, int] = {}
+    if raw is not None and requires is not None:
+        # What reads another, is read, or may pause is compared the usual way.
+        reading = {n for n, r in current.items() if r.requires or requires.get(n)}
+        kept = await settling.settle_same_definitions(
+            conn, rows[0].stack_id, raw, states,
+            exclude=held | reading | set(want.definition.attribute_reads), env=env, registry=registry)
     for _ in range(2):
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost,
-                                    implementation_of=implementation_of)
+                                    implementation_of=implementation_of, already=kept)
         written = await resources.write_many(conn, [(current[n], changes(n)) for n in names if n not in lost])
         missed = {n for n in names if current[n].id not in written and n not in lost}
         if not missed:
-            return frozenset(current[n].id for n in names)
+            return frozenset(current[n].id for n in names) | frozenset(kept.values())
         # A stale traversal's step wrote one of them meanwhile: plan it, and what reads it, as nodes.
         lost |= missed
         current.update({n: r for n, r in ((r.name, r) for r in written.values())})

@@ -168,7 +168,7 @@ def test_the_nested_template_is_made_again_where_the_group_cannot_know_it() -> N
     alone = _updated_from("OS::Heat::ResourceGroup", _group_props("a", 3), _group_props("a", 3), child=False)
     assert isinstance(alone, Nest) and isinstance(alone.template, dict)
     # A deployment group's members are made of more than its own properties: always made again.
-    props = {"servers": {"a": "s1"}, "config": "c", "actions": ["CREATE", "UPDATE"], "input_values": {},
-             "signal_transport": "NO_SIGNAL", "name": None}
+    props: dict[str, object] = {"servers": {"a": "s1"}, "config": "c", "actions": ["CREATE", "UPDATE"],
+                                "input_values": {}, "signal_transport": "NO_SIGNAL", "name": None}
     deployments = _updated_from("OS::Heat::SoftwareDeploymentGroup", props, props)
     assert isinstance(deployments, Nest) and deployments.template is not KEEP
