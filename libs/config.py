@@ -99,11 +99,13 @@ class CloudSettings:
 class EventRetention:
     """Heat's ``max_events_per_stack`` (0, or Ember's -1: keep every event) and ``event_purge_batch_size``.
 
-    Heat, on roughly one event write in ``purge_batch / 2``, counts the stack's events and, at
-    ``max_events`` or more, deletes the ``purge_batch`` oldest. Ember's notifier checks each stack
-    whose events it has just published, so a stack holds fewer than ``max_events`` published events
-    after each round, and deletes down to ``max_events - purge_batch`` (Heat's band, without its random
-    overshoot).
+    Heat, before it writes a stack's event, may count the stack's events and, at ``max_events`` or
+    more, delete the ``purge_batch`` oldest: the event written then survives, so the stack holds
+    ``max_events`` at most. Heat checks on roughly one write in ``purge_batch / 2`` (every write when
+    the batch is 1 or 2); Ember as if at every write, without Heat's random overshoot. Its notifier
+    purges after publishing, keeping as many of the newest events as Heat would have kept after those
+    writes (:meth:`kept_after`), so the count depends on how many events a stack had, not on how
+    the notifier's rounds fell.
     """
 
     max_events: int = 1000
@@ -113,10 +115,18 @@ class EventRetention:
     def keeps_all(self) -> bool:
         return self.max_events <= 0
 
-    @property
-    def kept_after_purge(self) -> int:
-        """The newest events a purge leaves (none when a batch is the whole limit, as Heat's would)."""
-        return max(self.max_events - self.purge_batch, 0)
+    def kept_after(self, held: int, written: int) -> int:
+        """How many events a stack holding ``held`` holds after ``written`` more, purged as Heat
+        purges before each write (Heat 27.0.1 with max_events_per_stack 10 and a batch of 1 or 2
+        keeps the newest 10 of 32 events written one after another)."""
+        count = held
+        if self.keeps_all:
+            return count + written
+        for _ in range(written):
+            if count >= self.max_events:
+                count -= min(self.purge_batch, count)
+            count += 1
+        return count
 
 
 @dataclasses.dataclass(frozen=True)

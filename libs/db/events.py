@@ -187,20 +187,31 @@ async def mark_published(conn: Conn, seqs: Sequence[int]) -> None:
     await conn.execute("UPDATE events SET published = true WHERE seq = ANY($1::bigint[])", list(seqs))
 
 
-async def purge(conn: Conn, stack_id: uuid.UUID, *, threshold: int, keep: int, batch: int) -> int:
-    """Heat's event purge of one stack: holding ``threshold`` events or more, it loses its oldest
-    published ones, ``batch`` per statement, down to its newest ``keep``; how many went.
+async def published_over(conn: Conn, stack_id: uuid.UUID, limit: int) -> int | None:
+    """How many published events the stack holds, when more than ``limit`` (else None).
 
-    An event not yet published is never deleted (the notifier has not sent it): the stack then
-    holds more. Reading the ``threshold``-th newest event costs ``threshold`` index entries, not a
-    count of the stack's events.
+    Under the limit it costs reading ``limit`` index entries, not a count of the stack's events.
     """
     # The stack pinned by a range, as in list_events: along (stack_id, seq), never the primary key.
-    nth_newest = ("SELECT seq FROM events WHERE stack_id >= $1 AND stack_id <= $1"
-                  " ORDER BY stack_id DESC, seq DESC OFFSET $2 LIMIT 1")
-    if await conn.fetchval(nth_newest, stack_id, threshold - 1) is None:
-        return 0
-    newest_gone = await conn.fetchval(nth_newest, stack_id, keep)
+    over = await conn.fetchval(
+        "SELECT seq FROM events WHERE stack_id >= $1 AND stack_id <= $1 AND published"
+        " ORDER BY stack_id DESC, seq DESC OFFSET $2 LIMIT 1", stack_id, limit)
+    if over is None:
+        return None
+    return int(await conn.fetchval(
+        "SELECT count(*) FROM events WHERE stack_id >= $1 AND stack_id <= $1 AND published", stack_id))
+
+
+async def purge(conn: Conn, stack_id: uuid.UUID, *, keep: int, batch: int) -> int:
+    """Heat's event purge of one stack: it loses its oldest published events, ``batch`` per
+    statement, down to its newest ``keep`` published ones; how many went.
+
+    An event not yet published is never deleted (the notifier has not sent it): the stack then
+    holds more.
+    """
+    newest_gone = await conn.fetchval(
+        "SELECT seq FROM events WHERE stack_id >= $1 AND stack_id <= $1 AND published"
+        " ORDER BY stack_id DESC, seq DESC OFFSET $2 LIMIT 1", stack_id, keep)
     gone = 0
     while newest_gone is not None:
         # Each batch its own statement: row locks held briefly, as Heat deletes a batch at a time.
@@ -211,4 +222,15 @@ async def purge(conn: Conn, stack_id: uuid.UUID, *, threshold: int, keep: int, b
         gone += deleted
         if deleted < batch:
             break
+    if gone:
+        await conn.execute(
+            "INSERT INTO event_purges (stack_id, through_seq) VALUES ($1, $2) ON CONFLICT (stack_id)"
+            " DO UPDATE SET through_seq = GREATEST(event_purges.through_seq, EXCLUDED.through_seq)",
+            stack_id, newest_gone)
     return gone
+
+
+async def purged_through(conn: Conn, stack_id: uuid.UUID) -> int:
+    """The newest seq the stack's event purges deleted (0: none was ever purged)."""
+    value = await conn.fetchval("SELECT through_seq FROM event_purges WHERE stack_id = $1", stack_id)
+    return int(value or 0)

@@ -96,6 +96,28 @@ async def for_stack(conn: Conn, stack_id: uuid.UUID) -> list[ResourceRow]:
     return [ResourceRow(**dict(r)) for r in rows]
 
 
+@dataclasses.dataclass(frozen=True)
+class Outline:
+    """What a delete's plan needs of a row: its place in the graph, and whether it was ever made."""
+
+    id: int
+    name: str
+    is_current: bool
+    requires: tuple[int, ...]
+    # Never started: no physical resource, no data, not an external one (nothing to delete).
+    never_made: bool
+
+
+async def outlines(conn: Conn, stack_id: uuid.UUID) -> list[Outline]:
+    """Every row of the stack as :class:`Outline`, in id order: a delete of 10^6 members reads
+    these rather than whole rows (their properties, attributes and data)."""
+    rows = await conn.fetch(
+        "SELECT id, name, is_current, requires, action = $2 AND physical_id IS NULL AND data = '{}'::jsonb"
+        " AND external_id IS NULL AS never_made FROM resources WHERE stack_id = $1 ORDER BY id",
+        stack_id, Action.INIT)
+    return [Outline(r["id"], r["name"], r["is_current"], tuple(r["requires"]), r["never_made"]) for r in rows]
+
+
 # Heat's resource list filters -> what each compares (``status`` matches either half, as Heat's).
 FILTER_COLUMNS = {"type": "type", "name": "name", "action": "action", "id": "id::text",
                   "physical_resource_id": "coalesce(physical_id, '')"}
@@ -346,59 +368,6 @@ async def owners(conn: Conn, stack_ids: Sequence[uuid.UUID], physical_ids: Seque
                             " AND is_current AND physical_id = ANY($2::text[])", list(stack_ids),
                             list(physical_ids))
     return {r["physical_id"]: r["name"] for r in rows}
-
-
-# A row an update with the desired state ``$2`` it last converged with leaves alone, when no row
-# reads another (``requires`` empty): current, complete, and made with that desired state.
-_CONVERGED = ("is_current AND status = 'COMPLETE' AND action NOT IN ('INIT', 'DELETE')"
-              " AND template_id = $2 AND requires = '{}'")
-
-
-@dataclasses.dataclass(frozen=True)
-class Converged:
-    """Whether every row of a stack converged with one desired state (:data:`_CONVERGED`)."""
-
-    rows: int
-    converged: int
-    types: frozenset[str]
-
-    @property
-    def whole(self) -> bool:
-        return self.rows == self.converged
-
-
-async def converged(conn: Conn, stack_id: uuid.UUID, template_id: uuid.UUID) -> Converged:
-    """How many of the stack's rows (current or not) :data:`_CONVERGED` holds for, and their types;
-    one scan of the stack's rows, none of them sent here."""
-    row = await conn.fetchrow(
-        f"SELECT count(*) AS rows, count(*) FILTER (WHERE {_CONVERGED}) AS converged,"
-        " coalesce(array_agg(DISTINCT type), '{}') AS types FROM resources WHERE stack_id = $1",
-        stack_id, template_id)
-    assert row is not None
-    return Converged(int(row["rows"]), int(row["converged"]), frozenset(row["types"]))
-
-
-async def touch_converged(conn: Conn, stack_id: uuid.UUID, template_id: uuid.UUID) -> int:
-    """Record an update that leaves the rows :data:`_CONVERGED` alone on each of them, as settling
-    them one by one records it (``version`` and ``updated_at``); how many it touched. Rows are
-    locked in id order, as :func:`write_many` locks them, so a worker's batch cannot deadlock it."""
-    status = await conn.execute(
-        "UPDATE resources SET version = version + 1, updated_at = now() WHERE id IN (SELECT id FROM"
-        f" resources WHERE stack_id = $1 AND {_CONVERGED} ORDER BY id FOR UPDATE)", stack_id, template_id)
-    return int(status.split()[-1])
-
-
-async def settle_kept(conn: Conn, stack_id: uuid.UUID, names: Sequence[str], *, old_template_id: uuid.UUID,
-                     template_id: uuid.UUID) -> dict[str, int]:
-    """The new desired state on the rows ``names`` still complete with the old one, in one statement
-    (locked in id order, as :func:`write_many`): name -> id of each row written. A row a step wrote
-    meanwhile is left out, to be planned the usual way."""
-    rows = await conn.fetch(
-        "UPDATE resources SET template_id = $3, version = version + 1, updated_at = now() WHERE id IN"
-        " (SELECT id FROM resources WHERE stack_id = $1 AND is_current AND template_id = $2"
-        " AND status = 'COMPLETE' AND name = ANY($4::text[]) ORDER BY id FOR UPDATE) RETURNING id, name",
-        stack_id, old_template_id, template_id, list(names))
-    return {r["name"]: r["id"] for r in rows}
 
 
 async def current_count(conn: Conn, stack_id: uuid.UUID) -> int:

@@ -18,7 +18,8 @@ from libs.engine.hooks import HookMode
 from libs.engine.plan import TraversalGraph
 from libs.engine.status import Action
 
-_COLUMNS = "id, stack_id, action, template_id, remaining, deadline, failed, converge, snapshot_id, hook_mode"
+_COLUMNS = ("id, stack_id, action, template_id, remaining, deadline, failed, converge, snapshot_id,"
+            " hook_mode, finished_at")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +36,8 @@ class TraversalRow:
     snapshot_id: uuid.UUID | None = None
     # What its nodes do at hooks.
     hook_mode: HookMode = HookMode.NORMAL
+    # Set when its last node finished (a failed one never finishes): its nodes may be gone.
+    finished_at: datetime.datetime | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +60,7 @@ async def insert(conn: Conn, *, traversal_id: uuid.UUID, stack_id: uuid.UUID, ac
     if graph.nodes:
         await conn.copy_records_to_table(
             "traversal_nodes", columns=["traversal_id", "node", "waiting_on", "successors"],
-            records=[(traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()])
+            records=((traversal_id, n.key, n.waiting_on, list(n.successors)) for n in graph.nodes.values()))
 
 
 def _traversal(record: Any) -> TraversalRow:
@@ -193,3 +196,21 @@ async def mark_failed(conn: Conn, traversal_id: uuid.UUID) -> bool:
 
 async def close(conn: Conn, traversal_id: uuid.UUID) -> None:
     await conn.execute("UPDATE traversals SET finished_at = now() WHERE id = $1", traversal_id)
+
+
+async def forget_finished_nodes(conn: Conn, *, batch: int, older_than: float) -> int:
+    """Delete up to ``batch`` nodes of the oldest traversal finished ``older_than`` seconds ago
+    or more whose nodes are not yet forgotten (marked so once none is left); how many went.
+    Call inside a transaction."""
+    traversal_id = await conn.fetchval(
+        "SELECT id FROM traversals WHERE finished_at < now() - make_interval(secs => $1)"
+        " AND NOT nodes_forgotten ORDER BY finished_at LIMIT 1 FOR UPDATE SKIP LOCKED", older_than)
+    if traversal_id is None:
+        return 0
+    status = await conn.execute(
+        "DELETE FROM traversal_nodes WHERE traversal_id = $1 AND node IN (SELECT node FROM traversal_nodes"
+        " WHERE traversal_id = $1 LIMIT $2)", traversal_id, batch)
+    gone = int(status.split()[-1])
+    if gone < batch:
+        await conn.execute("UPDATE traversals SET nodes_forgotten = true WHERE id = $1", traversal_id)
+    return gone

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from libs.resources.implicit import implicit_dependencies
@@ -18,6 +19,8 @@ from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.stack import StackDefinition
 from libs.template.template import Template
 
+_NOTHING: frozenset[str] = frozenset()
+
 
 @dataclasses.dataclass(frozen=True)
 class Desired:
@@ -26,9 +29,10 @@ class Desired:
     parameters: Parameters
     definition: StackDefinition
 
-    def requires(self) -> dict[str, set[str]]:
+    def requires(self) -> dict[str, AbstractSet[str]]:
         """Each enabled resource with the names it must come after."""
-        return {name: self.definition.required(name) for name in self.definition.resources}
+        # One empty set shared by all that need nothing: a group's 10^6 members held 200 MB of them.
+        return {name: self.definition.required(name) or _NOTHING for name in self.definition.resources}
 
     def types(self) -> dict[str, str]:
         return {name: d.type for name, d in self.definition.resources.items()}

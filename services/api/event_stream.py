@@ -11,9 +11,10 @@ the rows after the last one it sent. Each event is sent as
     data: <the event as GET .../events shows it>
 
 and a reconnecting client's ``Last-Event-ID`` (or ``?marker=``) resumes after
-that event. ``?until=settled`` ends the stream after the stack's own event
-``*_COMPLETE`` or ``*_FAILED``; otherwise it stays open, with a comment line
-every 15 s so that proxies keep it.
+that event; after one the stack's event purge has deleted since, it resumes
+from the oldest event kept, after a comment line saying so. ``?until=settled``
+ends the stream after the stack's own event ``*_COMPLETE`` or ``*_FAILED``;
+otherwise it stays open, with a comment line every 15 s so that proxies keep it.
 
 In keystone mode the stream's token is checked again after each read (before what it read
 is sent) and at least every ``EMBER_TOKEN_RECHECK_SECONDS``: once it is revoked or expired,
@@ -55,19 +56,25 @@ async def feed_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
-async def _start(request: web.Request, stack_id: uuid.UUID) -> events.EventRow | None:
+async def _start(request: web.Request, stack_id: uuid.UUID) -> tuple[events.EventRow | None, bool]:
+    """The event to resume after (None: from the first), and whether events before the first
+    kept one were purged since the client saw them."""
     after = request.headers.get("Last-Event-ID") or request.query.get("marker")
     if not after:
-        return None
+        return None, False
     try:
         event_id = uuid.UUID(after)
     except ValueError:
         raise EntityNotFound("Event", after) from None
     async with request.app[RUNTIME].pool.acquire() as conn:
         row = await events.get(conn, stack_id, event_id)
+        # Gone, on a stack whose oldest events were purged: the client's last one was among them
+        # (a purge takes the oldest first), so every kept event is one it has not seen.
+        if row is None and await events.purged_through(conn, stack_id):
+            return None, True
     if row is None:
         raise EntityNotFound("Event", after)
-    return row
+    return row, False
 
 
 def _ends_an_action(row: events.EventRow | None) -> bool:
@@ -87,12 +94,15 @@ async def stream(request: web.Request) -> web.StreamResponse:
     until = request.query.get("until")
     if until not in (None, "settled"):
         raise MalformedRequest(f"Unknown value {until!r} for 'until'; the one accepted is 'settled'.")
-    last_row = await _start(request, stack.id)
+    last_row, purged = await _start(request, stack.id)
     last = last_row.seq if last_row is not None else 0
     base = lookup.base_url(request)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                            "X-Accel-Buffering": "no"})
     await response.prepare(request)
+    if purged:
+        await response.write(b": the last event seen was purged (EMBER_MAX_EVENTS_PER_STACK), maybe some"
+                             b" after it too: resuming from the oldest kept\n\n")
     clock = asyncio.get_running_loop()
     quiet_since = clock.time()
     api = request.app[SETTINGS].api

@@ -1,7 +1,11 @@
-"""From NATS notices to delivery rows: one per notice and interested subscription.
+"""From notices to delivery rows: one per notice and interested subscription.
 
-The notice is acked only once its rows are committed, and the rows are keyed by
-(subscription, notice): a notice NATS brings again adds nothing. A stack's
+Hook notices come from NATS (a worker publishes them): each is acked only once
+its rows are committed. Event notices are queued by the outbox that publishes
+them, in the transaction that marks their events published
+(``services/notifier/outbox.py``), rather than read back from NATS: a stack of
+10^6 resources writes 2 x 10^6 events. Either way the rows are keyed by
+(subscription, notice), so a notice met again adds nothing. A stack's
 subscriptions include those of the stacks it is nested in and of its project,
 and its environment's ``event_sinks`` of type ``webhook`` (subscriptions
 committed with the desired state that declares them, so there before its first
@@ -13,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from libs.db import stacks, subscriptions
+from libs.db import Conn, subscriptions
 from libs.messaging.consumer import Delivery
 from libs.runtime import Runtime
 from libs.telemetry.propagation import Stored
@@ -26,18 +30,28 @@ class Intake:
         self.wake = wake
 
     async def handle(self, notice: notices.Notice, _delivery: Delivery) -> None:
-        stack_id = uuid.UUID(notice.stack_id)
-        queued = 0
         trace = Stored.of()  # the notice's operation: its deliveries are sent in its trace
-        async with self.rt.pool.acquire() as conn, conn.transaction():
-            chain = await stacks.lineage(conn, stack_id)
-            for sub in await subscriptions.reaching(conn, notice.project, chain):
-                if notices.wants(sub, notice):
-                    queued += await subscriptions.enqueue(conn, sub.id, notices.key_of(notice), _kind(notice),
-                                                          notices.body_of(notice, self.rt.settings.api_url),
-                                                          trace=trace)
+        async with self.rt.pool.acquire() as conn:
+            queued = await queue(conn, self.rt.settings.api_url, notice, trace)
         if queued:
             self.wake.set()
+
+
+async def queue(conn: Conn, api_url: str, notice: notices.Notice, trace: Stored,
+                reaching: list[subscriptions.Subscription] | None = None) -> int:
+    """The notice's deliveries, one per subscription that wants it (``reaching``: the notice's
+    stack's subscriptions, when the caller has them); how many were new."""
+    if reaching is None:
+        reaching = await subscriptions.reaching(conn, notice.project, uuid.UUID(notice.stack_id))
+    wanting = [sub for sub in reaching if notices.wants(sub, notice)]
+    if not wanting:
+        return 0
+    queued = 0
+    async with conn.transaction():
+        for sub in wanting:
+            queued += await subscriptions.enqueue(conn, sub.id, notices.key_of(notice), _kind(notice),
+                                                  notices.body_of(notice, api_url), trace=trace)
+    return queued
 
 
 def _kind(notice: notices.Notice) -> str:

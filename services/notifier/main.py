@@ -12,7 +12,7 @@ from libs.db import subscriptions
 from libs.messaging.consumer import Consumer
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.max_deliveries import watching
-from libs.messaging.payloads import EventNotice, HookNotice, Probe
+from libs.messaging.payloads import HookNotice, Probe
 from libs.runtime import Runtime
 from services.notifier.delivery import delivering
 from services.notifier.intake import Intake
@@ -25,12 +25,14 @@ async def body(rt: Runtime) -> AsyncIterator[None]:
     async with rt.pool.acquire() as conn:
         await subscriptions.follow_environments_not_followed(conn)
     intake = Intake(rt, wake)
-    dispatch = Dispatch({Probe: rt.answer_probe, EventNotice: intake.handle, HookNotice: intake.handle})
+    # Event notices are not read back: the outbox queues their deliveries as it publishes them.
+    # The events consumer takes only the health probe.
+    dispatch = Dispatch({Probe: rt.answer_probe, HookNotice: intake.handle})
     sink = dead_letter_sink(rt, stack_events=False)
     specs = (rt.names.notifier_events, rt.names.notifier_hooks)
     consumers = [Consumer(rt.bus, spec, dispatch, concurrency=16, logger_name=rt.service, dead_letter=sink)
                  for spec in specs]
-    async with (publishing(rt), delivering(rt, wake),
+    async with (publishing(rt, wake), delivering(rt, wake),
                 watching(rt.bus, specs[0], give_up=None, dead_letter=sink, logger_name=rt.service),
                 watching(rt.bus, specs[1], give_up=None, dead_letter=sink, logger_name=rt.service)):
         for consumer in consumers:

@@ -11,6 +11,7 @@ from libs.messaging.consumer import Delivery, Handler
 from libs.messaging.dispatch import Dispatch
 from libs.messaging.payloads import PlanRequest, Probe
 from libs.runtime import Runtime
+from services.planner import node_sweep
 from services.planner.outbox_sweep import sweeping
 from services.planner.planning import give_up_plan, handle_plan
 
@@ -30,7 +31,7 @@ _consuming = consuming(lambda rt: rt.names.planners, handlers)
 
 @contextlib.asynccontextmanager
 async def body(rt: Runtime) -> AsyncIterator[None]:
-    async with _consuming(rt), sweeping(rt):
+    async with _consuming(rt), sweeping(rt), node_sweep.sweeping(rt):
         yield
 
 

@@ -25,6 +25,7 @@ from libs.engine.hooks import HookMode
 from libs.engine.status import Action, Status
 from libs.engine.step import RowState
 from libs.errors import Permanent, describe
+from libs.messaging.bus import Outgoing
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import PlanRequest, WorkItem
 from libs.resources.nested import ADOPT_NESTED_KEY, NestedStackType
@@ -69,19 +70,24 @@ async def handle_plan(rt: Runtime, request: PlanRequest, _delivery: Delivery, *,
             else:
                 traversal_id, ready = await _plan(conn, stack, request, registry or _DEFAULT_REGISTRY)
         with logs.log_context(traversal_id=str(traversal_id)):
-            for index, node in enumerate(ready):
-                if index and index % STILL_CURRENT_EVERY == 0 and not await _still_current(
-                        rt, stack_id, traversal_id):
+            subject = rt.names.work(request.stack_id)
+            for start in range(0, len(ready), STILL_CURRENT_EVERY):
+                if start and not await _still_current(rt, stack_id, traversal_id):
                     log.info("stopped publishing %s after %d of %d node(s): the traversal was superseded",
-                             request.action, index, len(ready))
+                             request.action, start, len(ready))
                     return
-                item = WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
-                await rt.bus.publish(rt.names.work(request.stack_id), item, msg_id=item.msg_id)
+                items = [WorkItem(stack_id=request.stack_id, traversal_id=str(traversal_id), node=node)
+                         for node in ready[start:start + STILL_CURRENT_EVERY]]
+                failed = [e for e in await rt.bus.publish_all([Outgoing(subject, i, i.msg_id) for i in items])
+                          if e is not None]
+                if failed:  # redelivered, the request finds its traversal and publishes the wave again
+                    raise failed[0]
             log.info("planned %s: %d node(s) ready", request.action, len(ready))
 
 
 # A big first wave (a group of 10^5 members) takes a while to publish; a delete or a newer
-# update meanwhile makes the rest of it stale, so the planner looks again this often.
+# update meanwhile makes the rest of it stale, so the planner looks again between chunks this big
+# (each chunk's acks are awaited together).
 STILL_CURRENT_EVERY = 256
 
 
@@ -137,12 +143,14 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
             conn, stack, registry):
         return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
                                              graph=plan.TraversalGraph({}), outputs=[])
-    rows = await resources.for_stack(conn, stack.id)
     if action == Action.DELETE:
-        rows = await _drop_never_made(conn, rows)
+        rows: list[resources.ResourceRow] = []
+        plan_rows = await _delete_rows(conn, stack.id)
+    else:
+        rows = await resources.for_stack(conn, stack.id)
     if action == Action.ROLLBACK and template_id is not None:
         rows = await _back_to_best(conn, stack.id, rows, template_id)
-    requires: dict[str, set[str]] = {}
+    requires: dict[str, AbstractSet[str]] = {}
     types: dict[str, str] = {}
     want: desired.Desired | None = None
     if template_id is not None and action in status.CONVERGING:
@@ -164,7 +172,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
             p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
         settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
                                           registry=registry, held=held, raw=raw, requires=requires)
-    plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
+    if action != Action.DELETE:
+        plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
     if new_ids and (request.snapshot_id or action == Action.ADOPT):
@@ -205,18 +214,18 @@ async def _traverse(conn: Conn, stack: stacks.StackRow, request: PlanRequest, tr
     return graph.ready()
 
 
-async def _drop_never_made(conn: Conn, rows: list[resources.ResourceRow]) -> list[resources.ResourceRow]:
-    """A delete's rows less those never started, removed now: they have nothing to delete.
+async def _delete_rows(conn: Conn, stack_id: uuid.UUID) -> list[plan.Row]:
+    """A delete's rows, less those never started, removed now: they have nothing to delete.
 
     A big group deleted while it is being made has most of its members in this
     state; a node each would queue as much work as the create it stops. Heat's
     delete of a never-created resource does nothing and writes no event either.
     """
-    never = {r.id for r in rows if r.action == Action.INIT and r.physical_id is None and not r.data
-             and r.external_id is None}
+    outlines = await resources.outlines(conn, stack_id)
+    never = [o.id for o in outlines if o.never_made]
     if never:
         await resources.remove_many(conn, never)
-    return [r for r in rows if r.id not in never]
+    return [plan.Row(o.id, o.name, o.is_current, o.requires) for o in outlines if not o.never_made]
 
 
 async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,

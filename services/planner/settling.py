@@ -11,7 +11,8 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Mapping
 
-from libs.db import Conn, breakpoints, resources, stacks, templates
+from libs.db import Conn, breakpoints, stacks, templates
+from libs.db import settling as settled_rows
 from libs.engine import unchanged
 from libs.engine.step import RowState
 from libs.resources.registry import Registry
@@ -30,7 +31,7 @@ async def kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry)
     template_id = stack.template_id
     if template_id is None or template_id != stack.prev_template_id or stack.outputs != []:
         return False
-    summary = await resources.converged(conn, stack.id, template_id)
+    summary = await settled_rows.converged(conn, stack.id, template_id)
     if not summary.whole:
         return False
     env = Environment.from_dict((await templates.environments(conn, [template_id]))[template_id]).registry
@@ -43,7 +44,7 @@ async def kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry)
         except KeyError:
             return False
     # A step of an older traversal that wrote a row meanwhile: planned the usual way instead.
-    return await resources.touch_converged(conn, stack.id, template_id) == summary.rows
+    return await settled_rows.touch_converged(conn, stack.id, template_id) == summary.rows
 
 
 async def settle_same_definitions(conn: Conn, stack_id: uuid.UUID, new: templates.RawTemplate,
@@ -80,4 +81,4 @@ async def settle_same_definitions(conn: Conn, stack_id: uuid.UUID, new: template
                                        exclude=exclude, always_updates=always_updates)
     if not names:
         return {}
-    return await resources.settle_kept(conn, stack_id, names, old_template_id=old_id, template_id=new.id)
+    return await settled_rows.settle_kept(conn, stack_id, names, old_template_id=old_id, template_id=new.id)

@@ -216,7 +216,9 @@ async def _load(ctx: WorkerContext, conn: Conn, jobs: list[_Job], results: list[
         gone: list[_Job] = []
         for job in group_jobs:
             node = nodes.get(job.item.node)
-            if node is None:
+            if node is None and trav.finished_at is not None:
+                results[job.index] = None  # a late redelivery: the traversal finished, its nodes swept
+            elif node is None:
                 results[job.index] = Permanent(f"no node {job.item.node} in traversal {trav.id}")
             elif node.done:  # redelivered: its successors are published again
                 again.append((job, await traversals.ready_successors(conn, trav.id, job.item.node)))

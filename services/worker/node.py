@@ -47,6 +47,8 @@ class Node(Stepping):
         self.stack, self.trav = stack, trav
         self.current = stack.current_traversal == trav.id
         node = await traversals.node(conn, trav.id, self.item.node)
+        if node is None and trav.finished_at is not None:
+            return []  # a late redelivery: the traversal finished and its nodes were swept
         if node is None:
             raise Permanent(f"no node {self.item.node} in traversal {trav.id}")
         if node.done:

@@ -20,6 +20,10 @@ A step::
       ignore: [body.stack.parameters]          # parts neither side is compared on
       sort: {body.resources: resource_name}    # lists compared in this key's order ("a,b": a, then b;
                                                # lists inside the list are sorted too)
+      sort_runs: {body.events: resource_status_reason}  # each run of neighbours equal in this key
+                                               # sorted (by content), the runs kept in their order:
+                                               # what happens together, in any order, between steps
+                                               # whose order matters (a rolling update's batch)
       ordered: true                 # maps compared in key order too (a template as the user wrote it)
       known_difference: "why Ember answers otherwise, listed in the README"
 
@@ -32,6 +36,7 @@ hold must also come in the same order.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -66,6 +71,7 @@ class Step:
     check: Sequence[str] | None = None
     ignore: Sequence[str] = ()
     sort: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    sort_runs: Mapping[str, str] = dataclasses.field(default_factory=dict)
     ordered: bool = False
     known_difference: str | None = None
 
@@ -102,7 +108,8 @@ def load(path: Path) -> Case:
                           wait=item.get("wait"),
                           wait_on=item.get("wait_on", "/stacks/{stack}"), save=item.get("save") or {},
                           check=item.get("check"), ignore=tuple(item.get("ignore") or ()),
-                          sort=item.get("sort") or {}, ordered=bool(item.get("ordered")),
+                          sort=item.get("sort") or {}, sort_runs=item.get("sort_runs") or {},
+                          ordered=bool(item.get("ordered")),
                           known_difference=item.get("known_difference")))
     name = str(path.relative_to(CASES_DIR).with_suffix(""))
     return Case(name=name, about=str(raw.get("about", "")), steps=tuple(steps), path=path,
@@ -196,6 +203,25 @@ def sort_at(answer: Any, path: str, key: str) -> None:
         _sort(found, key.split(","))
 
 
+def sort_runs_at(answer: Any, path: str, key: str) -> None:
+    """In the list at ``path``, sort each run of neighbours whose ``key`` is equal (by their whole
+    content, as compared: after the ignored parts are gone), keeping the runs in their order."""
+    try:
+        found = get_path(answer, path)
+    except (KeyError, IndexError, ValueError):
+        return
+    if not isinstance(found, list):
+        return
+    runs: list[list[Any]] = []
+    for item in found:
+        value = item.get(key) if isinstance(item, dict) else None
+        if runs and isinstance(runs[-1][0], dict) and runs[-1][0].get(key) == value:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    found[:] = [item for run in runs for item in sorted(run, key=lambda i: json.dumps(i, sort_keys=True))]
+
+
 def shaped(step: Step, answer: dict[str, Any]) -> dict[str, Any]:
     """The answer as compared: normalized, sorted where asked, ignored parts removed, checked parts kept."""
     out = normalize(answer)
@@ -203,6 +229,8 @@ def shaped(step: Step, answer: dict[str, Any]) -> dict[str, Any]:
         sort_at(out, path, key)
     for path in step.ignore:
         drop_path(out, path)
+    for path, key in step.sort_runs.items():
+        sort_runs_at(out, path, key)
     if step.check is None:
         return dict(out)
     kept: dict[str, Any] = {}

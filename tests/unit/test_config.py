@@ -55,14 +55,36 @@ def test_heats_software_limits_default_to_heats_and_minus_one_lifts_them() -> No
 
 def test_heats_event_purge_defaults_to_heats_and_zero_or_minus_one_keep_every_event() -> None:
     assert config.load({}).event_retention == config.EventRetention(max_events=1000, purge_batch=200)
-    assert config.load({}).event_retention.kept_after_purge == 800
     for keep_all in ("0", "-1"):
         assert config.load({"EMBER_MAX_EVENTS_PER_STACK": keep_all}).event_retention.keeps_all
+        assert config.load({"EMBER_MAX_EVENTS_PER_STACK": keep_all}).event_retention.kept_after(5, 40) == 45
     small = config.load({"EMBER_MAX_EVENTS_PER_STACK": "100", "EMBER_EVENT_PURGE_BATCH_SIZE": "300"})
-    assert (small.event_retention.max_events, small.event_retention.kept_after_purge) == (100, 0)
+    assert (small.event_retention.max_events, small.event_retention.purge_batch) == (100, 300)
     for variable, bad in (("EMBER_MAX_EVENTS_PER_STACK", "-2"), ("EMBER_EVENT_PURGE_BATCH_SIZE", "0")):
         with pytest.raises(config.ConfigError, match=variable):
             config.load({variable: bad})
+
+
+@pytest.mark.parametrize(("max_events", "batch", "held", "written", "kept"), [
+    # Heat 27.0.1, max_events_per_stack 10, event_purge_batch_size 1 or 2, 32 events written one
+    # after another (a chain of 15 OS::Heat::None): the newest 10 are listed.
+    (10, 1, 0, 32, 10), (10, 2, 0, 32, 10),
+    # At the limit nothing goes: Heat purges before a write, when it finds the limit reached.
+    (10, 2, 0, 10, 10), (10, 2, 0, 11, 9), (10, 4, 0, 11, 7),
+    # A batch as large as the limit leaves the event written after it.
+    (10, 200, 0, 11, 1), (10, 200, 0, 32, 2),
+    # A stack over a lowered limit loses a batch before each write.
+    (10, 2, 30, 1, 29), (10, 2, 30, 12, 18), (10, 4, 30, 12, 10),
+])
+def test_heats_event_purge_keeps_what_heat_keeps_after_each_write(
+        max_events: int, batch: int, held: int, written: int, kept: int) -> None:
+    retention = config.EventRetention(max_events=max_events, purge_batch=batch)
+    assert retention.kept_after(held, written) == kept
+    # Published in rounds of any size, the count is the same.
+    count = held
+    for _ in range(written):
+        count = retention.kept_after(count, 1)
+    assert count == kept
 
 
 def test_otlp_endpoint_alone_selects_the_otlp_exporter() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import pytest
@@ -33,7 +34,7 @@ def _fip(network: Any = "public", **more: Any) -> dict[str, Any]:
     return {"type": "OS::Neutron::FloatingIP", "properties": {"floating_network": network, **more}}
 
 
-def _requires(resources: dict[str, Any]) -> dict[str, set[str]]:
+def _requires(resources: dict[str, Any]) -> dict[str, AbstractSet[str]]:
     template = {"heat_template_version": "2016-10-14",
                 "parameters": {"pub": {"type": "string", "default": "public"}}, "resources": resources}
     return desired.load(template, {}, {}, stack_name="s", stack_id="x", project_id="p").requires()
