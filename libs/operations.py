@@ -195,8 +195,10 @@ def checked_update(stack_request: request.StackRequest, stored: templates.RawTem
         assert stored is not None
         stack_request = patched(stored, stack_request, clear_parameters)
     loaded = _load(stack_request, how, updating=True)
-    if stored is not None:
-        # Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter.
+    if stored is not None and any(loaded.parameters.template_names()):
+        # Heat's ``ImmutableParameterModified``: an update may not change an ``immutable`` parameter
+        # (a template that declares none, as a group's members', changes none: the old one, which
+        # may hold 10^5 members, is not loaded for nothing).
         old = desired.load(stored.template, stored.files, stored.environment, stack_name=how.stack_name,
                            stack_id=how.stack_id, project_id=how.project, facade=stored.facade)
         check_immutable(old.parameters, loaded.parameters, loaded.environment.parameters)
@@ -270,10 +272,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     request with the digest of the stack's desired state is that desired state
     again, which is copied, not checked again.
     """
-    if stack.action == Action.SUSPEND:
-        raise errors.NotSupported("Updating a stack when it is suspended")
-    if stack.action == Action.DELETE:
-        raise errors.NotSupported("Updating a stack when it is deleting")
+    _check_updatable(stack)
     how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
                    builtin_types=builtin_types, registry=registry, facade=facade,
                    top=stack.parent_id is None)
@@ -295,17 +294,47 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
         else:
             template_id = await templates.insert(conn, loaded.stored_template(stack_request), loaded.files,
                                                  loaded.environment, facade, checked_digest=digest)
-        if cancel_running:
-            await _cancel_running(conn, stack.id, actions=(Action.CREATE, Action.UPDATE))
-        extra: dict[str, Any] = {}
-        if options is not None:
-            extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
-                     "tags": list(options.tags)}
-        await stacks.set_desired(conn, stack.id, action=Action.UPDATE, template_id=template_id,
-                                 reason=status.stack_started(Action.UPDATE), **extra)
-        plan = await plan_requests.stage(conn, bus.names, stack, Action.UPDATE, reason="update",
-                                         converge=converge)
+        plan = await _desire_update(conn, bus, stack, template_id, options=options, converge=converge,
+                                    cancel_running=cancel_running)
     await _send(pool, bus, plan, after_commit)
+
+
+async def update_stack_kept(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
+                            options: Options | None = None,
+                            after_commit: list[PlanRequest] | None = None) -> None:
+    """:func:`update_stack` of a nested stack with the desired state it has (``cancel_running``).
+
+    Its parent knows the template it would give is the one the stack has (a group whose
+    members are made of what they were made of): nothing is checked or stored again, and
+    the update runs as any other, each resource deciding whether it changes.
+    """
+    _check_updatable(stack)
+    assert stack.template_id is not None, "a nested stack has a desired state from its create"
+    async with pool.acquire() as conn, conn.transaction():
+        plan = await _desire_update(conn, bus, stack, stack.template_id, options=options, converge=False,
+                                    cancel_running=True)
+    await _send(pool, bus, plan, after_commit)
+
+
+def _check_updatable(stack: stacks.StackRow) -> None:
+    if stack.action == Action.SUSPEND:
+        raise errors.NotSupported("Updating a stack when it is suspended")
+    if stack.action == Action.DELETE:
+        raise errors.NotSupported("Updating a stack when it is deleting")
+
+
+async def _desire_update(conn: Conn, bus: Bus, stack: stacks.StackRow, template_id: uuid.UUID, *,
+                         options: Options | None, converge: bool, cancel_running: bool) -> PlanRequest:
+    if cancel_running:
+        await _cancel_running(conn, stack.id, actions=(Action.CREATE, Action.UPDATE))
+    extra: dict[str, Any] = {}
+    if options is not None:
+        extra = {"disable_rollback": options.disable_rollback, "timeout_mins": options.timeout_mins,
+                 "tags": list(options.tags)}
+    await stacks.set_desired(conn, stack.id, action=Action.UPDATE, template_id=template_id,
+                             reason=status.stack_started(Action.UPDATE), **extra)
+    return await plan_requests.stage(conn, bus.names, stack, Action.UPDATE, reason="update",
+                                     converge=converge)
 
 
 async def heal_stack(pool: Connections, bus: Bus, stack_id: uuid.UUID, *, template_id: uuid.UUID) -> bool:

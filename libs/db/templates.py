@@ -55,6 +55,16 @@ async def get(conn: Conn, template_id: uuid.UUID) -> RawTemplate:
     return RawTemplate(**dict(row))
 
 
+async def same_inputs(conn: Conn, template_id: uuid.UUID, files: Mapping[str, str],
+                      environment: Mapping[str, Any], facade: Mapping[str, Any] | None) -> bool:
+    """Whether the desired state ``template_id`` has these files, environment and facade (its
+    template, which may be large, neither read nor compared)."""
+    row = await conn.fetchrow("SELECT files, environment, facade FROM raw_templates WHERE id = $1",
+                              template_id)
+    return row is not None and (dict(row["files"]), dict(row["environment"]), row["facade"]) == (
+        dict(files), dict(environment), dict(facade) if facade is not None else None)
+
+
 async def environments(conn: Conn, template_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, Any]]:
     """The stored environments of these desired states (without their templates, which may be large)."""
     rows = await conn.fetch("SELECT id, environment FROM raw_templates WHERE id = ANY($1::uuid[])",

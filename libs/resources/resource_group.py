@@ -17,6 +17,7 @@ never used again).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -29,7 +30,7 @@ from libs.resources.attributes import AttrSchema
 from libs.resources.base import SupportStatus
 from libs.resources.nested import EVERY_KEY, WHOLE, NestedStackType, member_not_found, nested_resources
 from libs.resources.properties import PropSchema
-from libs.resources.steps import Done, Nest, NestedReads, StepContext, StepResult, Wait
+from libs.resources.steps import KEEP, Done, Nest, NestedReads, StepContext, StepResult, Wait
 from libs.template import attribute_store
 from libs.template.attribute_store import AttributeFailed
 from libs.template.constraints import AllowedValues, Length, Range
@@ -45,6 +46,8 @@ ROLLING_KEY, NEXT_AT_KEY, BATCH_KEY = "rolling", "rolling_next_at", "batch_creat
 # The named step between two batches (``create:batch``, ``update:batch``: a breakpoint there holds
 # the group after each batch), and the last one passed.
 BATCH_STEP, PASSED_KEY = "batch", "batch_passed"
+# What the nested stack's template was last made of (:meth:`ResourceGroup.members_source`).
+SOURCE_KEY = "members_source"
 
 
 def _replace(value: Any, var: str, index: str) -> Any:
@@ -292,7 +295,34 @@ class ResourceGroup(MemberStack):
         return self._members(ctx.properties, names)
 
     def child_request(self, ctx: StepContext) -> Nest:
-        return Nest("create", template=members_template(self.new_members(ctx)))
+        return Nest("create", template=members_template(self.new_members(ctx)),
+                    data={SOURCE_KEY: self.members_source(ctx)})
+
+    def members_source(self, ctx: StepContext) -> str | None:
+        """A digest of all that :meth:`new_members` makes the members of, or None where the members
+        are not made of the properties and the removed names alone (a subclass's own rules).
+
+        Recorded with each whole template the nested stack is given, so that an update
+        that would make the same template again keeps the one the nested stack has.
+        """
+        kind = type(self)
+        if (kind.new_members is not ResourceGroup.new_members
+                or kind.child_request is not ResourceGroup.child_request):
+            return None
+        props = ctx.properties
+        made_of = [props.get(RESOURCE_DEF), str(props.get(INDEX_VAR) or "%index%"),
+                   int(props.get(COUNT) or 0), sorted(self.removed(ctx), key=_index)]
+        return hashlib.sha256(orjson.dumps(made_of, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    def update_request(self, ctx: StepContext) -> StepResult:
+        """The nested stack's update: its current template kept when the members it would be
+        made of are those it was made of (Heat still updates it, and each member decides)."""
+        source = self.members_source(ctx)
+        if source is None:
+            return super().start(Action.UPDATE, ctx)
+        if ctx.data.get(SOURCE_KEY) == source and ctx.child is not None and not ctx.child.deleted:
+            return Nest("update", template=KEEP)
+        return dataclasses.replace(self.child_request(ctx), operation="update")
 
     # ---- batched creates (update_policy: batch_create) ---------------------------------------
     def create_policy(self, ctx: StepContext) -> Mapping[str, Any] | None:
@@ -309,7 +339,7 @@ class ResourceGroup(MemberStack):
         template = members_template({n: members[n] for n in names[:upto]})
         state = {"done": upto, "target": len(names), "batches": batches + 1}
         return Nest(operation, template=template,  # type: ignore[arg-type]  # create or update
-                    data={BATCH_KEY: orjson.dumps(state).decode(), NEXT_AT_KEY: None})
+                    data={BATCH_KEY: orjson.dumps(state).decode(), NEXT_AT_KEY: None, SOURCE_KEY: None})
 
     def _check_batches(self, ctx: StepContext) -> StepResult:
         state = orjson.loads(ctx.data[BATCH_KEY])
@@ -369,6 +399,8 @@ class ResourceGroup(MemberStack):
             current = ctx.child.size or 0
             state = {"current": current, "up_to_date": 0, "updated": []}
             return self._batch(ctx, policy, state)
+        if action is Action.UPDATE:
+            return self.update_request(ctx)
         return super().start(action, ctx)
 
     def _batch(self, ctx: StepContext, policy: Mapping[str, Any], state: dict[str, Any]) -> StepResult:
@@ -395,7 +427,7 @@ class ResourceGroup(MemberStack):
         done = {**state, "capacity": capacity, "updated": updated, "pending": True, "names": names,
                 "batch": len(updated) - len(state["updated"]), "batches": int(state.get("batches", 0)) + 1}
         return Nest("update", template=template, data={ROLLING_KEY: orjson.dumps(done).decode(),
-                                                       NEXT_AT_KEY: None})
+                                                       NEXT_AT_KEY: None, SOURCE_KEY: None})
 
     def check(self, action: Action, ctx: StepContext) -> StepResult:
         if action is Action.CREATE and ctx.data.get(BATCH_KEY):

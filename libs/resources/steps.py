@@ -232,6 +232,8 @@ class Nest:
     """
 
     operation: Literal["create", "update", "delete", "suspend", "resume", "check"]
+    # An update's ``KEEP``: the child's current template, which the plugin knows it would make
+    # again (a group of 10^5 members is neither made, checked nor stored again for nothing).
     template: Any = None
     files: Mapping[str, str] = dataclasses.field(default_factory=dict)
     environment: Any = None

@@ -331,6 +331,10 @@ class ResourceRegistry:
         """Whether any ``resources`` pattern matching the name sets this hook."""
         return hook in self.hooks_for(resource_name)
 
+    def has_resource_settings(self) -> bool:
+        """Whether any ``resources`` entry names resources of this stack (hooks, restrictions, types)."""
+        return bool(self._tree[RESOURCES])
+
     def has_hooks(self) -> bool:
         """Whether any resource of this stack has a hook (children's entries are not its own)."""
         return any(isinstance(settings, dict) and HOOKS in settings

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -35,6 +36,7 @@ from libs.template import attribute_store
 from libs.template.environment import Environment
 from libs.template.errors import TemplateError
 from libs.template.resolution import StaticResourceData
+from services.planner import settling
 
 log = logs.logger("planner")
 _DEFAULT_REGISTRY = default_registry()
@@ -137,6 +139,10 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     action = Action(request.action)
     traversal_id = uuid.uuid4()
     template_id = None if action == Action.DELETE else stack.template_id
+    if action == Action.UPDATE and not request.converge and await settling.kept_converged(
+            conn, stack, registry):
+        return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
+                                             graph=plan.TraversalGraph({}), outputs=[])
     if action == Action.DELETE:
         rows: list[resources.ResourceRow] = []
         plan_rows = await _delete_rows(conn, stack.id)
@@ -165,7 +171,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         held = frozenset(r.name for r in rows if "pre-update" in env.hooks_for(r.name) or any(
             p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
         settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
-                                          registry=registry, held=held)
+                                          registry=registry, held=held, raw=raw, requires=requires)
     if action != Action.DELETE:
         plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
@@ -174,6 +180,21 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         await _give_back(conn, stack, request, new_ids)
     plan_rows += [plan.Row(rid, name, True) for name, rid in new_ids.items()]
     graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()), settled=settled)
+    outputs = None
+    if not graph.nodes and action != Action.DELETE:
+        outputs = [] if want is None else desired.outputs_over(want.definition, {
+            r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack.id)
+            if r.is_current})
+    return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
+                                         graph=graph, outputs=outputs)
+
+
+async def _traverse(conn: Conn, stack: stacks.StackRow, request: PlanRequest, traversal_id: uuid.UUID, *,
+                    template_id: uuid.UUID | None, graph: plan.TraversalGraph,
+                    outputs: list[dict[str, Any]] | None) -> list[str]:
+    """Write the traversal and make it current; one with no nodes completes now, with ``outputs``
+    (None: those the stack has). Its first wave."""
+    action = Action(request.action)
     deadline = None
     if stack.timeout_mins:
         deadline = datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=stack.timeout_mins)
@@ -189,13 +210,8 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
                      physical_resource_id=str(stack.id), resource_type="OS::Heat::Stack", action=action,
                      status=Status.IN_PROGRESS, reason=reason, traversal_id=traversal_id)
     if not graph.nodes:
-        outputs = None
-        if action != Action.DELETE:
-            outputs = [] if want is None else desired.outputs_over(want.definition, {
-                r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack.id)
-                if r.is_current})
         await _complete_empty(conn, stack, traversal_id, action, outputs)
-    return traversal_id, graph.ready()
+    return graph.ready()
 
 
 async def _delete_rows(conn: Conn, stack_id: uuid.UUID) -> list[plan.Row]:
@@ -237,8 +253,13 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
 
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
                             rows: list[resources.ResourceRow], *, template_id: uuid.UUID, registry: Registry,
-                            held: frozenset[str] = frozenset()) -> frozenset[int]:
-    """Record the new template on every row the update leaves alone; their ids need no node."""
+                            held: frozenset[str] = frozenset(), raw: templates.RawTemplate | None = None,
+                            requires: Mapping[str, AbstractSet[str]] | None = None) -> frozenset[int]:
+    """Record the new template on every row the update leaves alone; their ids need no node.
+
+    ``raw`` (the desired state ``template_id``) and ``requires`` (each resource's) let the
+    rows whose definitions did not change as written be settled first, in one statement.
+    """
     current = {r.name: r for r in rows if r.is_current}
     answered = _answered_again(want, current, registry)
     data = StaticResourceData({n: r.reference for n, r in current.items()},
@@ -271,13 +292,20 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
     unmade = resources.unmade_replacements(rows)
     states = {n: _state(r, unmade) for n, r in current.items()}
     lost: frozenset[str] = held
+    kept: dict[str, int] = {}
+    if raw is not None and requires is not None:
+        # What reads another, is read, or may pause is compared the usual way.
+        reading = {n for n, r in current.items() if r.requires or requires.get(n)}
+        kept = await settling.settle_same_definitions(
+            conn, rows[0].stack_id, raw, states,
+            exclude=held | reading | set(want.definition.attribute_reads), env=env, registry=registry)
     for _ in range(2):
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost,
-                                    implementation_of=implementation_of)
+                                    implementation_of=implementation_of, already=kept)
         written = await resources.write_many(conn, [(current[n], changes(n)) for n in names if n not in lost])
         missed = {n for n in names if current[n].id not in written and n not in lost}
         if not missed:
-            return frozenset(current[n].id for n in names)
+            return frozenset(current[n].id for n in names) | frozenset(kept.values())
         # A stale traversal's step wrote one of them meanwhile: plan it, and what reads it, as nodes.
         lost |= missed
         current.update({n: r for n, r in ((r.name, r) for r in written.values())})

@@ -10,19 +10,20 @@ made the first time instead of making another.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from libs import nested_reads, operations
-from libs.db import Conn, resources, stacks
+from libs.db import Conn, resources, stacks, templates
 from libs.db.pool import Held
 from libs.engine.status import Action, Status
 from libs.evaluation_pool import INLINE, Evaluator
 from libs.messaging.bus import Bus
 from libs.messaging.payloads import PlanRequest
 from libs.resources.registry import Registry
-from libs.resources.steps import ChildStack, Nest, NestedReads
+from libs.resources.steps import ChildStack, KeepType, Nest, NestedReads
 from libs.template import loader
 from libs.template.errors import TemplateError
 from libs.template.limits import Limits
@@ -82,7 +83,8 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
     child = await _child_of(conn, parent, row, short_id)
     if nest.operation == "create" and child is not None:
         return child.id  # made by an earlier delivery of this step
-    if nest.operation in ("create", "update") and (nest.operation == "create" or child is not None):
+    kept = isinstance(nest.template, KeepType)  # the child's template: its size is known to fit
+    if nest.operation == "create" or (nest.operation == "update" and child is not None and not kept):
         await check_limits(conn, tree_limits, parent=parent, child=child, template=nest.template)
     if nest.operation == "create":
         made = await operations.create_stack(
@@ -93,6 +95,17 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
         return made.id
     if child is None:
         return None
+    if nest.operation == "update" and kept:
+        if child.template_id is not None and not nest.parameters and await templates.same_inputs(
+                conn, child.template_id, nest.files, nest.environment, nest.facade):
+            options = operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins)
+            await operations.update_stack_kept(pool, bus, child, options=options, after_commit=after_commit)
+            return child.id
+        # The parent's files or environment changed: the same members, checked again with them.
+        assert child.template_id is not None
+        kept_template = (await templates.get(conn, child.template_id)).template
+        request = dataclasses.replace(request, template=kept_template)
+        await check_limits(conn, tree_limits, parent=parent, child=child, template=request.template)
     if nest.operation == "update":
         await operations.update_stack(
             pool, bus, child, stack_request=request,

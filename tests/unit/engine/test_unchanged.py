@@ -10,7 +10,7 @@ import pytest
 
 from libs.engine.status import Action
 from libs.engine.step import RowState
-from libs.engine.unchanged import TypeRules, unchanged
+from libs.engine.unchanged import TypeRules, same_definitions, unchanged
 from libs.template.parameters import Parameters
 from libs.template.request import parameter_schemas
 from libs.template.resolution import StaticResourceData
@@ -146,3 +146,36 @@ def test_a_rollback_leaves_a_row_whose_replacement_failed_to_its_node() -> None:
     assert unchanged(_definition(resources), Action.ROLLBACK, rows, data, rules) == ["b"]
     assert unchanged(_definition(resources), Action.UPDATE, rows, data, rules) == ["a", "b"]
     assert unchanged(_definition(resources), Action.ROLLBACK, rows, data, _rules) == ["a", "b"]
+
+
+def test_names_already_known_unchanged_are_not_resolved_and_count_for_their_dependents() -> None:
+    resources = {"a": _value("bad"), "b": _value({"get_resource": "a"})}
+    rows = {"a": _row("a", props={"value": "x"}), "b": _row("b", props={"value": "ref-a"})}
+    data = StaticResourceData({n: f"ref-{n}" for n in rows}, {n: {} for n in rows})
+    # "a" would fail its validation if it were resolved again; known unchanged, it is not.
+    assert unchanged(_definition(resources), Action.UPDATE, rows, data, _rules, already={"a"}) == ["b"]
+
+
+def _members(*names: str, value: str = "v") -> dict[str, Any]:
+    return {"heat_template_version": "2016-10-14", "resources": {n: _value(f"{value}-{n}") for n in names}}
+
+
+@pytest.mark.parametrize(("new", "rows", "exclude", "expected"), [
+    # One member replaced by another: the rest converged with the old template as written.
+    (_members("0", "2", "3"), {n: _row(n) for n in "012"}, (), ["0", "2"]),
+    # A definition written otherwise, a row that did not complete, one excluded (it reads or is read).
+    (_members("0", "1", value="w"), {n: _row(n) for n in "01"}, (), []),
+    (_members("0", "1"), {"0": _row("0", status="FAILED"), "1": _row("1", action="INIT")}, (), []),
+    (_members("0", "1"), {n: _row(n) for n in "01"}, ("1",), ["0"]),
+    # A row with a replacement under way, a row of another desired state, a nested stack.
+    (_members("0", "1", "2"), {"0": dataclasses.replace(_row("0"), replacement="FAILED"),
+                               "1": dataclasses.replace(_row("1"), template_id="older"),
+                               "2": _row("2", type_="Ember::Nest")}, (), []),
+    # Anything else of the template changed (its version: other functions): nothing is known.
+    ({**_members("0"), "heat_template_version": "2018-08-31"}, {"0": _row("0")}, (), []),
+    ({**_members("0"), "description": "said otherwise"}, {"0": _row("0")}, (), ["0"]),
+])
+def test_same_definitions(new: dict[str, Any], rows: dict[str, RowState], exclude: tuple[str, ...],
+                          expected: list[str]) -> None:
+    assert same_definitions(_members("0", "1", "2"), new, rows, old_template_id="old", exclude=exclude,
+                            always_updates=lambda _name, type_name: type_name == "Ember::Nest") == expected

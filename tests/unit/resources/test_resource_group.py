@@ -118,3 +118,57 @@ def test_the_update_policy_is_validated_against_the_types_schema(type_name: str,
     with pytest.raises(StackValidationFailed) as caught:
         plugin.validate_update_policy(policy, resource_name="g")
     assert str(caught.value) == f"Property error: {message}"
+
+
+def _updated_from(group_type: str, recorded: dict[str, object], now: dict[str, object],
+                  *, child: bool = True) -> object:
+    """What the group's update asks of its nested stack, made with ``recorded`` and updated to ``now``."""
+    import dataclasses
+
+    from libs.engine.status import Action
+    from libs.resources.registry import default_registry
+    from libs.resources.steps import ChildStack, Nest, StepContext
+
+    group = default_registry().get(group_type)
+    ctx = StepContext(stack_id="s", stack_name="s", resource_name="group", physical_id="c",
+                      properties=recorded, old_properties=None, data={}, now=0.0, started_at=0.0,
+                      short_id="abcdefghijkl")
+    made = group.start(Action.CREATE, ctx)
+    assert isinstance(made, Nest)
+    data = {k: v for k, v in made.data.items() if v is not None}
+    nested = ChildStack(id="c", name="c", action="CREATE", status="COMPLETE", status_reason="", size=3)
+    ctx = dataclasses.replace(ctx, properties=now, old_properties=recorded, data=data,
+                              child=nested if child else None)
+    return group.start(Action.UPDATE, ctx)
+
+
+@pytest.mark.parametrize(("now", "kept"), [
+    (_group_props("a", 3), True),  # the same members: the nested stack keeps its template
+    ({**_group_props("a", 3), "removal_policies_mode": "update"}, True),  # nothing was removed either way
+    (_group_props("b", 3), False),
+    (_group_props("a", 4), False),
+    ({**_group_props("a", 3), "removal_policies": [{"resource_list": ["1"]}]}, False),
+    ({**_group_props("a", 3), "index_var": "%n%"}, False),
+])
+def test_an_update_that_would_make_the_same_members_keeps_the_nested_template(
+        now: dict[str, object], kept: bool) -> None:
+    from libs.resources.steps import KEEP, Nest
+
+    asked = _updated_from("OS::Heat::ResourceGroup", _group_props("a", 3), now)
+    assert isinstance(asked, Nest) and asked.operation == "update"
+    assert (asked.template is KEEP) is kept
+    if not kept:
+        assert isinstance(asked.template, dict) and asked.data.get("members_source")
+
+
+def test_the_nested_template_is_made_again_where_the_group_cannot_know_it() -> None:
+    from libs.resources.steps import KEEP, Nest
+
+    # No nested stack to keep a template of.
+    alone = _updated_from("OS::Heat::ResourceGroup", _group_props("a", 3), _group_props("a", 3), child=False)
+    assert isinstance(alone, Nest) and isinstance(alone.template, dict)
+    # A deployment group's members are made of more than its own properties: always made again.
+    props: dict[str, object] = {"servers": {"a": "s1"}, "config": "c", "actions": ["CREATE", "UPDATE"],
+                                "input_values": {}, "signal_transport": "NO_SIGNAL", "name": None}
+    deployments = _updated_from("OS::Heat::SoftwareDeploymentGroup", props, props)
+    assert isinstance(deployments, Nest) and deployments.template is not KEEP

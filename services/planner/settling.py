@@ -1,0 +1,84 @@
+"""Updates the planner settles without resolving each resource again: what is known to be unchanged.
+
+Both shortcuts give the answer :func:`libs.engine.unchanged.unchanged` would give, and
+record it on the rows as settling them one by one does (``version``, ``updated_at``), in
+one statement: a group's nested stack of 10^5 members updated with the template it has,
+or with one member replaced, is not resolved and written member by member.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Mapping
+
+from libs.db import Conn, breakpoints, stacks, templates
+from libs.db import settling as settled_rows
+from libs.engine import unchanged
+from libs.engine.step import RowState
+from libs.resources.registry import Registry
+from libs.template.environment import Environment
+from libs.template.registry import ResourceRegistry
+
+
+async def kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry) -> bool:
+    """Whether this update of the stack leaves every resource alone, known without reading its
+    template or its rows: the desired state is the one the stack last completed (a group kept
+    its nested stack's template), every row converged with it and none reads another (so every
+    property resolves as it did), no type is a nested stack (which every update reaches), and
+    nothing could pause (hooks, breakpoints) or be answered again (the stack has no outputs).
+    Then each row is touched as settling it would, in one statement.
+    """
+    template_id = stack.template_id
+    if template_id is None or template_id != stack.prev_template_id or stack.outputs != []:
+        return False
+    summary = await settled_rows.converged(conn, stack.id, template_id)
+    if not summary.whole:
+        return False
+    env = Environment.from_dict((await templates.environments(conn, [template_id]))[template_id]).registry
+    if env.has_resource_settings() or await breakpoints.reaching(conn, stack.id):
+        return False
+    for type_name in summary.types:
+        try:
+            if registry.implementing(type_name, resource_name="", environment=env).always_updates:
+                return False
+        except KeyError:
+            return False
+    # A step of an older traversal that wrote a row meanwhile: planned the usual way instead.
+    return await settled_rows.touch_converged(conn, stack.id, template_id) == summary.rows
+
+
+async def settle_same_definitions(conn: Conn, stack_id: uuid.UUID, new: templates.RawTemplate,
+                                  current: Mapping[str, RowState], *, exclude: Collection[str],
+                                  env: ResourceRegistry, registry: Registry) -> dict[str, int]:
+    """Settle the rows whose definition is, as written, the one they converged with
+    (:func:`libs.engine.unchanged.same_definitions`): name -> id of each row settled.
+
+    Only where every row left to compare converged with one earlier desired state with the
+    same files, environment and facade as ``new`` (a group's members after a resize or a
+    removal); anything else is left to the caller's comparison.
+    """
+    old_ids = {row.template_id for row in current.values() if row.template_id not in (None, str(new.id))}
+    if len(old_ids) != 1:
+        return {}
+    old_id = uuid.UUID(str(old_ids.pop()))
+    old = await templates.get(conn, old_id)
+    if (old.files, old.environment, old.facade) != (new.files, new.environment, new.facade):
+        return {}
+    types: dict[str, bool] = {}
+
+    def always_updates(name: str, type_name: str) -> bool:
+        # With no per-resource entries, a type means one plugin for every name.
+        key = f"{name}\0{type_name}" if env.has_resource_settings() else type_name
+        if key not in types:
+            try:
+                plugin = registry.implementing(type_name, resource_name=name, environment=env)
+                types[key] = plugin.always_updates
+            except KeyError:
+                types[key] = True  # no plugin: its node fails it, with the reason
+        return types[key]
+
+    names = unchanged.same_definitions(old.template, new.template, current, old_template_id=str(old_id),
+                                       exclude=exclude, always_updates=always_updates)
+    if not names:
+        return {}
+    return await settled_rows.settle_kept(conn, stack_id, names, old_template_id=old_id, template_id=new.id)
