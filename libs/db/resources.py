@@ -285,9 +285,12 @@ def _param(column: str, value: Any) -> Any:
     return value
 
 
-async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str, Any]]]
-                     ) -> dict[int, ResourceRow]:
+async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str, Any]]], *,
+                     touch: bool = True) -> dict[int, ResourceRow]:
     """:func:`write` for many rows in one statement; every change set names the same columns.
+
+    ``touch=False`` leaves ``updated_at`` (Heat's ``updated_time``) as it is: the planner
+    recording a new desired state on rows an update leaves alone, which Heat does not date.
 
     Returns the rows written, by id; a row missing from the answer lost its
     compare-and-set, exactly as :func:`write` returning None.
@@ -299,7 +302,7 @@ async def write_many(conn: Conn, writes: Sequence[tuple[ResourceRow, Mapping[str
         raise ValueError("write_many: every change set must name the same columns")
     args: list[Any] = [[row.id for row, _ in writes], [row.version for row, _ in writes]]
     selects = ["unnest($1::bigint[]) AS id", "unnest($2::bigint[]) AS version"]
-    sets = ["version = r.version + 1", "updated_at = now()"]
+    sets = ["version = r.version + 1", *(["updated_at = now()"] if touch else [])]
     for i, column in enumerate(columns):
         kind = _TYPES[column]
         carrier = "text" if kind in ("json", "jsonb", "bigint[]") else kind

@@ -39,11 +39,12 @@ async def converged(conn: Conn, stack_id: uuid.UUID, template_id: uuid.UUID) -> 
 
 
 async def touch_converged(conn: Conn, stack_id: uuid.UUID, template_id: uuid.UUID) -> int:
-    """Record an update that leaves the rows :data:`_CONVERGED` alone on each of them, as settling
-    them one by one records it (``version`` and ``updated_at``); how many it touched. Rows are
-    locked in id order, as :func:`resources.write_many` locks them, so a worker's batch cannot deadlock it."""
+    """Fence the rows :data:`_CONVERGED` against a step of an older traversal still under way, as
+    settling them one by one does (``version``); how many it touched. Their ``updated_at`` stays:
+    Heat's ``updated_time`` of a resource an update leaves alone does not move. Rows are locked in
+    id order, as :func:`resources.write_many` locks them, so a worker's batch cannot deadlock it."""
     status = await conn.execute(
-        "UPDATE resources SET version = version + 1, updated_at = now() WHERE id IN (SELECT id FROM"
+        "UPDATE resources SET version = version + 1 WHERE id IN (SELECT id FROM"
         f" resources WHERE stack_id = $1 AND {_CONVERGED} ORDER BY id FOR UPDATE)", stack_id, template_id)
     return int(status.split()[-1])
 
@@ -54,7 +55,7 @@ async def settle_kept(conn: Conn, stack_id: uuid.UUID, names: Sequence[str], *, 
     (locked in id order, as :func:`resources.write_many`): name -> id of each row written. A row a step wrote
     meanwhile is left out, to be planned the usual way."""
     rows = await conn.fetch(
-        "UPDATE resources SET template_id = $3, version = version + 1, updated_at = now() WHERE id IN"
+        "UPDATE resources SET template_id = $3, version = version + 1 WHERE id IN"
         " (SELECT id FROM resources WHERE stack_id = $1 AND is_current AND template_id = $2"
         " AND status = 'COMPLETE' AND name = ANY($4::text[]) ORDER BY id FOR UPDATE) RETURNING id, name",
         stack_id, old_template_id, template_id, list(names))

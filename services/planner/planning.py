@@ -302,7 +302,8 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
     for _ in range(2):
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost,
                                     implementation_of=implementation_of, already=kept)
-        written = await resources.write_many(conn, [(current[n], changes(n)) for n in names if n not in lost])
+        written = await resources.write_many(conn, [(current[n], changes(n)) for n in names if n not in lost],
+                                             touch=False)
         missed = {n for n in names if current[n].id not in written and n not in lost}
         if not missed:
             return frozenset(current[n].id for n in names) | frozenset(kept.values())

@@ -1,9 +1,11 @@
 """Updates the planner settles without resolving each resource again: what is known to be unchanged.
 
 Both shortcuts give the answer :func:`libs.engine.unchanged.unchanged` would give, and
-record it on the rows as settling them one by one does (``version``, ``updated_at``), in
-one statement: a group's nested stack of 10^5 members updated with the template it has,
-or with one member replaced, is not resolved and written member by member.
+record it on the rows as settling them one by one does (``version``; ``updated_at`` stays, as
+Heat's ``updated_time`` of a resource left alone), in one statement, or not at all when the
+stack's last traversal finished and the template is the one it has: a group's nested stack
+of 10^5 members updated with the template it has, or with one member replaced, is not
+resolved and written member by member.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Mapping
 
-from libs.db import Conn, breakpoints, stacks, templates
+from libs.db import Conn, breakpoints, stacks, templates, traversals
 from libs.db import settling as settled_rows
 from libs.engine import unchanged
 from libs.engine.step import RowState
@@ -26,7 +28,8 @@ async def kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry)
     its nested stack's template), every row converged with it and none reads another (so every
     property resolves as it did), no type is a nested stack (which every update reaches), and
     nothing could pause (hooks, breakpoints) or be answered again (the stack has no outputs).
-    Then each row is touched as settling it would, in one statement.
+    Then each row is fenced as settling it would, in one statement, unless nothing of the last
+    traversal can still be under way.
     """
     template_id = stack.template_id
     if template_id is None or template_id != stack.prev_template_id or stack.outputs != []:
@@ -43,6 +46,9 @@ async def kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry)
                 return False
         except KeyError:
             return False
+    previous = await traversals.get(conn, stack.current_traversal) if stack.current_traversal else None
+    if previous is not None and previous.finished_at is not None:
+        return True  # no step of it is under way: there is nothing to fence, nothing to write
     # A step of an older traversal that wrote a row meanwhile: planned the usual way instead.
     return await settled_rows.touch_converged(conn, stack.id, template_id) == summary.rows
 

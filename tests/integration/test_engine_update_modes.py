@@ -144,3 +144,31 @@ async def test_resources_an_update_leaves_alone_need_no_node(settings: Settings)
         async with api.pool.acquire() as conn:
             assert await conn.fetchval("SELECT count(*) FROM traversal_nodes WHERE traversal_id = $1",
                                        again.current_traversal) == 0
+
+
+async def test_an_update_dates_only_the_resources_it_changes(settings: Settings) -> None:
+    """Recorded from Heat 27.0.1: a resource an update leaves alone keeps its updated_time, through
+    a no-change update and through one that changes another resource."""
+    def template(value: str) -> dict[str, Any]:
+        return {"heat_template_version": "2016-10-14", "resources": {
+            "kept": {"type": "OS::Heat::TestResource", "properties": {"value": "k"}},
+            # One that reads another: compared by resolving it, not by its text.
+            "reader": {"type": "OS::Heat::TestResource",
+                       "properties": {"value": {"get_attr": ["kept", "output"]}}},
+            "changed": {"type": "OS::Heat::TestResource", "properties": {"value": value}}}}
+
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="dated",
+                                             stack_request=StackRequest(template=template("a")))
+        await settled(api.pool, made.id, status="CREATE_COMPLETE")
+        created = await resource_rows(api.pool, made.id)
+        for value in ("a", "b"):
+            await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                          stack_request=StackRequest(template=template(value)))
+            await settled(api.pool, made.id, status="UPDATE_COMPLETE")
+        after = await resource_rows(api.pool, made.id)
+        assert after["kept"].updated_at == created["kept"].updated_at
+        assert after["reader"].updated_at == created["reader"].updated_at
+        assert after["changed"].action == "UPDATE"
+        assert (after["changed"].updated_at or after["changed"].created_at) > (
+            created["changed"].updated_at or created["changed"].created_at)
