@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import asyncpg
@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from libs.engine.status import Action
 from libs.errors import Permanent, Retry
+from libs.messaging.bus import Outgoing
 from libs.messaging.consumer import Delivery
 from libs.messaging.payloads import Payload, PlanRequest, WorkItem
 from libs.messaging.subjects import Names
@@ -71,6 +72,13 @@ class SimBus:
                 return
             self.seen.add(msg_id)
         self.queue.append(Message(subject, payload, msg_id))
+
+
+    async def publish_all(self, outgoing: Sequence[Outgoing]) -> list[BaseException | None]:
+        # In order, as the real bus writes them; a crash ends the process mid-batch, not one message.
+        for message in outgoing:
+            await self.publish(message.subject, message.payload, msg_id=message.msg_id)
+        return [None] * len(outgoing)
 
 
 @dataclasses.dataclass
