@@ -198,15 +198,15 @@ async def close(conn: Conn, traversal_id: uuid.UUID) -> None:
     await conn.execute("UPDATE traversals SET finished_at = now() WHERE id = $1", traversal_id)
 
 
-async def forget_finished_nodes(conn: Conn, *, batch: int, older_than: float) -> int:
+async def forget_finished_nodes(conn: Conn, *, batch: int, older_than: float) -> int | None:
     """Delete up to ``batch`` nodes of the oldest traversal finished ``older_than`` seconds ago
-    or more whose nodes are not yet forgotten (marked so once none is left); how many went.
-    Call inside a transaction."""
+    or more whose nodes are not yet forgotten (marked so once none is left); how many went, or
+    None when no traversal is left to sweep. Call inside a transaction."""
     traversal_id = await conn.fetchval(
         "SELECT id FROM traversals WHERE finished_at < now() - make_interval(secs => $1)"
         " AND NOT nodes_forgotten ORDER BY finished_at LIMIT 1 FOR UPDATE SKIP LOCKED", older_than)
     if traversal_id is None:
-        return 0
+        return None
     status = await conn.execute(
         "DELETE FROM traversal_nodes WHERE traversal_id = $1 AND node IN (SELECT node FROM traversal_nodes"
         " WHERE traversal_id = $1 LIMIT $2)", traversal_id, batch)

@@ -9,9 +9,7 @@ traversal with SKIP LOCKED.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
 from libs import background
 from libs.db import traversals
@@ -27,16 +25,20 @@ KEEP_SECONDS = 120.0
 
 
 async def sweep_once(rt: Runtime, *, older_than: float = KEEP_SECONDS) -> int:
-    async with rt.pool.acquire() as conn, conn.transaction():
-        gone = await traversals.forget_finished_nodes(conn, batch=BATCH, older_than=older_than)
-    if gone:
-        log.debug("deleted %d nodes of a finished traversal", gone)
-    return gone
+    """Every finished traversal's nodes, a statement (one traversal, ``BATCH`` rows) per
+    transaction; how many went. Every operation of every nested stack finishes a traversal of
+    its own: one traversal a round would fall behind them."""
+    total = 0
+    while True:
+        async with rt.pool.acquire() as conn, conn.transaction():
+            gone = await traversals.forget_finished_nodes(conn, batch=BATCH, older_than=older_than)
+        if gone is None:
+            break
+        total += gone
+    if total:
+        log.debug("deleted %d nodes of finished traversals", total)
+    return total
 
 
-@contextlib.asynccontextmanager
-async def sweeping(rt: Runtime) -> AsyncIterator[None]:
-    # Nothing wakes it: a finished traversal's nodes may wait a round.
-    async with background.draining(lambda: sweep_once(rt), BATCH, asyncio.Event(), POLL_SECONDS,
-                                   name="traversal node sweep", log=log):
-        yield
+def sweeping(rt: Runtime) -> AbstractAsyncContextManager[None]:
+    return background.every(POLL_SECONDS, lambda: sweep_once(rt), name="traversal node sweep", log=log)
