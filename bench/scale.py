@@ -14,7 +14,8 @@ groups), delete. A phase's wall time runs from the request to the poll of
 the run (exit 1). Before the delete, the latency of stack show, resource show
 and one page of the resource and event lists of the stack holding the members.
 
-For each phase it prints the wall time, resources/s, the peak RSS of every
+For each phase it prints the wall time, the time until the notifier had published
+its last event (the next phase waits for that), resources/s, the peak RSS of every
 service (sampled from /proc while the phase runs, ``bench/scale_report.py``),
 the CPU each process spent (which service was busy) and PostgreSQL's database
 size after it. Nothing asserts a time.
@@ -126,12 +127,21 @@ def parse_args(argv: Sequence[str] | None) -> Options:
                    poll=args.poll, phase_timeout=args.phase_timeout, keep=args.keep, profile=args.profile)
 
 
-async def _database_bytes(url: str) -> int:
+async def _fetchval(url: str, query: str) -> Any:
     conn = await asyncpg.connect(url)
     try:
-        return int(await conn.fetchval("SELECT pg_database_size(current_database())"))
+        return await conn.fetchval(query)
     finally:
         await conn.close()
+
+
+def _database_bytes(url: str) -> int:
+    return int(asyncio.run(_fetchval(url, "SELECT pg_database_size(current_database())")))
+
+
+def _events_unpublished(url: str) -> bool:
+    """Whether the notifier's outbox still holds events (a read of its partial index)."""
+    return bool(asyncio.run(_fetchval(url, "SELECT EXISTS (SELECT 1 FROM events WHERE NOT published)")))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,7 +223,8 @@ class Run:
             figures = self._phase(workload, phase, deployment, submit, settle)
             self.figures.append(figures)
             print(f"  {workload.label:<14}{phase:<15}{figures.wall_s:9.2f} s (answered in "
-                  f"{figures.answer_s:.2f} s), {workload.size / figures.wall_s:8.0f} resources/s, "
+                  f"{figures.answer_s:.2f} s, events out in {figures.events_s:.2f} s), "
+                  f"{workload.size / figures.wall_s:8.0f} resources/s, "
                   f"database {figures.database_bytes / 2**20:.0f} MB; {cloud_setup.load()}", flush=True)
             # Printed as it goes, so a run cut short keeps each phase's memory and CPU.
             peaks = ", ".join(f"{label} {peak.own_mb:.0f}" for label, peak in figures.peaks.items())
@@ -237,12 +248,16 @@ class Run:
                 answered = time.perf_counter() - started
                 settle()
                 wall = time.perf_counter() - started
+                # The next phase starts once this one's events are out, so that each phase's CPU
+                # is its own (the notifier trails a big create by many seconds).
+                self._drain(deployment)
+                events = time.perf_counter() - started
         finally:
             if profiler is not None:
                 profiler.stop()
         spent = {t.label: _minus(t.cpu_seconds(), cpu[t.label]) for t in trees}
-        size = asyncio.run(_database_bytes(deployment.setup.servers.database_url))
-        return PhaseFigures(workload.label, str(phase), workload.size, answered, wall, size,
+        size = _database_bytes(deployment.setup.servers.database_url)
+        return PhaseFigures(workload.label, str(phase), workload.size, answered, wall, events, size,
                             sampler.peaks(), spent)
 
     def _settle(self, api: cloud_setup.Api, target: Target, phase: Phase, services: engine.Services) -> None:
@@ -258,6 +273,15 @@ class Run:
                                         f"{self.options.phase_timeout:g} s")
             services.check_alive()
             time.sleep(self.options.poll)
+
+    def _drain(self, deployment: Deployment) -> None:
+        deadline = time.monotonic() + self.options.phase_timeout
+        while _events_unpublished(deployment.setup.servers.database_url):
+            if time.monotonic() > deadline:
+                raise engine.BenchError(f"events still unpublished {self.options.phase_timeout:g} s after "
+                                        "the phase's stack settled")
+            deployment.services.check_alive()
+            time.sleep(min(self.options.poll, 0.2))
 
     # ---- reads on the big stack ----------------------------------------------------------
     def _reads(self, workload: Workload, api: cloud_setup.Api, target: Target) -> None:

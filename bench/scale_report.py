@@ -111,9 +111,11 @@ class PhaseFigures:
     workload: str
     phase: str
     size: int
-    # Until the api answered the request, and until the stack settled.
+    # Until the api answered the request, until the stack settled, and until the notifier had
+    # published the phase's last event (a watcher of the event stream saw it; CPU is counted to here).
     answer_s: float
     wall_s: float
+    events_s: float
     # pg_database_size after the phase.
     database_bytes: int
     peaks: dict[str, Peak]
@@ -146,7 +148,8 @@ def phase_table(figures: Sequence[PhaseFigures]) -> str:
     children = [label for label in labels
                 if any(f.peaks[label].child_mb for f in figures if label in f.peaks)]
     columns = [c for label in labels for c in ([label, f"{label}+"] if label in children else [label])]
-    head = (f"{'workload':<14}{'phase':<15}{'answer s':>9}{'wall s':>9}{'res/s':>9}{'db MB':>8}"
+    head = (f"{'workload':<14}{'phase':<15}{'answer s':>9}{'wall s':>9}{'events s':>9}{'res/s':>9}"
+            f"{'db MB':>8}"
             "   peak RSS MiB: " + " ".join(f"{c:>9}" for c in columns))
     lines = [head, "-" * len(head)]
     for f in figures:
@@ -156,7 +159,7 @@ def phase_table(figures: Sequence[PhaseFigures]) -> str:
             cells.append(_mb(peak.own_mb))
             if label in children:
                 cells.append(_mb(peak.child_mb))
-        lines.append(f"{f.workload:<14}{f.phase:<15}{f.answer_s:9.2f}{f.wall_s:9.2f}"
+        lines.append(f"{f.workload:<14}{f.phase:<15}{f.answer_s:9.2f}{f.wall_s:9.2f}{f.events_s:9.2f}"
                      f"{f.size / f.wall_s if f.wall_s else 0:9.0f}{f.database_bytes / 2**20:8.0f}"
                      "                 " + " ".join(f"{c:>9}" for c in cells))
     cpu_labels = list(dict.fromkeys(label for f in figures for label in f.cpu_s))

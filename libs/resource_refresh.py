@@ -9,7 +9,7 @@ deployment's attributes from its row each time). Both write here, in the caller'
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import orjson
@@ -26,9 +26,19 @@ from libs.resources.registry import Registry
 Current = dict[str, tuple[Any, Mapping[str, Any]]]
 
 
-async def current(conn: Conn, stack_id: uuid.UUID) -> Current:
+async def current(conn: Conn, stack_id: uuid.UUID, names: Collection[str] | None = None) -> Current:
+    """The stack's current rows (only ``names``, when given) as outputs are resolved over them."""
+    if names is not None:
+        return {n: (r.known_reference(), r.attributes)
+                for n, r in (await resources.current_by_names(conn, stack_id, names)).items()}
     return {r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack_id)
             if r.is_current}
+
+
+async def outputs_now(conn: Conn, stack_id: uuid.UUID, want: desired.Desired) -> list[dict[str, Any]]:
+    """The stack's outputs (of its template ``want``) over its rows as they are."""
+    return desired.outputs_over(want.definition, await current(
+        conn, stack_id, desired.output_resources(want.definition)))
 
 
 async def stack_desired(conn: Conn, stack: stacks.StackRow) -> desired.Desired | None:
@@ -53,7 +63,7 @@ async def refresh(conn: Conn, stack: stacks.StackRow | None, want: desired.Desir
         return None
     if stack is None or want is None or stack.status == Status.IN_PROGRESS:
         return None
-    outputs = desired.outputs_over(want.definition, await current(conn, stack.id))
+    outputs = await outputs_now(conn, stack.id, want)
     await stacks.set_outputs(conn, stack.id, outputs)
     return outputs
 

@@ -38,6 +38,13 @@ class Desired:
         return {name: d.type for name, d in self.definition.resources.items()}
 
 
+def output_resources(definition: StackDefinition) -> frozenset[str]:
+    """The resources the template's outputs read: the rows resolving them needs (a group's nested
+    stack of 10^5 members has no output and reads none)."""
+    return frozenset(ref.resource for output in definition.outputs.values() if output.enabled
+                     for ref in output.references())
+
+
 def outputs_over(definition: StackDefinition, current: Mapping[str, tuple[Any, Mapping[str, Any]]]
                  ) -> list[dict[str, Any]]:
     """The template's outputs over ``name -> (reference, attributes)`` of the current rows."""

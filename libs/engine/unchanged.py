@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from libs.engine.keys import NodeKind
 from libs.engine.status import Action, Status
 from libs.engine.step import RowState, Verb, decide
+from libs.graph.dag import Graph
 from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.stack import StackDefinition
 
@@ -52,11 +53,12 @@ def unchanged(definition: StackDefinition, action: Action, current: Mapping[str,
     """
     resolver = StackResolver(definition, data)
     settled: list[str] = []
-    done: set[str] = set()
-    for name in definition.graph().topological_order():
-        if name in already:
-            done.add(name)
-            continue
+    done: set[str] = set(already)
+    # Those left to compare, in the order of their dependencies on each other (those on a name
+    # already known to stay are met): a group's member replaced is two of 10^5, not a 10^5 graph.
+    left = [name for name in definition.resources if name not in already]
+    among = frozenset(left)
+    for name in Graph({n: definition.required(n) & among for n in left}).topological_order():
         row = current.get(name)
         if (row is None or name in exclude or row.status != Status.COMPLETE
                 or row.action in (Action.INIT, Action.DELETE)):

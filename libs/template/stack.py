@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from libs.graph.dag import Graph
 from libs.template import attribute_store, errors
+from libs.template.definition_map import DefinitionMap
 from libs.template.definitions import DELETE, RETAIN, OutputDefinition, ResourceDefinition
 from libs.template.functions import base
 from libs.template.template import Template
@@ -170,7 +171,7 @@ class StackDefinition:
         self._params_only = _NoResources(parameters)
         self.conditions = Conditions(self._parse_conditions, parameters)
         self._resolver = ConditionResolver(parameters, self.conditions)
-        self._resources: dict[str, ResourceDefinition] | None = None
+        self._resources = DefinitionMap(lambda: self.template.resources_section, self._enabled_definition)
         self._outputs: dict[str, OutputDefinition] | None = None
 
     def _parse_conditions(self) -> dict[str, Any]:
@@ -198,36 +199,42 @@ class StackDefinition:
         assert self.checks is not None
         return self.checks.has_attribute(self.resources[name].type, name, attribute)
 
+    def written_types(self) -> Iterable[tuple[str, Any]]:
+        """Each resource's name and its ``type`` as written (enabled or not; nothing is parsed):
+        the type is a literal string in any template that validates."""
+        key = self.template.dialect.res_type
+        for name, snippet in self.template.resources_section.items():
+            yield str(name), snippet.get(key) if isinstance(snippet, Mapping) else None
+
     def all_resource_names(self) -> frozenset[str]:
         """Every resource the template names, enabled by its condition or not."""
         return self._all_names
 
     @property
-    def resources(self) -> dict[str, ResourceDefinition]:
-        """The enabled resources, parsed, in template order."""
-        if self._resources is None:
-            self._resources = dict(self._definitions())
+    def resources(self) -> DefinitionMap:
+        """The enabled resources, in template order; each parsed when first asked for."""
         return self._resources
 
-    def _definitions(self) -> Iterable[tuple[str, ResourceDefinition]]:
+    def _enabled_definition(self, name: str, snippet: Any) -> ResourceDefinition | None:
+        """One resource parsed (its keys checked first), or None when its condition disables it."""
         d = self.template.dialect
-        valid = set(self.template.version.resource_keys)
-        for name, snippet in self.template.resources_section.items():
-            # Heat never checks CFN resource keys: unknown ones are ignored.
-            invalid = [k for k in snippet if k not in valid] if self.template.version.kind == "hot" else []
+        # Heat never checks CFN resource keys: unknown ones are ignored.
+        if self.template.version.kind == "hot":
+            valid = self.template.version.resource_keys
+            invalid = [k for k in snippet if k not in valid]
             if invalid:
                 raise errors.StackValidationFailed(
                     "Invalid keyword(s) inside a resource definition: " + ", ".join(invalid))
-            defn = self._definition(str(name), snippet)
-            if defn.condition is not None:
-                try:
-                    enabled = self._enabled(defn.condition)
-                except ValueError as exc:
-                    raise errors.StackValidationFailed(
-                        str(exc), (d.resources, name, d.res_condition)) from None
-                if not enabled:
-                    continue
-            yield str(name), defn
+        defn = self._definition(name, snippet)
+        if defn.condition is not None:
+            try:
+                enabled = self._enabled(defn.condition)
+            except ValueError as exc:
+                raise errors.StackValidationFailed(
+                    str(exc), (d.resources, name, d.res_condition)) from None
+            if not enabled:
+                return None
+        return defn
 
     def _enabled(self, condition: Any) -> bool:
         if isinstance(condition, (str, bool)):

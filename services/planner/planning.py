@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from libs import stack_snapshots
+from libs import resource_refresh, stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
 from libs.engine import desired, plan, rollback_rows, status, unchanged
 from libs.engine.hooks import HookMode
@@ -182,9 +182,7 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     graph = plan.build(action, requires, plan_rows, frozenset(new_ids.values()), settled=settled)
     outputs = None
     if not graph.nodes and action != Action.DELETE:
-        outputs = [] if want is None else desired.outputs_over(want.definition, {
-            r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack.id)
-            if r.is_current})
+        outputs = [] if want is None else await resource_refresh.outputs_now(conn, stack.id, want)
     return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
                                          graph=graph, outputs=outputs)
 
@@ -317,7 +315,8 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
 def _state(row: resources.ResourceRow, unmade: dict[int, resources.ResourceRow]) -> RowState:
     """What ``decide`` needs of a current row, its failed or unfinished replacement's status with it."""
     replacement = unmade.get(row.id)
-    return dataclasses.replace(row.state(), replacement=replacement.status if replacement else None)
+    state = row.state()
+    return state if replacement is None else dataclasses.replace(state, replacement=replacement.status)
 
 
 def _answered_again(want: desired.Desired, current: dict[str, resources.ResourceRow],

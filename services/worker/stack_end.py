@@ -30,7 +30,8 @@ async def stack_event(conn: Conn, stack: stacks.StackRow, traversal_id: uuid.UUI
 async def outputs_of(conn: Conn, stack_id: uuid.UUID, want: desired.Desired,
                      resolve: OutputsOf = inline_outputs) -> list[dict[str, Any]]:
     """The template's outputs over the stack's current rows (``output_error`` where one fails)."""
-    return await resolve(want, await resource_refresh.current(conn, stack_id))
+    return await resolve(want, await resource_refresh.current(
+        conn, stack_id, desired.output_resources(want.definition)))
 
 
 async def complete(conn: Conn, stack: stacks.StackRow, trav: traversals.TraversalRow,

@@ -96,13 +96,14 @@ def test_the_sampler_sees_a_known_process_hold_its_memory() -> None:
 
 
 def test_the_tables_show_each_service_and_the_reads() -> None:
-    figures = [PhaseFigures("flat 10000", "create", 10_000, 0.5, 4.0, 50 * 2**20,
+    figures = [PhaseFigures("flat 10000", "create", 10_000, 0.5, 4.0, 6.25, 50 * 2**20,
                             {"api": Peak(120.0, 300.0), "planner": Peak(80.0, 0.0)},
                             {"api": 1.5, "postgres": None})]
     text = phase_table(figures)
     assert "api+" in text and "planner+" not in text
     assert "2500" in text and " 50 " in text and "300" in text  # res/s, database MB, the api's child
     assert "1.5" in text and "-" in text
+    assert "6.25" in text  # until the last event was published
     reads = read_table([ReadFigures("flat 10000", "stack show", (0.010, 0.030, 0.020), None)])
     assert "20.0" in reads and "30.0" in reads
     assert phase_table([]) == "(no phase completed)"

@@ -59,3 +59,33 @@ def test_stack_definition(case: Path) -> None:
     assert disabled == sorted(expect.get("disabled_outputs", []))
     for name, policy in expect.get("deletion_policies", {}).items():
         assert stack.resources[name].deletion_policy == policy
+
+
+LAZY: dict[str, Any] = {"heat_template_version": "2016-10-14",
+        "conditions": {"never": False},
+        "resources": {"bad": {"type": "OS::Heat::None", "propertees": {}},
+                      "off": {"type": "OS::Heat::None", "condition": "never"},
+                      7: {"type": "OS::Heat::None", "properties": {"value": "seven"}},
+                      "good": {"type": "OS::Heat::None", "properties": {"value": "v"}}}}
+
+
+@pytest.mark.parametrize(("name", "found"), [("good", "v"), ("7", "seven"), ("off", None), ("absent", None)])
+def test_a_resource_looked_up_by_name_is_parsed_alone(name: str, found: str | None) -> None:
+    # A worker stepping one member of a big group parses that member, not its siblings: the
+    # broken sibling says nothing until every resource is asked for.
+    resources = _stack(LAZY, {}).resources
+    assert (name in resources) is (found is not None)
+    if found is None:
+        with pytest.raises(KeyError):
+            resources[name]
+    else:
+        assert resources[name].properties == {"value": found}
+
+
+def test_going_through_every_resource_names_the_first_bad_one() -> None:
+    stack = _stack(LAZY, {})
+    assert stack.resources["good"].type == "OS::Heat::None"
+    with pytest.raises(errors.StackValidationFailed, match="propertees"):
+        list(stack.resources)
+    fixed = {**LAZY, "resources": {k: v for k, v in LAZY["resources"].items() if k != "bad"}}
+    assert list(_stack(fixed, {}).resources) == ["7", "good"]
