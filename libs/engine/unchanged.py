@@ -18,6 +18,7 @@ from libs.engine.keys import NodeKind
 from libs.engine.status import Action, Status
 from libs.engine.step import RowState, Verb, decide
 from libs.graph.dag import Graph
+from libs.template import written
 from libs.template.resolution import StackResolver, StaticResourceData
 from libs.template.stack import StackDefinition
 
@@ -56,7 +57,7 @@ def unchanged(definition: StackDefinition, action: Action, current: Mapping[str,
     done: set[str] = set(already)
     # Those left to compare, in the order of their dependencies on each other (those on a name
     # already known to stay are met): a group's member replaced is two of 10^5, not a 10^5 graph.
-    left = [name for name in definition.resources if name not in already]
+    left = [name for name in definition.enabled_names() if name not in already]
     among = frozenset(left)
     for name in Graph({n: definition.required(n) & among for n in left}).topological_order():
         row = current.get(name)
@@ -99,15 +100,18 @@ _NOT_DEFINITIONS = frozenset({"resources", "outputs", "description"})
 
 def same_definitions(old: Mapping[str, Any], new: Mapping[str, Any], current: Mapping[str, RowState], *,
                      old_template_id: str, exclude: Collection[str],
-                     always_updates: Callable[[str, str], bool]) -> list[str]:
+                     always_updates: Callable[[str, str], bool],
+                     ruled_types: Collection[str] = frozenset()) -> list[str]:
     """Names whose definition in the template ``new`` is, as written, the one they converged with in
-    ``old`` (their rows' desired state ``old_template_id``), around the same everything else.
+    ``old`` (their rows' desired state ``old_template_id``), around the same everything else, and
+    that require nothing: no function of theirs reads another resource and their type is not one
+    that ``ruled_types`` orders after others (implicit dependencies).
 
     The caller knows both desired states have the same files, environment and facade; so
-    every function in such a definition resolves as it did, unless it reads another
-    resource: ``exclude`` holds those, what others read, and what may pause. An update
-    leaves them alone as :func:`unchanged` would find, without resolving each again (a
-    group's member template after one member is replaced: 10^5 - 1 of them).
+    every function in such a definition resolves as it did. ``exclude`` holds what others
+    read and what may pause. An update leaves them alone as :func:`unchanged` would find,
+    without parsing or resolving each again (a group's member template after one member is
+    replaced: 10^5 - 1 of them).
     """
     if {k: v for k, v in old.items() if k not in _NOT_DEFINITIONS} != {
             k: v for k, v in new.items() if k not in _NOT_DEFINITIONS}:
@@ -115,8 +119,17 @@ def same_definitions(old: Mapping[str, Any], new: Mapping[str, Any], current: Ma
     old_resources, new_resources = old.get("resources"), new.get("resources")
     if not isinstance(old_resources, Mapping) or not isinstance(new_resources, Mapping):
         return []
+    any_reads = written.mentions(new_resources, written.READING)
     return [name for name, row in current.items()
             if row.template_id == old_template_id and row.status == Status.COMPLETE
             and row.action not in (Action.INIT, Action.DELETE) and row.replacement is None
             and name not in exclude and name in new_resources
-            and old_resources.get(name) == new_resources[name] and not always_updates(name, row.type)]
+            and old_resources.get(name) == new_resources[name] and not always_updates(name, row.type)
+            and _requires_nothing(new_resources[name], any_reads, ruled_types)]
+
+
+def _requires_nothing(snippet: Any, any_reads: bool, ruled_types: Collection[str]) -> bool:
+    type_name = snippet.get("type") if isinstance(snippet, Mapping) else None
+    if not isinstance(type_name, str) or type_name in ruled_types:
+        return False
+    return not any_reads or not written.mentions(snippet, written.READING)

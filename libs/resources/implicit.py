@@ -18,6 +18,10 @@ RULES: Final[tuple[Callable[[StackDefinition], Mapping[str, set[str]]], ...]] = 
 )
 
 
+# The types any rule orders (the others depend only on what their template says).
+RULED_TYPES: Final[frozenset[str]] = neutron.RULED
+
+
 def implicit_dependencies(stack: StackDefinition) -> dict[str, set[str]]:
     merged: dict[str, set[str]] = {}
     for rule in RULES:

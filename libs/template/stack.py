@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from libs.graph.dag import Graph
-from libs.template import attribute_store, errors
+from libs.template import attribute_store, errors, written
 from libs.template.definition_map import DefinitionMap
 from libs.template.definitions import DELETE, RETAIN, OutputDefinition, ResourceDefinition
 from libs.template.functions import base
@@ -198,6 +198,15 @@ class StackDefinition:
     def _has_attribute(self, name: str, attribute: Any) -> bool:
         assert self.checks is not None
         return self.checks.has_attribute(self.resources[name].type, name, attribute)
+
+    def enabled_names(self) -> list[str]:
+        """The enabled resources' names in template order, parsing only those with a condition."""
+        t = self.template
+        key = t.dialect.res_condition
+        if not t.has_conditions:
+            return [str(name) for name in t.resources_section]
+        return [str(name) for name, snippet in t.resources_section.items()
+                if not (isinstance(snippet, Mapping) and key in snippet) or str(name) in self.resources]
 
     def written_types(self) -> Iterable[tuple[str, Any]]:
         """Each resource's name and its ``type`` as written (enabled or not; nothing is parsed):
@@ -406,6 +415,9 @@ class StackDefinition:
         return attribute_store.wholly_read(self._reading_snippets())
 
     def _reading_snippets(self) -> list[Any]:
+        t = self.template
+        if not written.mentions([t.resources_section, t.outputs_section], written.ATTRIBUTE_READING):
+            return []  # nothing reads an attribute: no resource need be parsed to know it
         snippets = [s for defn in self.resources.values() for s in (defn.properties, defn.metadata)]
         return [*snippets, *(o.value for o in self.outputs.values() if o.enabled)]
 

@@ -151,31 +151,35 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     if action == Action.ROLLBACK and template_id is not None:
         rows = await _back_to_best(conn, stack.id, rows, template_id)
     requires: dict[str, AbstractSet[str]] = {}
-    types: dict[str, str] = {}
     want: desired.Desired | None = None
+    comparing = template_id is not None and bool(rows) and not request.converge
+    held: frozenset[str] = frozenset()
+    alike: settling.Alike | None = None
+    states: dict[str, RowState] = {}
     if template_id is not None and action in status.CONVERGING:
         raw = await templates.get(conn, template_id)
         try:
             want = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
                                 stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
-            requires = want.requires()
-            types = want.types()
+            if comparing:
+                held = await _held(conn, stack.id, want, rows)
+                states = _states(rows)
+                # Found before the rest is parsed: these need not be.
+                alike = await settling.written_alike(conn, raw, states, exclude=held,
+                                                     env=want.environment.registry, registry=registry)
+            requires = want.requires(alike.names if alike is not None else frozenset())
         except TemplateError as exc:
             await _fail_now(conn, stack, traversal_id, action, request=request, reason=str(exc))
             return traversal_id, []
     settled: frozenset[int] = frozenset()
-    if want is not None and template_id is not None and rows and not request.converge:
-        # Heat's pre-update pauses unchanged resources too: any that may pause keep their node.
-        env = want.environment.registry
-        placed = await breakpoints.reaching(conn, stack.id)
-        held = frozenset(r.name for r in rows if "pre-update" in env.hooks_for(r.name) or any(
-            p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
-        settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
-                                          registry=registry, held=held, raw=raw, requires=requires)
+    if want is not None and template_id is not None and comparing:
+        settled = await _settle_unchanged(conn, want, action, rows, states, template_id=template_id,
+                                          registry=registry, held=held, alike=alike, requires=requires)
     if action != Action.DELETE:
         plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
     added = plan.rows_to_add(list(requires), plan_rows)
-    new_ids = await resources.insert_new(conn, stack.id, [(n, types[n]) for n in added])
+    new_ids = await resources.insert_new(conn, stack.id, [(n, want.definition.resources[n].type)
+                                                          for n in added] if want is not None else [])
     if new_ids and (request.snapshot_id or action == Action.ADOPT):
         await _give_back(conn, stack, request, new_ids)
     plan_rows += [plan.Row(rid, name, True) for name, rid in new_ids.items()]
@@ -249,14 +253,31 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
         await resources.give_back(conn, new_ids[name], given, adopt=adopting, physical_id=given_id)
 
 
+async def _held(conn: Conn, stack_id: uuid.UUID, want: desired.Desired,
+                rows: list[resources.ResourceRow]) -> frozenset[str]:
+    """The resources a pre-update hook or breakpoint may pause: Heat pauses unchanged ones too,
+    so each keeps its node."""
+    env = want.environment.registry
+    placed = await breakpoints.reaching(conn, stack_id)
+    return frozenset(r.name for r in rows if "pre-update" in env.hooks_for(r.name) or any(
+        p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
+
+
+def _states(rows: list[resources.ResourceRow]) -> dict[str, RowState]:
+    """What ``decide`` needs of each current row."""
+    unmade = resources.unmade_replacements(rows)
+    return {r.name: _state(r, unmade) for r in rows if r.is_current}
+
+
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
-                            rows: list[resources.ResourceRow], *, template_id: uuid.UUID, registry: Registry,
-                            held: frozenset[str] = frozenset(), raw: templates.RawTemplate | None = None,
-                            requires: Mapping[str, AbstractSet[str]] | None = None) -> frozenset[int]:
+                            rows: list[resources.ResourceRow], states: dict[str, RowState], *,
+                            template_id: uuid.UUID, registry: Registry, held: frozenset[str],
+                            alike: settling.Alike | None, requires: Mapping[str, AbstractSet[str]]
+                            ) -> frozenset[int]:
     """Record the new template on every row the update leaves alone; their ids need no node.
 
-    ``raw`` (the desired state ``template_id``) and ``requires`` (each resource's) let the
-    rows whose definitions did not change as written be settled first, in one statement.
+    The rows ``alike`` (definitions as written as they were, requiring nothing) are settled
+    first, in one statement, but for what others read; the rest are compared one by one.
     """
     current = {r.name: r for r in rows if r.is_current}
     answered = _answered_again(want, current, registry)
@@ -288,15 +309,14 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
                 **({"attributes": answered[name]} if name in answered else {})}
 
     unmade = resources.unmade_replacements(rows)
-    states = {n: _state(r, unmade) for n, r in current.items()}
     lost: frozenset[str] = held
     kept: dict[str, int] = {}
-    if raw is not None and requires is not None:
+    if alike is not None:
         # What reads another, is read, or may pause is compared the usual way.
         reading = {n for n, r in current.items() if r.requires or requires.get(n)}
-        kept = await settling.settle_same_definitions(
-            conn, rows[0].stack_id, raw, states,
-            exclude=held | reading | set(want.definition.attribute_reads), env=env, registry=registry)
+        read = set(want.definition.attribute_reads)
+        kept = await settling.settle_kept(conn, rows[0].stack_id, alike, alike.names - held - reading - read,
+                                          template_id=template_id)
     for _ in range(2):
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost,
                                     implementation_of=implementation_of, already=kept)

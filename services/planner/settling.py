@@ -10,6 +10,7 @@ resolved and written member by member.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Collection, Mapping
 
@@ -17,6 +18,7 @@ from libs.db import Conn, breakpoints, stacks, templates, traversals
 from libs.db import settling as settled_rows
 from libs.engine import unchanged
 from libs.engine.step import RowState
+from libs.resources.implicit import RULED_TYPES
 from libs.resources.registry import Registry
 from libs.template.environment import Environment
 from libs.template.registry import ResourceRegistry
@@ -53,23 +55,31 @@ async def kept_converged(conn: Conn, stack: stacks.StackRow, registry: Registry)
     return await settled_rows.touch_converged(conn, stack.id, template_id) == summary.rows
 
 
-async def settle_same_definitions(conn: Conn, stack_id: uuid.UUID, new: templates.RawTemplate,
-                                  current: Mapping[str, RowState], *, exclude: Collection[str],
-                                  env: ResourceRegistry, registry: Registry) -> dict[str, int]:
-    """Settle the rows whose definition is, as written, the one they converged with
-    (:func:`libs.engine.unchanged.same_definitions`): name -> id of each row settled.
+@dataclasses.dataclass(frozen=True)
+class Alike:
+    """Rows whose definitions are, as written, those they converged with in one earlier desired
+    state, and require nothing (:func:`libs.engine.unchanged.same_definitions`)."""
+
+    old_template_id: uuid.UUID
+    names: frozenset[str]
+
+
+async def written_alike(conn: Conn, new: templates.RawTemplate, current: Mapping[str, RowState], *,
+                        exclude: Collection[str], env: ResourceRegistry, registry: Registry) -> Alike | None:
+    """The rows an update may leave alone without parsing their definitions, or None.
 
     Only where every row left to compare converged with one earlier desired state with the
     same files, environment and facade as ``new`` (a group's members after a resize or a
-    removal); anything else is left to the caller's comparison.
+    removal); anything else is left to the caller's comparison. Nothing is written: what
+    others read is known only once the rest is parsed (:func:`settle_kept`).
     """
     old_ids = {row.template_id for row in current.values() if row.template_id not in (None, str(new.id))}
     if len(old_ids) != 1:
-        return {}
+        return None
     old_id = uuid.UUID(str(old_ids.pop()))
     old = await templates.get(conn, old_id)
     if (old.files, old.environment, old.facade) != (new.files, new.environment, new.facade):
-        return {}
+        return None
     types: dict[str, bool] = {}
 
     def always_updates(name: str, type_name: str) -> bool:
@@ -84,7 +94,15 @@ async def settle_same_definitions(conn: Conn, stack_id: uuid.UUID, new: template
         return types[key]
 
     names = unchanged.same_definitions(old.template, new.template, current, old_template_id=str(old_id),
-                                       exclude=exclude, always_updates=always_updates)
+                                       exclude=exclude, always_updates=always_updates,
+                                       ruled_types=RULED_TYPES)
+    return Alike(old_id, frozenset(names)) if names else None
+
+
+async def settle_kept(conn: Conn, stack_id: uuid.UUID, alike: Alike, names: Collection[str], *,
+                      template_id: uuid.UUID) -> dict[str, int]:
+    """The new desired state on the rows ``names`` (of ``alike``) still as they were: name -> id."""
     if not names:
         return {}
-    return await settled_rows.settle_kept(conn, stack_id, names, old_template_id=old_id, template_id=new.id)
+    return await settled_rows.settle_kept(conn, stack_id, list(names), old_template_id=alike.old_template_id,
+                                          template_id=template_id)

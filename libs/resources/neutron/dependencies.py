@@ -33,7 +33,8 @@ NET, SUBNET, PORT = "OS::Neutron::Net", "OS::Neutron::Subnet", "OS::Neutron::Por
 ROUTER, INTERFACE = "OS::Neutron::Router", "OS::Neutron::RouterInterface"
 FLOATING_IP, ASSOCIATION = "OS::Neutron::FloatingIP", "OS::Neutron::FloatingIPAssociation"
 SERVER = "OS::Nova::Server"
-_RULED = frozenset({NET, SUBNET, PORT, ROUTER, INTERFACE, FLOATING_IP, ASSOCIATION, SERVER})
+# The types these rules order: a resource of any other type gains no implicit dependency.
+RULED = frozenset({NET, SUBNET, PORT, ROUTER, INTERFACE, FLOATING_IP, ASSOCIATION, SERVER})
 
 
 class _Tokens(ConditionResolver):
@@ -59,7 +60,7 @@ class _Stack:
         # a worker stepping one of 10^5 group members does not parse the 10^5.
         self.by_type: dict[str, list[str]] = defaultdict(list)
         for name, type_name in stack.written_types():
-            if isinstance(type_name, str) and type_name in _RULED and name in stack.resources:
+            if isinstance(type_name, str) and type_name in RULED and name in stack.resources:
                 self.by_type[type_name].append(name)
 
     def value(self, name: str, *keys: str) -> Any:

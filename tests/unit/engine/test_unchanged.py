@@ -179,3 +179,20 @@ def test_same_definitions(new: dict[str, Any], rows: dict[str, RowState], exclud
                           expected: list[str]) -> None:
     assert same_definitions(_members("0", "1", "2"), new, rows, old_template_id="old", exclude=exclude,
                             always_updates=lambda _name, type_name: type_name == "Ember::Nest") == expected
+
+
+@pytest.mark.parametrize(("resources", "expected"), [
+    # Reads another resource as written (an attribute, a dependency), or read by none.
+    ({"0": _value({"get_attr": ["2", "value"]}), "1": {**_value("v"), "depends_on": ["2"]}, "2": _value("v")},
+     ["2"]),
+    # A type the implicit rules order after others (a port after its network's subnets).
+    ({"0": _value("v"), "1": {"type": "OS::Neutron::Port"}}, ["0"]),
+    # A string that spells a function is not one.
+    ({"0": _value("get_attr"), "1": _value('"get_attr":')}, ["0", "1"]),
+])
+def test_what_requires_another_is_left_to_the_usual_comparison(resources: dict[str, Any],
+                                                              expected: list[str]) -> None:
+    template = {"heat_template_version": "2016-10-14", "resources": resources}
+    assert same_definitions(template, template, {n: _row(n) for n in resources}, old_template_id="old",
+                            exclude=(), always_updates=lambda _name, _type: False,
+                            ruled_types={"OS::Neutron::Port"}) == expected
