@@ -6,7 +6,7 @@ import dataclasses
 import datetime
 import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
@@ -73,10 +73,42 @@ def required_by(rows: Iterable[ResourceRow]) -> dict[int, list[str]]:
     return out
 
 
-def unmade_replacements(rows: Iterable[ResourceRow]) -> dict[int, ResourceRow]:
+class Replacing(Protocol):
+    """What :func:`unmade_replacements` reads of a row (a whole row or an outline of it)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def replaces(self) -> int | None: ...
+    @property
+    def is_current(self) -> bool: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+
+
+class Outlined(Replacing, Protocol):
+    """A row whole, or its :class:`~libs.db.settling.Standing`: what an update's plan reads of
+    every row before it reads any whole."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def requires(self) -> Sequence[int]: ...
+
+    def state(self) -> RowState: ...
+
+
+_R = TypeVar("_R", bound=Replacing)
+
+
+def unmade_replacements(rows: Iterable[_R]) -> dict[int, _R]:
     """Row id -> its newest replacement never made current whose create started (failed, or under
     way); :func:`unmade_replacement` asks the database the same of one row."""
-    out: dict[int, ResourceRow] = {}
+    out: dict[int, _R] = {}
     for row in rows:
         if row.replaces is not None and not row.is_current and row.action == Action.CREATE and (
                 row.replaces not in out or out[row.replaces].id < row.id):

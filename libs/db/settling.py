@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Sequence
 
 from libs.db import Conn
+from libs.engine.step import RowState
 
 # A row an update with the desired state ``$2`` it last converged with leaves alone, when no row
 # reads another (``requires`` empty): current, complete, and made with that desired state.
@@ -60,3 +61,40 @@ async def settle_kept(conn: Conn, stack_id: uuid.UUID, names: Sequence[str], *, 
         " AND status = 'COMPLETE' AND name = ANY($4::text[]) ORDER BY id FOR UPDATE) RETURNING id, name",
         stack_id, old_template_id, template_id, list(names))
     return {r["name"]: r["id"] for r in rows}
+
+
+@dataclasses.dataclass(frozen=True)
+class Standing:
+    """What an update's plan needs of a row before it reads any whole (no properties, data or
+    attributes): enough to find the rows it leaves alone as written, and its place in the graph."""
+
+    id: int
+    name: str
+    type: str
+    is_current: bool
+    action: str
+    status: str
+    template_id: uuid.UUID | None
+    traversal_id: uuid.UUID | None
+    requires: tuple[int, ...]
+    replaces: int | None
+    deletion_policy: str
+    external_id: str | None
+    physical_id: str | None
+
+    def state(self) -> RowState:
+        """The row as :func:`libs.engine.step.decide` sees it, but for its properties (None)."""
+        return RowState(id=self.id, name=self.name, type=self.type, action=self.action, status=self.status,
+                        is_current=self.is_current,
+                        traversal_id=str(self.traversal_id) if self.traversal_id else None,
+                        template_id=str(self.template_id) if self.template_id else None,
+                        properties=None, deletion_policy=self.deletion_policy,
+                        external_id=self.external_id, physical_id=self.physical_id)
+
+
+async def standings(conn: Conn, stack_id: uuid.UUID) -> list[Standing]:
+    """Every row of the stack as :class:`Standing`, in id order."""
+    rows = await conn.fetch(
+        "SELECT id, name, type, is_current, action, status, template_id, traversal_id, requires, replaces,"
+        " deletion_policy, external_id, physical_id FROM resources WHERE stack_id = $1 ORDER BY id", stack_id)
+    return [Standing(**{**dict(r), "requires": tuple(r["requires"])}) for r in rows]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -20,6 +20,7 @@ import orjson
 
 from libs import resource_refresh, stack_snapshots
 from libs.db import Conn, breakpoints, events, locks, resources, snapshots, stacks, templates, traversals
+from libs.db import settling as settled_rows
 from libs.engine import desired, plan, rollback_rows, status, unchanged
 from libs.engine.hooks import HookMode
 from libs.engine.status import Action, Status
@@ -143,40 +144,50 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
             conn, stack, registry):
         return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
                                              graph=plan.TraversalGraph({}), outputs=[])
+    standing: list[settled_rows.Standing] | None = None
     if action == Action.DELETE:
         rows: list[resources.ResourceRow] = []
         plan_rows = await _delete_rows(conn, stack.id)
+    elif action == Action.UPDATE and not request.converge and template_id is not None:
+        # Read whole below, but for the rows left alone as written (a group's 10^5 members).
+        standing = await settled_rows.standings(conn, stack.id)
+        rows = []
     else:
         rows = await resources.for_stack(conn, stack.id)
     if action == Action.ROLLBACK and template_id is not None:
         rows = await _back_to_best(conn, stack.id, rows, template_id)
+    outline: Sequence[resources.Outlined] = standing if standing is not None else rows
     requires: dict[str, AbstractSet[str]] = {}
     want: desired.Desired | None = None
-    comparing = template_id is not None and bool(rows) and not request.converge
+    comparing = template_id is not None and bool(outline) and not request.converge
     held: frozenset[str] = frozenset()
     alike: settling.Alike | None = None
-    states: dict[str, RowState] = {}
     if template_id is not None and action in status.CONVERGING:
         raw = await templates.get(conn, template_id)
         try:
             want = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
                                 stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
             if comparing:
-                held = await _held(conn, stack.id, want, rows)
-                states = _states(rows)
+                held = await _held(conn, stack.id, want, outline)
                 # Found before the rest is parsed: these need not be.
-                alike = await settling.written_alike(conn, raw, states, exclude=held,
+                alike = await settling.written_alike(conn, raw, _states(outline), exclude=held,
                                                      env=want.environment.registry, registry=registry)
             requires = want.requires(alike.names if alike is not None else frozenset())
         except TemplateError as exc:
             await _fail_now(conn, stack, traversal_id, action, request=request, reason=str(exc))
             return traversal_id, []
+    kept: dict[str, int] = {}
+    if want is not None and template_id is not None and alike is not None:
+        kept = await settling.settle_alike(conn, stack.id, alike, outline, held=held,
+                                           read=want.definition.attribute_reads, template_id=template_id)
+    if standing is not None:
+        rows = await _whole_rows(conn, stack.id, standing, kept, requires)
     settled: frozenset[int] = frozenset()
     if want is not None and template_id is not None and comparing:
-        settled = await _settle_unchanged(conn, want, action, rows, states, template_id=template_id,
-                                          registry=registry, held=held, alike=alike, requires=requires)
+        settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
+                                          registry=registry, held=held, kept=kept)
     if action != Action.DELETE:
-        plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in rows]
+        plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in outline]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, want.definition.resources[n].type)
                                                           for n in added] if want is not None else [])
@@ -254,7 +265,7 @@ async def _give_back(conn: Conn, stack: stacks.StackRow, request: PlanRequest,
 
 
 async def _held(conn: Conn, stack_id: uuid.UUID, want: desired.Desired,
-                rows: list[resources.ResourceRow]) -> frozenset[str]:
+                rows: Sequence[resources.Outlined]) -> frozenset[str]:
     """The resources a pre-update hook or breakpoint may pause: Heat pauses unchanged ones too,
     so each keeps its node."""
     env = want.environment.registry
@@ -263,21 +274,32 @@ async def _held(conn: Conn, stack_id: uuid.UUID, want: desired.Desired,
         p.breakpoint.matches((*p.prefix, r.name), r.type, "pre-update") for p in placed))
 
 
-def _states(rows: list[resources.ResourceRow]) -> dict[str, RowState]:
-    """What ``decide`` needs of each current row."""
+def _states(rows: Sequence[resources.Outlined]) -> dict[str, RowState]:
+    """What ``decide`` needs of each current row (its properties only if ``rows`` are whole)."""
     unmade = resources.unmade_replacements(rows)
     return {r.name: _state(r, unmade) for r in rows if r.is_current}
 
 
+async def _whole_rows(conn: Conn, stack_id: uuid.UUID, standing: list[settled_rows.Standing],
+                      kept: Mapping[str, int], requires: Mapping[str, AbstractSet[str]]
+                      ) -> list[resources.ResourceRow]:
+    """The rows an update compares one by one, read whole: all but those ``kept``, and those
+    of the kept that the others read (their references and attributes resolve the others)."""
+    if not kept:
+        return await resources.for_stack(conn, stack_id)
+    read = {n for name, needs in requires.items() if name not in kept for n in needs}
+    kept_ids = frozenset(kept.values())
+    ids = [r.id for r in standing if r.id not in kept_ids or r.name in read]
+    return sorted((await resources.get_many(conn, ids)).values(), key=lambda r: r.id)
+
+
 async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
-                            rows: list[resources.ResourceRow], states: dict[str, RowState], *,
-                            template_id: uuid.UUID, registry: Registry, held: frozenset[str],
-                            alike: settling.Alike | None, requires: Mapping[str, AbstractSet[str]]
-                            ) -> frozenset[int]:
+                            rows: list[resources.ResourceRow], *, template_id: uuid.UUID, registry: Registry,
+                            held: frozenset[str], kept: Mapping[str, int]) -> frozenset[int]:
     """Record the new template on every row the update leaves alone; their ids need no node.
 
-    The rows ``alike`` (definitions as written as they were, requiring nothing) are settled
-    first, in one statement, but for what others read; the rest are compared one by one.
+    ``kept``: those already settled (written as they were, requiring nothing), not compared
+    again; ``rows`` holds the rest (whole), and those of the kept the rest read.
     """
     current = {r.name: r for r in rows if r.is_current}
     answered = _answered_again(want, current, registry)
@@ -309,14 +331,8 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
                 **({"attributes": answered[name]} if name in answered else {})}
 
     unmade = resources.unmade_replacements(rows)
+    states = _states(rows)
     lost: frozenset[str] = held
-    kept: dict[str, int] = {}
-    if alike is not None:
-        # What reads another, is read, or may pause is compared the usual way.
-        reading = {n for n, r in current.items() if r.requires or requires.get(n)}
-        read = set(want.definition.attribute_reads)
-        kept = await settling.settle_kept(conn, rows[0].stack_id, alike, alike.names - held - reading - read,
-                                          template_id=template_id)
     for _ in range(2):
         names = unchanged.unchanged(want.definition, action, states, data, rules, exclude=lost,
                                     implementation_of=implementation_of, already=kept)
@@ -332,7 +348,7 @@ async def _settle_unchanged(conn: Conn, want: desired.Desired, action: Action,
     return frozenset()
 
 
-def _state(row: resources.ResourceRow, unmade: dict[int, resources.ResourceRow]) -> RowState:
+def _state(row: resources.Outlined, unmade: Mapping[int, resources.Outlined]) -> RowState:
     """What ``decide`` needs of a current row, its failed or unfinished replacement's status with it."""
     replacement = unmade.get(row.id)
     state = row.state()

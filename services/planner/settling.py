@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
-from libs.db import Conn, breakpoints, stacks, templates, traversals
+from libs.db import Conn, breakpoints, resources, stacks, templates, traversals
 from libs.db import settling as settled_rows
 from libs.engine import unchanged
 from libs.engine.step import RowState
@@ -99,9 +99,14 @@ async def written_alike(conn: Conn, new: templates.RawTemplate, current: Mapping
     return Alike(old_id, frozenset(names)) if names else None
 
 
-async def settle_kept(conn: Conn, stack_id: uuid.UUID, alike: Alike, names: Collection[str], *,
-                      template_id: uuid.UUID) -> dict[str, int]:
-    """The new desired state on the rows ``names`` (of ``alike``) still as they were: name -> id."""
+async def settle_alike(conn: Conn, stack_id: uuid.UUID, alike: Alike, rows: Iterable[resources.Outlined], *,
+                       held: Collection[str], read: Collection[str], template_id: uuid.UUID
+                       ) -> dict[str, int]:
+    """The new desired state on the rows ``alike`` still as they were, in one statement, but for
+    what may pause (``held``), what others ``read`` and what required another when it was made:
+    those are compared the usual way. Name -> id of each row settled."""
+    reading = {r.name for r in rows if r.is_current and r.requires}
+    names = alike.names - set(held) - reading - set(read)
     if not names:
         return {}
     return await settled_rows.settle_kept(conn, stack_id, list(names), old_template_id=alike.old_template_id,

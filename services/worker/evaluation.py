@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from libs.db import templates
 from libs.engine import desired
 from libs.evaluation_pool import EvaluationCrashed, EvaluationPool, EvaluationTimeout
+from libs.template import written
 from libs.template.resolution import StackResolver, StaticResourceData
 
 if TYPE_CHECKING:
@@ -73,8 +74,8 @@ def _calls_heavy(value: Any) -> bool:
 
 def _heavy(want: desired.Desired, section_name: str | None) -> frozenset[str]:
     section = want.template.raw.get(section_name) if section_name else None
-    if not isinstance(section, Mapping):
-        return frozenset()
+    if not isinstance(section, Mapping) or not written.mentions(section, HEAVY_FUNCTIONS):
+        return frozenset()  # (a group's 10^5 members are looked through at once, in orjson)
     return frozenset(name for name, snippet in section.items() if _calls_heavy(snippet))
 
 

@@ -155,6 +155,11 @@ async def test_an_update_dates_only_the_resources_it_changes(settings: Settings)
             # One that reads another: compared by resolving it, not by its text.
             "reader": {"type": "OS::Heat::TestResource",
                        "properties": {"value": {"get_attr": ["kept", "output"]}}},
+            # One that reads the reference of one settled without being read whole (as written as
+            # it was, and no attribute of it read): still resolved over that one's row.
+            "plain": {"type": "OS::Heat::TestResource", "properties": {"value": "p"}},
+            "referrer": {"type": "OS::Heat::TestResource",
+                         "properties": {"value": {"get_resource": "plain"}}},
             "changed": {"type": "OS::Heat::TestResource", "properties": {"value": value}}}}
 
     async with engine(settings) as api:
@@ -169,6 +174,8 @@ async def test_an_update_dates_only_the_resources_it_changes(settings: Settings)
         after = await resource_rows(api.pool, made.id)
         assert after["kept"].updated_at == created["kept"].updated_at
         assert after["reader"].updated_at == created["reader"].updated_at
+        assert after["referrer"].updated_at == created["referrer"].updated_at
+        assert after["plain"].updated_at == created["plain"].updated_at
         assert after["changed"].action == "UPDATE"
         assert (after["changed"].updated_at or after["changed"].created_at) > (
             created["changed"].updated_at or created["changed"].created_at)
