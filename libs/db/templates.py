@@ -37,16 +37,6 @@ async def checked_digest(conn: Conn, template_id: uuid.UUID) -> str | None:
     return digest
 
 
-async def copy(conn: Conn, template_id: uuid.UUID) -> uuid.UUID:
-    """A new desired state equal to this one: copied inside PostgreSQL, so a template of 10^5
-    resources is neither sent nor parsed again."""
-    new_id = uuid.uuid4()
-    await conn.execute("INSERT INTO raw_templates (id, template, files, environment, facade, checked_digest)"
-                       " SELECT $1, template, files, environment, facade, checked_digest FROM raw_templates"
-                       " WHERE id = $2", new_id, template_id)
-    return new_id
-
-
 async def get(conn: Conn, template_id: uuid.UUID) -> RawTemplate:
     row = await conn.fetchrow("SELECT id, template, files, environment, facade FROM raw_templates"
                               " WHERE id = $1", template_id)

@@ -179,3 +179,28 @@ async def test_an_update_dates_only_the_resources_it_changes(settings: Settings)
         assert after["changed"].action == "UPDATE"
         assert (after["changed"].updated_at or after["changed"].created_at) > (
             created["changed"].updated_at or created["changed"].created_at)
+
+
+async def test_the_same_request_again_writes_no_resource(settings: Settings) -> None:
+    """A PUT of the request the stack was made from (a whole JSON body, as the api's) keeps its
+    desired state: every resource is known converged with it, so none is compared or written,
+    however many there are."""
+    request = StackRequest(template={"heat_template_version": "2016-10-14", "resources": {
+        f"r{i}": {"type": "OS::Heat::None", "properties": {"value": i}} for i in range(20)}})
+    async with engine(settings) as api:
+        made = await operations.create_stack(api.pool, api.bus, project="demo", name="again",
+                                             stack_request=request, json_request=True)
+        created = await settled(api.pool, made.id, status="CREATE_COMPLETE")
+        before = await resource_rows(api.pool, made.id)
+        await operations.update_stack(api.pool, api.bus, created, stack_request=request, json_request=True)
+        updated = await settled(api.pool, made.id, status="UPDATE_COMPLETE")
+        after = await resource_rows(api.pool, made.id)
+        assert updated.template_id == created.template_id
+        assert {n: r.version for n, r in after.items()} == {n: r.version for n, r in before.items()}
+        # A request that differs is a new desired state, compared and recorded on every row.
+        changed = StackRequest(template={**request.template, "description": "said otherwise"})
+        await operations.update_stack(api.pool, api.bus, updated, stack_request=changed, json_request=True)
+        last = await settled(api.pool, made.id, status="UPDATE_COMPLETE")
+        assert last.template_id != created.template_id
+        rows = await resource_rows(api.pool, made.id)
+        assert {r.template_id for r in rows.values()} == {last.template_id}
