@@ -59,6 +59,12 @@ class Node(Stepping):
             raise Retry(0.2, "predecessors not finished")
         self.want = await self._desired()
         if self.current and trav.deadline is not None and rows.now() > trav.deadline:
+            waiting = await self._target_row()
+            if waiting is not None and waiting.traversal_id == trav.id and (
+                    waiting.status == Status.IN_PROGRESS):
+                # Heat cancels a stack's tasks as it times out: whoever sees the stack timed out sees
+                # a deployment its action waited for cancelled too (the action is abandoned below).
+                await self.cancel_waiting(waiting)
             await self.fail_stack(status.TIMED_OUT)
             self.current = False  # and abandon this node's action below, as a stale one
         row = await self._target_row()

@@ -454,6 +454,13 @@ class Stepping:
             return None
         return await software.cancel(self.conn, plugin.cancels(row.physical_id))
 
+    async def cancel_waiting(self, row: resources.ResourceRow) -> None:
+        """A deployment the action under way on ``row`` waits for is cancelled now, its server told."""
+        async with self.conn.transaction():
+            server = await self.cancel_software(row)
+        if server is not None:
+            await software.push(self.conn, self.s.bus, self.stack.project, server)
+
     async def abandon(self, row: resources.ResourceRow, reason: str) -> None:
         """The action under way on ``row`` is given up (its stack timed out): it fails, and so
         does a deployment it waits for, as Heat's cancelled task does."""
