@@ -26,13 +26,10 @@ from libs.resources.registry import Registry
 Current = dict[str, tuple[Any, Mapping[str, Any]]]
 
 
-async def current(conn: Conn, stack_id: uuid.UUID, names: Collection[str] | None = None) -> Current:
-    """The stack's current rows (only ``names``, when given) as outputs are resolved over them."""
-    if names is not None:
-        return {n: (r.known_reference(), r.attributes)
-                for n, r in (await resources.current_by_names(conn, stack_id, names)).items()}
-    return {r.name: (r.known_reference(), r.attributes) for r in await resources.for_stack(conn, stack_id)
-            if r.is_current}
+async def current(conn: Conn, stack_id: uuid.UUID, names: Collection[str]) -> Current:
+    """The stack's current rows ``names`` as outputs are resolved over them."""
+    return {n: (r.known_reference(), r.attributes)
+            for n, r in (await resources.current_by_names(conn, stack_id, names)).items()}
 
 
 async def outputs_now(conn: Conn, stack_id: uuid.UUID, want: desired.Desired) -> list[dict[str, Any]]:
