@@ -11,7 +11,9 @@ taking back what was taken, as Heat does:
    Neutron shows them free;
 3. attach to the old server each port taken from it that it does not hold: the same port
    where it still exists; where Nova deleted it on the detach (a port Nova made on a
-   ``network``), a new one on its network, asking for the addresses it had.
+   ``network``), a new one on its network, asking for the addresses it had, or for any
+   address there when another port took one of them meanwhile (the server is back on its
+   network rather than the rollback failed with the server on none).
 
 Then the update proper runs. A replacement that made no server has nothing to detach. Each
 look is made again after lost answers, and what the old server holds already (a rollback
@@ -37,9 +39,10 @@ OWN_PORTS: Final = "restore_own_ports"  # answer: the ports bound to this server
 FROM: Final = "restore_from"  # data: the replacement's server id ("" when it made none)
 TAKEN: Final = "restore_ports"  # data: the ports taken from this server (a JSON list)
 DETACHING: Final = "restore_detaching"  # data: the ports being detached from the replacement
+ADDRESSED: Final = "restore_addressed"  # data: the attaches that asked for the old addresses
 PHASES: Final = frozenset({"restore", "restore-detach", "restore-detached", "restore-look",
                            "restore-attach"})
-DATA_KEYS: Final = (FROM, TAKEN, DETACHING)
+DATA_KEYS: Final = (FROM, TAKEN, DETACHING, ADDRESSED)
 
 Update = Callable[[StepContext], StepResult]
 
@@ -100,10 +103,7 @@ def check(ctx: StepContext, step: str, update: Update) -> StepResult:
         return _after_look(ctx, update)
     if not ctx.answers:  # the attach answers were lost: look again (nothing is attached twice)
         return _look(ctx)
-    failed = cs.first_error(ctx, sorted(ctx.answers))
-    if failed is not None:
-        return cs.cloud_failure(failed[1])
-    return _restored(ctx, update)
+    return _after_attach(ctx, update)
 
 
 def _after_replacement(ctx: StepContext, new_id: str) -> StepResult:
@@ -151,6 +151,31 @@ def _after_look(ctx: StepContext, update: Update) -> StepResult:
     return _attach(ctx, taken, [ctx.answers[k].ok for k in keys], held, update)
 
 
+def _after_attach(ctx: StepContext, update: Update) -> StepResult:
+    addressed = set(cs.loads(ctx.data, ADDRESSED, []))
+    taken = _taken(ctx.data)
+    again: list[CloudCall] = []
+    for key in sorted(ctx.answers):
+        error = ctx.answers[key].error
+        if error is None:
+            continue
+        index = int(key.removeprefix("attach_"))
+        if error.kind is not ErrorKind.CONFLICT or index not in addressed:
+            return cs.cloud_failure(error)
+        again.append(_new_port(index, str(ctx.physical_id), taken[index], addresses=False))
+    if again:  # an old address is another port's now: a new one anywhere on the network
+        return cs.call("restore-attach", *again, data={ADDRESSED: cs.dumps([])})
+    return _restored(ctx, update)
+
+
+def _new_port(index: int, server_id: str, port: Mapping[str, Any], *, addresses: bool) -> CloudCall:
+    """Attach a port made on the network of ``port`` (one Nova deleted), at its addresses if asked."""
+    wanted = [{"ip_address": ip["ip_address"]} for ip in port.get("fixed_ips") or ()
+              if ip.get("ip_address")] if addresses else []
+    return cs.compute(f"attach_{index}", "create_server_interface", server_id,
+                      net_id=str(port.get("network_id")), **({"fixed_ips": wanted} if wanted else {}))
+
+
 def _attach(ctx: StepContext, taken: list[dict[str, Any]], exists: list[bool], held: list[Any],
             update: Update) -> StepResult:
     server_id = str(ctx.physical_id)
@@ -159,6 +184,7 @@ def _attach(ctx: StepContext, taken: list[dict[str, Any]], exists: list[bool], h
     # Ports on the server that were not taken from it: made again by an earlier restore.
     spare = collections.Counter(str(p.get("network_id")) for p in held if str(p.get("id")) not in taken_ids)
     calls = []
+    addressed = []
     for index, (port, alive) in enumerate(zip(taken, exists, strict=True)):
         if alive:
             if str(port["id"]) not in held_ids:
@@ -169,13 +195,11 @@ def _attach(ctx: StepContext, taken: list[dict[str, Any]], exists: list[bool], h
         if spare[net_id] > 0:
             spare[net_id] -= 1
             continue
-        addresses = [{"ip_address": ip["ip_address"]} for ip in port.get("fixed_ips") or ()
-                     if ip.get("ip_address")]
-        calls.append(cs.compute(f"attach_{index}", "create_server_interface", server_id, net_id=net_id,
-                                **({"fixed_ips": addresses} if addresses else {})))
+        calls.append(_new_port(index, server_id, port, addresses=True))
+        addressed.append(index)
     if not calls:
         return _restored(ctx, update)
-    return cs.call("restore-attach", *calls)
+    return cs.call("restore-attach", *calls, data={ADDRESSED: cs.dumps(addressed)})
 
 
 def _restored(ctx: StepContext, update: Update) -> StepResult:

@@ -70,16 +70,17 @@ async def allocate_ip(conn: Conn, subnet: asyncpg.Record, port_id: str, wanted: 
             raise ApiError(409, f"IP address {wanted} already allocated in subnet {subnet['id']}",
                            "IpAddressAlreadyAllocated")
         return wanted
-    # After the highest address in use first (one index probe), then any gap from the start.
-    highest = await conn.fetchval("SELECT max(ip_address) FROM simcloud.ip_allocations WHERE subnet_id = $1",
-                                  subnet["id"])
-    for after in (highest, None):
+    # After the last one handed out first, then any gap from the start.
+    last = await conn.fetchval("SELECT last_ip FROM simcloud.subnets WHERE id = $1", subnet["id"])
+    for after in (last, None):
         for tried, address in enumerate(_candidates(subnet, after)):
             done = await conn.fetchval(
                 "INSERT INTO simcloud.ip_allocations (subnet_id, ip_address, port_id) "
                 "VALUES ($1, $2::inet, $3) ON CONFLICT DO NOTHING RETURNING ip_address",
                 subnet["id"], address, port_id)
             if done is not None:
+                await conn.execute("UPDATE simcloud.subnets SET last_ip = $2::inet WHERE id = $1",
+                                   subnet["id"], address)
                 return address
             if after is not None and tried > 16:
                 break

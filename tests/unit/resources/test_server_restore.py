@@ -61,7 +61,7 @@ def test_the_ports_go_from_the_failed_replacement_back_to_the_old_server_then_th
         ("create_server_interface", ("old",), {"port_id": "p1"}),
         ("create_server_interface", ("old",), {"net_id": "net", "fixed_ips": [{"ip_address": "10.0.0.6"}]})]
     assert methods(results[7]) == FINISH
-    assert not {"restore_from", "restore_ports", "restore_detaching"} & set(final.data)
+    assert not {"restore_from", "restore_ports", "restore_detaching", "restore_addressed"} & set(final.data)
 
 
 def test_a_replacement_that_made_no_server_or_is_gone_has_nothing_to_detach() -> None:
@@ -111,6 +111,37 @@ def test_a_refused_detach_or_attach_fails_the_update_with_the_clouds_message(ans
         script += [{"detach_0": ok()}, {"restore_new_ports": ok([])}, _look()]
     results, _ = run(SERVER, Action.UPDATE, _ctx(), [*script, answers])
     assert isinstance(results[-1], Failed) and results[-1].message.startswith("Cannot")
+
+
+def test_an_old_address_another_port_took_meanwhile_gives_the_server_its_network_at_another() -> None:
+    taken_address = error(ErrorKind.CONFLICT, "IP address 10.0.0.6 already allocated in subnet s", 409,
+                          "ConflictException")
+    results, final = run(SERVER, Action.UPDATE, _ctx(), [
+        {"restore_server": NOT_FOUND, "restore_new_ports": ok([])}, _look(),
+        {"attach_0": ok({"port_id": "p1"}), "attach_1": taken_address},
+        {"attach_1": ok({"port_id": "nova3"})}])
+    # Only the refused one is asked again, for any address on the network.
+    assert [(c.method, c.args, c.kwargs) for c in results[3].calls] == [  # type: ignore[union-attr]
+        ("create_server_interface", ("old",), {"net_id": "net"})]
+    assert methods(results[4]) == FINISH
+    assert "restore_addressed" not in final.data
+
+
+def test_a_refused_attach_without_addresses_is_not_asked_again() -> None:
+    # Refused again for any address: the cloud's message, no third ask.
+    taken = error(ErrorKind.CONFLICT, "IP address 10.0.0.6 already allocated", 409, "ConflictException")
+    full = error(ErrorKind.CONFLICT, "No more IP addresses available on network net.", 409,
+                 "ConflictException")
+    results, _ = run(SERVER, Action.UPDATE, _ctx(), [
+        {"restore_server": NOT_FOUND, "restore_new_ports": ok([])}, _look(),
+        {"attach_0": ok({"port_id": "p1"}), "attach_1": taken}, {"attach_1": full}])
+    assert isinstance(results[-1], Failed) and results[-1].message.startswith("No more IP addresses")
+    # The template's own port refused (bound elsewhere): asked for no address, so not asked again.
+    in_use = error(ErrorKind.CONFLICT, "Port p1 is still in use", 409, "ConflictException")
+    results, _ = run(SERVER, Action.UPDATE, _ctx(), [
+        {"restore_server": NOT_FOUND, "restore_new_ports": ok([])}, _look(),
+        {"attach_0": in_use, "attach_1": ok()}])
+    assert isinstance(results[-1], Failed) and results[-1].message.startswith("Port p1")
 
 
 def test_the_replacement_records_what_it_took_until_it_is_made() -> None:
