@@ -237,12 +237,16 @@ def _inputs(how: Checking, cloud: CloudLookup | None) -> request_digest.CheckInp
         top=how.top, cloud=cloud is not None)
 
 
-async def stored_of(pool: Connections, stack: stacks.StackRow) -> templates.RawTemplate | None:
-    """The stack's current desired state, which an update is checked against."""
+async def stored_of(pool: Connections, stack: stacks.StackRow, *, whole: bool = True
+                    ) -> templates.RawTemplate | None:
+    """The stack's current desired state, which an update is checked against; without its
+    resources and outputs unless ``whole`` (a PATCH, which keeps what it does not name)."""
     if stack.template_id is None:
         return None
     async with pool.acquire() as conn:
-        return await templates.get(conn, stack.template_id)
+        if whole:
+            return await templates.get(conn, stack.template_id)
+        return await templates.parameters_of(conn, stack.template_id)
 
 
 async def _stored_digest(pool: Connections, stack: stacks.StackRow) -> str | None:
@@ -283,7 +287,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     same = digest is not None and digest == await _stored_digest(pool, stack)
     loaded: Checked | None = None
     if not same:
-        stored = await stored_of(pool, stack)
+        stored = await stored_of(pool, stack, whole=existing)
         loaded, cloudless = await with_lookups_told(cloud, stack.project, lambda answers: evaluation.run(
             _checked_update_lean, stack_request, stored, dataclasses.replace(how, cloud=answers),
             existing=existing, clear_parameters=clear_parameters))

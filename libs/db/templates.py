@@ -45,6 +45,19 @@ async def get(conn: Conn, template_id: uuid.UUID) -> RawTemplate:
     return RawTemplate(**dict(row))
 
 
+async def parameters_of(conn: Conn, template_id: uuid.UUID) -> RawTemplate:
+    """The desired state as :func:`get` reads it, its resources and outputs left out: what an
+    update is checked against unless it patches it (parameters, conditions, environment), read
+    without the members of a group of 10^6."""
+    row = await conn.fetchrow(
+        "SELECT id, (SELECT coalesce(json_object_agg(key, value), '{}') FROM json_each(template)"
+        "  WHERE key NOT IN ('resources', 'Resources', 'outputs', 'Outputs')) AS template,"
+        " files, environment, facade FROM raw_templates WHERE id = $1", template_id)
+    if row is None:
+        raise LookupError(f"raw template {template_id} not found")
+    return RawTemplate(**dict(row))
+
+
 async def same_inputs(conn: Conn, template_id: uuid.UUID, files: Mapping[str, str],
                       environment: Mapping[str, Any], facade: Mapping[str, Any] | None) -> bool:
     """Whether the desired state ``template_id`` has these files, environment and facade (its
