@@ -23,6 +23,9 @@ from libs.template.template import Template
 
 _IN_PROGRESS = object()
 
+# What a resource that needs no other requires: one set shared by 10^6 members.
+_NOTHING: frozenset[str] = frozenset()
+
 
 class ParameterValues(Protocol):
     def value(self, name: str) -> Any: ...
@@ -307,7 +310,7 @@ class StackDefinition:
             external_id=external_id)
 
     # ---- dependencies ----------------------------------------------------------
-    def required(self, name: str) -> set[str]:
+    def required(self, name: str) -> AbstractSet[str]:
         """What an enabled resource must come after, checked against the template.
 
         As Heat's ``ResourceDefinition.dependencies``: the references of its functions
@@ -334,7 +337,8 @@ class StackDefinition:
                 raise errors.InvalidTemplateReference(dep, name)
             if dep in self.resources:
                 found.add(dep)
-        return found | self.implicit_required(name)
+        needs = found | self.implicit_required(name)
+        return needs if needs else _NOTHING
 
     def implicit_required(self, name: str) -> set[str]:
         """What the resource's type adds to its template's dependencies (computed once per stack)."""
@@ -439,11 +443,7 @@ class StackDefinition:
         duplicates = set(self.parameters.names()) & set(resources)
         if duplicates:
             raise errors.StackValidationFailed(f"Duplicate names {duplicates}")
-        requires: dict[str, AbstractSet[str]] = {}
-        for name in resources:
-            needs = self.required(name)
-            requires[name] = needs if needs else _NOTHING  # one set for 10^6 members that need none
-        order, stuck = _heat_order(requires)
+        order, stuck = _heat_order({name: self.required(name) for name in resources})
         if order:
             self._check_attribute_keys()
         if stuck:
@@ -483,9 +483,6 @@ class StackDefinition:
 
         check(s for defn in self.resources.values() for s in (defn.properties, defn.metadata))
         check(output.value for output in self.outputs.values())
-
-
-_NOTHING: frozenset[str] = frozenset()
 
 
 def _heat_order(requires: Mapping[str, AbstractSet[str]]) -> tuple[list[str], dict[str, set[str]]]:

@@ -14,6 +14,7 @@ Routes under ``/v1/{project}/stacks/{name}/{id}``:
 from __future__ import annotations
 
 import uuid
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from aiohttp import web
@@ -161,7 +162,7 @@ def _desired(raw: templates.RawTemplate, stack: stacks.StackRow) -> desired.Desi
                         stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
 
 
-def _required(raw: templates.RawTemplate, stack: stacks.StackRow, name: str) -> set[str] | None:
+def _required(raw: templates.RawTemplate, stack: stacks.StackRow, name: str) -> AbstractSet[str] | None:
     """What the resource reads of the others (None: the template no longer has it); in the pool."""
     want = _desired(raw, stack)
     return want.definition.required(name) if name in want.definition.resources else None
