@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import uuid
 from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import asyncpg
@@ -264,7 +265,7 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
                        registry: Registry | None = None, facade: Mapping[str, Any] | None = None,
                        cancel_running: bool = False, after_commit: list[PlanRequest] | None = None,
                        evaluation: Evaluator = INLINE, cloud: CloudLookup | None = None,
-                       json_request: bool = False) -> None:
+                       json_request: bool = False, checked: AbstractSet[str] = frozenset()) -> None:
     """A new desired state; allowed while another traversal runs (no stack lock).
 
     ``converge`` (Heat's flag): every resource is observed and compared with
@@ -276,6 +277,9 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     request with the digest of the stack's desired state is that desired state
     again: kept as it is, neither checked nor stored again (so an update finding every
     resource converged with it settles a stack of 10^5 without writing a row).
+    ``checked``: resources of a whole template the stack's current desired state has as they
+    are, with the same files and environment (a nested stack's parent knows): the rest of
+    the template is checked without them, and stored whole.
     """
     _check_updatable(stack)
     how = Checking(project=stack.project, stack_name=stack.name, stack_id=str(stack.id), limits=limits,
@@ -288,9 +292,17 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
     loaded: Checked | None = None
     if not same:
         stored = await stored_of(pool, stack, whole=existing)
-        loaded, cloudless = await with_lookups_told(cloud, stack.project, lambda answers: evaluation.run(
-            _checked_update_lean, stack_request, stored, dataclasses.replace(how, cloud=answers),
-            existing=existing, clear_parameters=clear_parameters))
+
+        async def check(asked: request.StackRequest) -> tuple[Checked, bool]:
+            return await with_lookups_told(cloud, stack.project, lambda answers: evaluation.run(
+                _checked_update_lean, asked, stored, dataclasses.replace(how, cloud=answers),
+                existing=existing, clear_parameters=clear_parameters))
+
+        part = stack_request if existing else _without(stack_request, checked)
+        loaded, cloudless = await check(part)
+        if part is not stack_request and not loaded.template_as_given:
+            # The check made another template of the part: not the whole one given.
+            loaded, cloudless = await check(stack_request)
         digest = digest if cloudless else None
     async with pool.acquire() as conn, conn.transaction():
         if loaded is None:
@@ -302,6 +314,17 @@ async def update_stack(pool: Connections, bus: Bus, stack: stacks.StackRow, *,
         plan = await _desire_update(conn, bus, stack, template_id, options=options, converge=converge,
                                     cancel_running=cancel_running)
     await _send(pool, bus, plan, after_commit)
+
+
+def _without(given: request.StackRequest, checked: AbstractSet[str]) -> request.StackRequest:
+    """``given`` with the resources ``checked`` left out of its template, to check the rest."""
+    if not checked or not isinstance(given.template, Mapping):
+        return given
+    resources = given.template.get("resources")
+    if not isinstance(resources, Mapping):
+        return given
+    rest = {name: d for name, d in resources.items() if name not in checked}
+    return dataclasses.replace(given, template={**given.template, "resources": rest})
 
 
 async def update_stack_kept(pool: Connections, bus: Bus, stack: stacks.StackRow, *,

@@ -110,7 +110,9 @@ def build(action: Action, requires: Mapping[str, Iterable[str]], rows: Iterable[
     those just added for new resources included (their ids in ``new_ids``:
     they have nothing to clean up yet). ``settled`` are current rows the
     planner found unchanged (:mod:`libs.engine.unchanged`): they get no node,
-    neither converge nor cleanup, and nothing waits for them.
+    neither converge nor cleanup, and nothing waits for them. A settled row may
+    be left out of ``rows`` and its name out of ``requires`` (a group's 10^6
+    members left alone as written): a name required that has no row is one of those.
     """
     rows = list(rows)
     current = {r.name: r for r in rows if r.is_current}
@@ -142,8 +144,9 @@ def build(action: Action, requires: Mapping[str, Iterable[str]], rows: Iterable[
         me = update_node(current[name].id)
         node(me)
         for other in needs:
-            if current[other].id not in settled:
-                need(me, update_node(current[other].id))
+            required = current.get(other)
+            if required is not None and required.id not in settled:
+                need(me, update_node(required.id))
     existing = [r for r in rows if r.id not in new_ids and r.id not in settled]
     existing_ids = {r.id for r in existing}
     for row in existing:

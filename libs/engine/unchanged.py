@@ -12,7 +12,7 @@ resource; the answer for any single resource is the one its node would give.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from libs.engine.keys import NodeKind
 from libs.engine.status import Action, Status
@@ -98,14 +98,29 @@ def unchanged(definition: StackDefinition, action: Action, current: Mapping[str,
 _NOT_DEFINITIONS = frozenset({"resources", "outputs", "description"})
 
 
-def same_definitions(old: Mapping[str, Any], new: Mapping[str, Any], current: Mapping[str, RowState], *,
-                     old_template_id: str, exclude: Collection[str],
+class Converging(Protocol):
+    """What :func:`same_definitions` reads of a current row (a whole row, its standing, or its
+    :class:`RowState`: a group's 10^6 members are compared without making one of those each)."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def template_id(self) -> object: ...
+
+
+def same_definitions(old: Mapping[str, Any], new: Mapping[str, Any], current: Mapping[str, Converging], *,
+                     old_template_id: object, exclude: Collection[str],
                      always_updates: Callable[[str, str], bool],
                      ruled_types: Collection[str] = frozenset()) -> list[str]:
     """Names whose definition in the template ``new`` is, as written, the one they converged with in
     ``old`` (their rows' desired state ``old_template_id``), around the same everything else, and
     that require nothing: no function of theirs reads another resource and their type is not one
-    that ``ruled_types`` orders after others (implicit dependencies).
+    that ``ruled_types`` orders after others (implicit dependencies). ``current`` holds the current
+    rows but those with a replacement never made current (which a rollback may want back).
 
     The caller knows both desired states have the same files, environment and facade; so
     every function in such a definition resolves as it did. ``exclude`` holds what others
@@ -122,7 +137,7 @@ def same_definitions(old: Mapping[str, Any], new: Mapping[str, Any], current: Ma
     any_reads = written.mentions(new_resources, written.READING)
     return [name for name, row in current.items()
             if row.template_id == old_template_id and row.status == Status.COMPLETE
-            and row.action not in (Action.INIT, Action.DELETE) and row.replacement is None
+            and row.action not in (Action.INIT, Action.DELETE)
             and name not in exclude and name in new_resources
             and old_resources.get(name) == new_resources[name] and not always_updates(name, row.type)
             and _requires_nothing(new_resources[name], any_reads, ruled_types)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import orjson
@@ -50,14 +50,54 @@ BATCH_STEP, PASSED_KEY = "batch", "batch_passed"
 SOURCE_KEY = "members_source"
 
 
-def _replace(value: Any, var: str, index: str) -> Any:
+@dataclasses.dataclass(frozen=True)
+class MadeOf:
+    """What a group's whole member template is made of: the definition (a digest of
+    ``resource_def`` and ``index_var``) and the names (``count`` less those ``removed``)."""
+
+    definition: str
+    count: int
+    removed: tuple[str, ...]
+
+    def encode(self) -> str:
+        return orjson.dumps([self.definition, self.count, list(self.removed)]).decode()
+
+    @classmethod
+    def decode(cls, text: str | None) -> MadeOf | None:
+        """None for nothing recorded, or what an earlier version recorded (a bare digest)."""
+        try:
+            definition, count, removed = orjson.loads(text or "null")
+            return cls(str(definition), int(count), tuple(str(n) for n in removed))
+        except (orjson.JSONDecodeError, TypeError, ValueError):
+            return None
+
+    def names(self) -> list[str]:
+        return member_names(self.count, set(self.removed))
+
+
+def _compiled(value: Any, var: str) -> Callable[[str], Any]:
+    """``value`` as a function of a member's name: ``var`` replaced in its string values (not
+    in keys, as Heat's). What does not hold ``var`` is copied as it is, so that no two members
+    share a mutable part."""
     if isinstance(value, str):
-        return value.replace(var, index)
-    if isinstance(value, list):
-        return [_replace(v, var, index) for v in value]
+        if var not in value:
+            return lambda _name: value
+        pieces = value.split(var)
+        return lambda name: name.join(pieces)
     if isinstance(value, dict):
-        return {k: _replace(v, var, index) for k, v in value.items()}
-    return value
+        items = [(key, _compiled(item, var)) for key, item in value.items()]
+        return lambda name: {key: make(name) for key, make in items}
+    if isinstance(value, list):
+        makers = [_compiled(item, var) for item in value]
+        return lambda name: [make(name) for make in makers]
+    return lambda _name: value
+
+
+def member_maker(definition: Mapping[str, Any], var: str) -> Callable[[str], dict[str, Any]]:
+    """Each member's definition by its name (made once per group, called once per member)."""
+    kept = {key: _compiled(definition[key], var) for key in ("properties", "metadata") if definition.get(key)}
+    kind = definition["type"]
+    return lambda name: {"type": kind, **{key: make(name) for key, make in kept.items()}}
 
 
 def member_names(count: int, removed: set[str]) -> list[str]:
@@ -277,17 +317,11 @@ class ResourceGroup(MemberStack):
     def _members(self, props: Mapping[str, Any], names: list[str],
                  old: Mapping[str, Any] | None = None, keep_old: set[str] | None = None) -> dict[str, Any]:
         """The members' definitions; those in ``keep_old`` still have ``old``'s definition."""
-        resources = {}
-        for name in names:
-            source = old if old is not None and keep_old is not None and name in keep_old else props
-            definition = dict(source[RESOURCE_DEF])
-            var = str(source.get(INDEX_VAR) or "%index%")
-            member: dict[str, Any] = {"type": definition["type"]}
-            for key in ("properties", "metadata"):
-                if definition.get(key):
-                    member[key] = _replace(definition[key], var, name)
-            resources[name] = member
-        return resources
+        make_new = member_maker(props[RESOURCE_DEF], str(props.get(INDEX_VAR) or "%index%"))
+        if old is None or not keep_old:
+            return {name: make_new(name) for name in names}
+        make_old = member_maker(old[RESOURCE_DEF], str(old.get(INDEX_VAR) or "%index%"))
+        return {name: (make_old if name in keep_old else make_new)(name) for name in names}
 
     def new_members(self, ctx: StepContext) -> dict[str, Any]:
         """Every member the properties ask for, by name, in the order batches take them."""
@@ -295,34 +329,43 @@ class ResourceGroup(MemberStack):
         return self._members(ctx.properties, names)
 
     def child_request(self, ctx: StepContext) -> Nest:
+        source = self.members_source(ctx)
         return Nest("create", template=members_template(self.new_members(ctx)),
-                    data={SOURCE_KEY: self.members_source(ctx)})
+                    data={SOURCE_KEY: source.encode() if source is not None else None})
 
-    def members_source(self, ctx: StepContext) -> str | None:
-        """A digest of all that :meth:`new_members` makes the members of, or None where the members
-        are not made of the properties and the removed names alone (a subclass's own rules).
+    def members_source(self, ctx: StepContext) -> MadeOf | None:
+        """All that :meth:`new_members` makes the members of, or None where the members are
+        not made of the properties and the removed names alone (a subclass's own rules).
 
         Recorded with each whole template the nested stack is given, so that an update
-        that would make the same template again keeps the one the nested stack has.
+        that would make the same template again keeps the one the nested stack has, and
+        one that only adds or removes members has the members it keeps left unchecked.
         """
         kind = type(self)
         if (kind.new_members is not ResourceGroup.new_members
                 or kind.child_request is not ResourceGroup.child_request):
             return None
         props = ctx.properties
-        made_of = [props.get(RESOURCE_DEF), str(props.get(INDEX_VAR) or "%index%"),
-                   int(props.get(COUNT) or 0), sorted(self.removed(ctx), key=_index)]
-        return hashlib.sha256(orjson.dumps(made_of, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        definition = [props.get(RESOURCE_DEF), str(props.get(INDEX_VAR) or "%index%")]
+        return MadeOf(hashlib.sha256(orjson.dumps(definition, option=orjson.OPT_SORT_KEYS)).hexdigest(),
+                      int(props.get(COUNT) or 0), tuple(sorted(self.removed(ctx), key=_index)))
 
     def update_request(self, ctx: StepContext) -> StepResult:
         """The nested stack's update: its current template kept when the members it would be
-        made of are those it was made of (Heat still updates it, and each member decides)."""
+        made of are those it was made of (Heat still updates it, and each member decides);
+        a template with members added or removed, and those kept as they were, otherwise."""
         source = self.members_source(ctx)
         if source is None:
             return super().start(Action.UPDATE, ctx)
-        if ctx.data.get(SOURCE_KEY) == source and ctx.child is not None and not ctx.child.deleted:
+        child = ctx.child is not None and not ctx.child.deleted
+        was = MadeOf.decode(ctx.data.get(SOURCE_KEY)) if child else None
+        if was == source:
             return Nest("update", template=KEEP)
-        return dataclasses.replace(self.child_request(ctx), operation="update")
+        request = dataclasses.replace(self.child_request(ctx), operation="update")
+        if was is None or was.definition != source.definition:
+            return request
+        return dataclasses.replace(request, checked=frozenset(was.names()).intersection(
+            request.template["resources"]))
 
     # ---- batched creates (update_policy: batch_create) ---------------------------------------
     def create_policy(self, ctx: StepContext) -> Mapping[str, Any] | None:

@@ -157,29 +157,15 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
     if action == Action.ROLLBACK and template_id is not None:
         rows = await _back_to_best(conn, stack.id, rows, template_id)
     outline: Sequence[resources.Outlined] = standing if standing is not None else rows
-    requires: dict[str, AbstractSet[str]] = {}
-    want: desired.Desired | None = None
     comparing = template_id is not None and bool(outline) and not request.converge
-    held: frozenset[str] = frozenset()
-    alike: settling.Alike | None = None
+    wanted = _Wanted(None, {})
     if template_id is not None and action in status.CONVERGING:
-        raw = await templates.get(conn, template_id)
         try:
-            want = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
-                                stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
-            if comparing:
-                held = await _held(conn, stack.id, want, outline)
-                # Found before the rest is parsed: these need not be.
-                alike = await settling.written_alike(conn, raw, _states(outline), exclude=held,
-                                                     env=want.environment.registry, registry=registry)
-            requires = want.requires(alike.names if alike is not None else frozenset())
+            wanted = await _wanted(conn, stack, template_id, outline, comparing=comparing, registry=registry)
         except TemplateError as exc:
             await _fail_now(conn, stack, traversal_id, action, request=request, reason=str(exc))
             return traversal_id, []
-    kept: dict[str, int] = {}
-    if want is not None and template_id is not None and alike is not None:
-        kept = await settling.settle_alike(conn, stack.id, alike, outline, held=held,
-                                           read=want.definition.attribute_reads, template_id=template_id)
+    want, requires, held, kept = wanted.want, wanted.requires, wanted.held, wanted.kept
     if standing is not None:
         rows = await _whole_rows(conn, stack.id, standing, kept, requires)
     settled: frozenset[int] = frozenset()
@@ -187,7 +173,9 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         settled = await _settle_unchanged(conn, want, action, rows, template_id=template_id,
                                           registry=registry, held=held, kept=kept)
     if action != Action.DELETE:
-        plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in outline]
+        kept_ids = frozenset(kept.values())
+        plan_rows = [plan.Row(r.id, r.name, r.is_current, tuple(r.requires)) for r in outline
+                     if r.id not in kept_ids]
     added = plan.rows_to_add(list(requires), plan_rows)
     new_ids = await resources.insert_new(conn, stack.id, [(n, want.definition.resources[n].type)
                                                           for n in added] if want is not None else [])
@@ -200,6 +188,41 @@ async def _plan(conn: Conn, stack: stacks.StackRow, request: PlanRequest, regist
         outputs = [] if want is None else await resource_refresh.outputs_now(conn, stack.id, want)
     return traversal_id, await _traverse(conn, stack, request, traversal_id, template_id=template_id,
                                          graph=graph, outputs=outputs)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Wanted:
+    """The desired state a traversal converges to, and what of it an update settles as written."""
+
+    want: desired.Desired | None
+    requires: dict[str, AbstractSet[str]]
+    # What may pause (each keeps its node, unchanged or not).
+    held: frozenset[str] = frozenset()
+    # Rows settled as written (name -> id): they need no node, and so no place in the graph.
+    kept: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+
+async def _wanted(conn: Conn, stack: stacks.StackRow, template_id: uuid.UUID,
+                  outline: Sequence[resources.Outlined], *, comparing: bool, registry: Registry) -> _Wanted:
+    """The stack's desired state, loaded (raises TemplateError), and, for an update comparing it with
+    the rows, those it leaves alone as written, settled now."""
+    raw = await templates.get(conn, template_id)
+    want = desired.load(raw.template, raw.files, raw.environment, stack_name=stack.name,
+                        stack_id=str(stack.id), project_id=stack.project, facade=raw.facade)
+    if not comparing:
+        return _Wanted(want, want.requires())
+    held = await _held(conn, stack.id, want, outline)
+    # Found before the rest is parsed: these need not be.
+    alike = await settling.written_alike(conn, raw, outline, exclude=held, env=want.environment.registry,
+                                         registry=registry)
+    requires = want.requires(alike.names if alike is not None else frozenset())
+    if alike is None:
+        return _Wanted(want, requires, held)
+    kept = await settling.settle_alike(conn, stack.id, alike, outline, held=held,
+                                       read=want.definition.attribute_reads, template_id=template_id)
+    for name in kept:
+        del requires[name]
+    return _Wanted(want, requires, held, kept)
 
 
 async def _traverse(conn: Conn, stack: stacks.StackRow, request: PlanRequest, traversal_id: uuid.UUID, *,

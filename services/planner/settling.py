@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Sequence
 
 from libs.db import Conn, breakpoints, resources, stacks, templates, traversals
 from libs.db import settling as settled_rows
 from libs.engine import unchanged
-from libs.engine.step import RowState
 from libs.resources.implicit import RULED_TYPES
 from libs.resources.registry import Registry
 from libs.template.environment import Environment
@@ -64,19 +63,22 @@ class Alike:
     names: frozenset[str]
 
 
-async def written_alike(conn: Conn, new: templates.RawTemplate, current: Mapping[str, RowState], *,
+async def written_alike(conn: Conn, new: templates.RawTemplate, rows: Sequence[resources.Outlined], *,
                         exclude: Collection[str], env: ResourceRegistry, registry: Registry) -> Alike | None:
     """The rows an update may leave alone without parsing their definitions, or None.
 
-    Only where every row left to compare converged with one earlier desired state with the
-    same files, environment and facade as ``new`` (a group's members after a resize or a
-    removal); anything else is left to the caller's comparison. Nothing is written: what
-    others read is known only once the rest is parsed (:func:`settle_kept`).
+    Only where every current row left to compare converged with one earlier desired state
+    with the same files, environment and facade as ``new`` (a group's members after a resize
+    or a removal); anything else is left to the caller's comparison. Nothing is written:
+    what others read is known only once the rest is parsed (:func:`settle_kept`).
     """
-    old_ids = {row.template_id for row in current.values() if row.template_id not in (None, str(new.id))}
+    unmade = resources.unmade_replacements(rows)
+    current = {row.name: row for row in rows if row.is_current and row.id not in unmade}
+    old_ids = {row.template_id for row in rows
+               if row.is_current and row.template_id is not None and row.template_id != new.id}
     if len(old_ids) != 1:
         return None
-    old_id = uuid.UUID(str(old_ids.pop()))
+    old_id = old_ids.pop()
     old = await templates.get(conn, old_id)
     if (old.files, old.environment, old.facade) != (new.files, new.environment, new.facade):
         return None
@@ -93,7 +95,7 @@ async def written_alike(conn: Conn, new: templates.RawTemplate, current: Mapping
                 types[key] = True  # no plugin: its node fails it, with the reason
         return types[key]
 
-    names = unchanged.same_definitions(old.template, new.template, current, old_template_id=str(old_id),
+    names = unchanged.same_definitions(old.template, new.template, current, old_template_id=old_id,
                                        exclude=exclude, always_updates=always_updates,
                                        ruled_types=RULED_TYPES)
     return Alike(old_id, frozenset(names)) if names else None

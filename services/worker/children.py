@@ -107,12 +107,15 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
         request = dataclasses.replace(request, template=kept_template)
         await check_limits(conn, tree_limits, parent=parent, child=child, template=request.template)
     if nest.operation == "update":
+        checked = nest.checked if not kept and nest.checked and child.template_id is not None and (
+            await templates.same_inputs(conn, child.template_id, nest.files, nest.environment, nest.facade)
+        ) else frozenset()
         await operations.update_stack(
             pool, bus, child, stack_request=request,
             options=operations.Options(disable_rollback=True, timeout_mins=nest.timeout_mins),
             limits=limits, builtin_types=registry.types(), registry=registry, facade=nest.facade,
             cancel_running=True,  # the parent's newer update preempts one still running
-            after_commit=after_commit, evaluation=evaluation)
+            after_commit=after_commit, evaluation=evaluation, checked=checked)
     elif nest.operation == "delete":
         if child.deleted_at is None and child.stack_status != "DELETE_IN_PROGRESS":
             await operations.delete_stack(pool, bus, child, after_commit=after_commit)

@@ -117,3 +117,38 @@ async def test_a_kept_group_takes_a_changed_environment(settings: Settings) -> N
             first = await templates.get(conn, child.template_id or uuid.uuid4())
         assert stored.environment["parameter_defaults"] == {"unused": "given"}
         assert stored.template == first.template
+
+
+async def test_a_member_added_is_checked_and_the_nested_template_stays_whole(settings: Settings) -> None:
+    # ``length: "%index%00"``: members 1 to 5 are 100 to 500 long, member 6 would be 600 (the
+    # most is 512). Those kept are not checked again; the new ones are, and fail the update
+    # with the message the whole template would have given.
+    def group(count: int) -> dict[str, Any]:
+        return hot({"group": {"type": "OS::Heat::ResourceGroup", "properties": {
+            "count": count, "removal_policies": [{"resource_list": ["0"]}],
+            "resource_def": {"type": "OS::Heat::RandomString", "properties": {"length": "%index%00"}}}}})
+
+    async with engine(settings) as api:
+        made, child_id = await _made(api, "added", group(2))
+        first = await resource_rows(api.pool, child_id)
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                      stack_request=StackRequest(template=group(6)), registry=REGISTRY)
+        failed = await settled(api.pool, made.id, status="UPDATE_FAILED", timeout=60)
+        assert failed.status_reason == (
+            "Resource UPDATE failed: StackValidationFailed: resources.group: Property error: "
+            "resources[6].properties.length: 600 is out of range (min: 1, max: 512)")
+        assert {n: r.physical_id for n, r in (await resource_rows(api.pool, child_id)).items()} == {
+            n: r.physical_id for n, r in first.items()}
+
+        await operations.update_stack(api.pool, api.bus, await stack_row(api.pool, made.id),
+                                      stack_request=StackRequest(template=group(5)), registry=REGISTRY)
+        await settled(api.pool, made.id, status="UPDATE_COMPLETE", timeout=60)
+        members = await resource_rows(api.pool, child_id)
+        assert sorted(members, key=int) == ["1", "2", "3", "4", "5"]
+        assert {n: members[n].physical_id for n in first} == {n: r.physical_id for n, r in first.items()}
+        # The template the nested stack is given is whole, the kept members in it as they were.
+        child = await stack_row(api.pool, child_id)
+        async with api.pool.acquire() as conn:
+            stored = (await templates.get(conn, child.template_id or uuid.uuid4())).template
+        assert stored["resources"] == {str(i): {"type": "OS::Heat::RandomString",
+                                                "properties": {"length": f"{i}00"}} for i in range(1, 6)}

@@ -106,6 +106,17 @@ def test_settled_rows_get_no_node_and_nothing_waits_for_them() -> None:
     assert _before(order, "3:u", "3:c")
 
 
+def test_settled_rows_left_out_give_the_graph_they_give_when_listed() -> None:
+    # The planner leaves out the rows it settled as written (and their names): the same graph.
+    rows = [Row(1, "net", True), Row(2, "subnet", True, (1,)), Row(3, "server", True, (2,)),
+            Row(4, "gone", True, (1,))]
+    requires = {"net": [], "subnet": ["net"], "server": ["subnet"]}
+    listed = build(Action.UPDATE, requires, rows, settled=frozenset({1, 2}))
+    left_out = build(Action.UPDATE, {"server": ["subnet"]}, rows[2:], settled=frozenset({1, 2}))
+    assert dict(left_out.nodes) == dict(listed.nodes)
+    assert left_out.ready() == listed.ready()
+
+
 def test_an_old_row_of_a_settled_name_is_cleaned_up_at_once() -> None:
     # Row 1 is a failed replacement left over; row 2 is the current "app", unchanged.
     rows = [Row(1, "app", False), Row(2, "app", True)]

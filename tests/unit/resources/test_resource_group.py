@@ -161,6 +161,48 @@ def test_an_update_that_would_make_the_same_members_keeps_the_nested_template(
         assert isinstance(asked.template, dict) and asked.data.get("members_source")
 
 
+@pytest.mark.parametrize(("now", "checked"), [
+    # Members added or removed, the definition as it was: those kept were checked when made.
+    (_group_props("a", 5), {"0", "1", "2"}),
+    (_group_props("a", 2), {"0", "1"}),
+    ({**_group_props("a", 3), "removal_policies": [{"resource_list": ["1"]}]}, {"0", "2"}),
+    # Another definition: every member is checked with it.
+    (_group_props("b", 4), set()),
+    ({**_group_props("a", 4), "index_var": "%n%"}, set()),
+])
+def test_an_update_that_adds_or_removes_members_has_only_the_new_ones_checked(
+        now: dict[str, object], checked: set[str]) -> None:
+    from libs.resources.steps import Nest
+
+    asked = _updated_from("OS::Heat::ResourceGroup", _group_props("a", 3), now)
+    assert isinstance(asked, Nest) and asked.operation == "update" and isinstance(asked.template, dict)
+    assert asked.checked == checked
+    # The template given is whole all the same.
+    assert len(asked.template["resources"]) == now["count"]
+
+
+def test_what_an_earlier_version_recorded_has_every_member_checked() -> None:
+    import dataclasses
+
+    from libs.engine.status import Action
+    from libs.resources.registry import default_registry
+    from libs.resources.steps import KEEP, ChildStack, Nest, StepContext
+
+    group = default_registry().get("OS::Heat::ResourceGroup")
+    nested = ChildStack(id="c", name="c", action="CREATE", status="COMPLETE", status_reason="", size=3)
+    ctx = StepContext(stack_id="s", stack_name="s", resource_name="group", physical_id="c",
+                      properties=_group_props("a", 4), old_properties=_group_props("a", 3),
+                      data={"members_source": "3f" * 32}, now=0.0, started_at=0.0, short_id="abcdefghijkl",
+                      child=nested)
+    asked = group.start(Action.UPDATE, ctx)
+    assert isinstance(asked, Nest) and isinstance(asked.template, dict)
+    assert asked.checked == frozenset() and sorted(asked.template["resources"]) == ["0", "1", "2", "3"]
+    # What it records now is read back by the next update.
+    recorded = {k: v for k, v in asked.data.items() if v is not None}
+    again = group.start(Action.UPDATE, dataclasses.replace(ctx, data=recorded))
+    assert isinstance(again, Nest) and again.template is KEEP
+
+
 def test_the_nested_template_is_made_again_where_the_group_cannot_know_it() -> None:
     from libs.resources.steps import KEEP, Nest
 
@@ -172,3 +214,28 @@ def test_the_nested_template_is_made_again_where_the_group_cannot_know_it() -> N
                                 "input_values": {}, "signal_transport": "NO_SIGNAL", "name": None}
     deployments = _updated_from("OS::Heat::SoftwareDeploymentGroup", props, props)
     assert isinstance(deployments, Nest) and deployments.template is not KEEP
+
+
+@pytest.mark.parametrize(("definition", "var", "name", "expected"), [
+    ({"type": "T", "properties": {"a": "x-%index%", "b": ["%index%", {"c": "%index%%index%"}]}},
+     "%index%", "12",
+     {"type": "T", "properties": {"a": "x-12", "b": ["12", {"c": "1212"}]}}),
+    # Only string values change: not keys, numbers, booleans or the type.
+    ({"type": "%index%", "properties": {"%index%": "%index%"}}, "%index%", "3",
+     {"type": "%index%", "properties": {"%index%": "3"}}),
+    ({"type": "T", "properties": {"n": 12345, "s": "123", "t": True}}, "123", "7",
+     {"type": "T", "properties": {"n": 12345, "s": "7", "t": True}}),
+    ({"type": "T", "properties": {"q": 'say "%i"'}}, '"%i"', "4",
+     {"type": "T", "properties": {"q": "say 4"}}),
+    ({"type": "T", "metadata": {"m": "é%idx%"}, "properties": {}}, "%idx%", "0",
+     {"type": "T", "metadata": {"m": "é0"}}),
+    ({"type": "T"}, "%index%", "1", {"type": "T"}),
+])
+def test_each_member_has_the_index_in_the_string_values_of_its_definition(
+        definition: dict[str, object], var: str, name: str, expected: dict[str, object]) -> None:
+    from libs.resources.resource_group import member_maker
+
+    make = member_maker(definition, var)
+    assert make(name) == expected
+    # Each member its own copy: changing one changes no other.
+    assert make(name) is not make(name)
