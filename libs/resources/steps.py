@@ -216,6 +216,8 @@ class ChildStack:
     whole: bool = False  # NestedReads.whole
     # How many current resources the child has, once it has settled (None before).
     size: int | None = None
+    # Seconds since the child's current action began.
+    running_for: float = 0.0
 
     @property
     def outputs_by_key(self) -> dict[str, Any]:

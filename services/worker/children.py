@@ -11,6 +11,7 @@ made the first time instead of making another.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -58,10 +59,12 @@ async def current(conn: Conn, parent: stacks.StackRow, row: resources.ResourceRo
         size = await resources.current_count(conn, child.id)
         if reads:
             read = await nested_reads.nested_read(conn, registry, child.id, reads)
+    began = child.updated_at or child.created_at
     return ChildStack(id=str(child.id), name=child.name, action=child.action, status=child.status,
                       status_reason=child.status_reason, outputs=tuple(child.outputs or ()),
                       deleted=child.deleted_at is not None, project=child.project, resources=read,
-                      every=reads.every, whole=reads.whole, size=size)
+                      every=reads.every, whole=reads.whole, size=size,
+                      running_for=(datetime.datetime.now(datetime.UTC) - began).total_seconds())
 
 
 async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackRow,

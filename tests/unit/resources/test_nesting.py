@@ -136,3 +136,20 @@ def test_a_group_checks_its_member_type_itself_and_an_empty_group_nothing() -> N
     nesting.check(_stack({"g": {"type": "OS::Heat::ResourceGroup", "properties": {
         "count": 0, "resource_def": {"type": "OS::No::Such"}}}}), nesting.Expansion(REGISTRY, "demo"),
         stack_name="top")
+
+
+@pytest.mark.parametrize(("running_for", "delay"), [
+    (None, 0.5),  # no child yet
+    (0.0, 0.5),
+    (3.0, 0.5),
+    (40.0, 4.0),  # a tenth of the time it has run
+    (3600.0, 10.0),  # at most
+])
+def test_a_nested_stack_under_way_is_looked_at_less_often_the_longer_it_runs(
+        running_for: float | None, delay: float) -> None:
+    from libs.resources.nested import poll_delay
+    from libs.resources.steps import ChildStack
+
+    child = None if running_for is None else ChildStack(
+        id="c", name="c", action="CREATE", status="IN_PROGRESS", status_reason="", running_for=running_for)
+    assert poll_delay(child) == delay
