@@ -95,7 +95,6 @@ class Standing(NamedTuple):
 
 async def standings(conn: Conn, stack_id: uuid.UUID) -> list[Standing]:
     """Every row of the stack as :class:`Standing`, in id order."""
-    rows = await conn.fetch(
-        "SELECT id, name, type, is_current, action, status, template_id, traversal_id, requires, replaces,"
-        " deletion_policy, external_id, physical_id FROM resources WHERE stack_id = $1 ORDER BY id", stack_id)
+    rows = await conn.fetch(f"SELECT {', '.join(Standing._fields)} FROM resources WHERE stack_id = $1"
+                            " ORDER BY id", stack_id)
     return [Standing._make(r) for r in rows]

@@ -329,7 +329,10 @@ class ResourceGroup(MemberStack):
         return self._members(ctx.properties, names)
 
     def child_request(self, ctx: StepContext) -> Nest:
-        source = self.members_source(ctx)
+        return self._whole(ctx, self.members_source(ctx))
+
+    def _whole(self, ctx: StepContext, source: MadeOf | None) -> Nest:
+        """Every member, with what they are made of (:meth:`members_source`) to record."""
         return Nest("create", template=members_template(self.new_members(ctx)),
                     data={SOURCE_KEY: source.encode() if source is not None else None})
 
@@ -361,7 +364,7 @@ class ResourceGroup(MemberStack):
         was = MadeOf.decode(ctx.data.get(SOURCE_KEY)) if child else None
         if was == source:
             return Nest("update", template=KEEP)
-        request = dataclasses.replace(self.child_request(ctx), operation="update")
+        request = dataclasses.replace(self._whole(ctx, source), operation="update")
         if was is None or was.definition != source.definition:
             return request
         return dataclasses.replace(request, checked=frozenset(was.names()).intersection(

@@ -110,7 +110,7 @@ async def act(conn: Conn, bus: Bus, registry: Registry, *, parent: stacks.StackR
         request = dataclasses.replace(request, template=kept_template)
         await check_limits(conn, tree_limits, parent=parent, child=child, template=request.template)
     if nest.operation == "update":
-        checked = nest.checked if not kept and nest.checked and child.template_id is not None and (
+        checked = nest.checked if nest.checked and child.template_id is not None and (
             await templates.same_inputs(conn, child.template_id, nest.files, nest.environment, nest.facade)
         ) else frozenset()
         await operations.update_stack(
